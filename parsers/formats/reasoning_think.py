@@ -1,0 +1,47 @@
+"""The `<think>…</think>` reasoning family (FORMATS.md §2).
+
+Wire format: `<think>reasoning</think>answer`. Models whose template
+prefills `<think>` emit only `reasoning</think>answer`; those are
+`always_thinking`. A format with a `tool_start` also ends reasoning at a
+tool-call marker written before `</think>`.
+"""
+
+from dataclasses import replace
+
+from parsers.reasoning import ReasoningFormat
+from parsers.registry import register
+
+QWEN3 = ReasoningFormat(
+    name="qwen3",
+    models="Qwen3 (hybrid thinking), QwQ; `enable_thinking` switches it",
+    tool_start="<tool_call>",
+)
+register(QWEN3)
+register(replace(QWEN3, name="qwen3-thinking", models="Qwen3 *-Thinking-2507 (template prefills <think>)", always_thinking=True))
+register(replace(QWEN3, name="minimax", models="MiniMax M1/M2 (reasoning always on)", always_thinking=True))
+register(replace(QWEN3, name="interns1", models="InternLM / Intern-S1"))
+register(replace(QWEN3, name="nano_v3", models="NVIDIA Nemotron 3 Nano"))
+register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"))
+register(
+    replace(
+        QWEN3,
+        name="deepseek-v3",
+        models="DeepSeek V3.1 / V3.2 hybrid; on only with `thinking: true`",
+        thinking_switches=("thinking",),
+        thinking_by_default=False,
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="kimi_k2",
+        models="Kimi K2 Thinking / K2.5; off with `thinking: false`",
+        tool_start="<|tool_calls_section_begin|>",
+        thinking_switches=("thinking",),
+    )
+)
+
+_ALWAYS = ReasoningFormat(name="deepseek-r1", models="DeepSeek-R1 and R1 distills", always_thinking=True)
+register(_ALWAYS)
+register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
+register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))

@@ -1,0 +1,107 @@
+"""Find where one JSON value ends in streamed text, in linear time.
+
+`JsonValueScanner` does not build or validate the value: it tracks only
+string state and bracket depth, jumping over string bodies and other runs
+with C-speed regex searches, so that a 64 KB string argument costs a
+handful of searches however it is split. Its state survives across
+chunks (an escape or a string may be cut anywhere).
+"""
+
+from __future__ import annotations
+
+import re
+
+_STRING_STOP = re.compile(r'["\\]')
+_STRUCTURE = re.compile(r'["{}\[\]]')
+_PRIMITIVE_END = re.compile(r"[,}\]\s]")
+_WHITESPACE = re.compile(r"\s*")
+
+
+class JsonValueScanner:
+    """Scans one JSON value (object, array, string or primitive)."""
+
+    __slots__ = ("started", "done", "_depth", "_in_string", "_escaped", "_primitive")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.done = False
+        self._depth = 0
+        self._in_string = False
+        self._escaped = False
+        self._primitive = False
+
+    def scan(self, buf: str, pos: int) -> int:
+        """Consume `buf[pos:]` up to the end of the value; return the index
+        just past what was consumed. `done` tells whether the value ended."""
+        n = len(buf)
+        if not self.started:
+            pos = _WHITESPACE.match(buf, pos).end()
+            if pos == n:
+                return pos
+            self._start(buf[pos])
+            pos += 1
+            if self._primitive:
+                return self._scan_primitive(buf, pos)
+            if not self._in_string and self._depth == 0:
+                self.done = True
+                return pos
+        if self._primitive:
+            return self._scan_primitive(buf, pos)
+        while pos < n:
+            if self._in_string:
+                pos = self._scan_string(buf, pos)
+            else:
+                match = _STRUCTURE.search(buf, pos)
+                if match is None:
+                    return n
+                pos = match.end()
+                char = match.group()
+                if char == '"':
+                    self._in_string = True
+                elif char in "{[":
+                    self._depth += 1
+                else:
+                    self._depth -= 1
+            if self._depth == 0 and not self._in_string:
+                self.done = True
+                return pos
+        return pos
+
+    def finish(self) -> None:
+        """The text ended: a bare primitive (`12`, `true`) is complete now."""
+        if self._primitive:
+            self.done = True
+
+    def _start(self, char: str) -> None:
+        self.started = True
+        if char == '"':
+            self._in_string = True
+        elif char in "{[":
+            self._depth = 1
+        else:
+            self._primitive = True
+
+    def _scan_string(self, buf: str, pos: int) -> int:
+        n = len(buf)
+        while pos < n:
+            if self._escaped:
+                self._escaped = False
+                pos += 1
+                continue
+            match = _STRING_STOP.search(buf, pos)
+            if match is None:
+                return n
+            pos = match.end()
+            if match.group() == "\\":
+                self._escaped = True
+            else:
+                self._in_string = False
+                return pos
+        return pos
+
+    def _scan_primitive(self, buf: str, pos: int) -> int:
+        match = _PRIMITIVE_END.search(buf, pos)
+        if match is None:
+            return len(buf)
+        self.done = True
+        return match.start()

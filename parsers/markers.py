@@ -1,0 +1,70 @@
+"""Find markers in streamed text, holding back only true prefixes of markers.
+
+A `MarkerSet` is built once per set of marker strings (and cached), then
+shared by every parser that uses it. It answers two questions about a
+buffer, each in one pass over the unread part:
+
+- `search(buf, pos)`: where is the earliest marker at or after `pos`?
+- `safe_end(buf, pos)`: up to where can text be released, because no
+  marker can start there, whatever arrives next?
+
+Like httpx's line decoder, which holds back only a trailing ``\\r``, the
+held-back tail is never longer than the longest marker minus one, and only
+when it really is a prefix of some marker.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+
+class Hit(NamedTuple):
+    start: int
+    end: int
+    marker: str
+
+
+class MarkerSet:
+    """An immutable set of literal markers with precomputed prefixes."""
+
+    __slots__ = ("markers", "_pattern", "_prefixes", "_first_chars", "_longest")
+
+    def __init__(self, markers: tuple[str, ...]):
+        self.markers = markers
+        # Longest first, so that at one position the longer marker wins
+        # (`<tool_call>\n` over `<tool_call>`).
+        ordered = sorted(markers, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(m) for m in ordered))
+        self._prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
+        self._first_chars = tuple(sorted({m[0] for m in markers}))
+        self._longest = max(len(m) for m in markers)
+
+    def search(self, buf: str, pos: int = 0) -> Hit | None:
+        match = self._pattern.search(buf, pos)
+        if match is None:
+            return None
+        return Hit(match.start(), match.end(), match.group())
+
+    def safe_end(self, buf: str, pos: int = 0) -> int:
+        """Index before which `buf[pos:]` holds no (partial) marker, assuming
+        `search` found none: the start of the longest suffix that is a
+        proper prefix of a marker, else `len(buf)`."""
+        n = len(buf)
+        start = max(pos, n - self._longest + 1)
+        while start < n:
+            candidates = [i for i in (buf.find(c, start) for c in self._first_chars) if i >= 0]
+            if not candidates:
+                return n
+            start = min(candidates)
+            if buf[start:] in self._prefixes:
+                return start
+            start += 1
+        return n
+
+
+@lru_cache(maxsize=256)
+def marker_set(*markers: str) -> MarkerSet:
+    """The shared `MarkerSet` for these markers (order does not matter)."""
+    return MarkerSet(tuple(sorted(set(markers))))

@@ -1,0 +1,149 @@
+"""Reasoning stage, then tool-call stage: the whole parse of one choice."""
+
+from __future__ import annotations
+
+import orjson
+
+from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
+from parsers.reasoning import ReasoningParser
+from parsers.registry import reasoning_format, tool_format
+from parsers.tool_calls import ToolCallParser
+
+
+class Pipeline:
+    """Feeds text through the reasoning stage, then its content through the
+    tool-call stage. Either stage may be absent. Adjacent content events
+    are merged, so each `feed` yields at most one content event per run."""
+
+    def __init__(self, reasoning: ReasoningParser | None, tool_calls: ToolCallParser | None):
+        self.reasoning = reasoning
+        self.tool_calls = tool_calls
+
+    def feed(self, text: str) -> list[Event]:
+        if self.reasoning is None:
+            return self._to_tools([Content(text)] if text else [])
+        return self._to_tools(self.reasoning.feed(text))
+
+    def finish(self) -> list[Event]:
+        events = self._to_tools(self.reasoning.finish()) if self.reasoning else []
+        if self.tool_calls is not None:
+            events = _merge(events + self.tool_calls.finish())
+        return events
+
+    def _to_tools(self, events: list[Event]) -> list[Event]:
+        if self.tool_calls is None:
+            return _merge(events)
+        out: list[Event] = []
+        for event in events:
+            if type(event) is Content:
+                out.extend(self.tool_calls.feed(event.text))
+            else:
+                out.append(event)
+        return _merge(out)
+
+
+def _merge(events: list[Event]) -> list[Event]:
+    if len(events) < 2:
+        return events
+    merged: list[Event] = []
+    for event in events:
+        last = merged[-1] if merged else None
+        if type(event) is type(last) and type(event) in (Content, Reasoning):
+            merged[-1] = type(event)(last.text + event.text)
+        else:
+            merged.append(event)
+    return merged
+
+
+def make_pipeline(
+    reasoning_parser: str | None,
+    tool_call_parser: str | None,
+    *,
+    tools: list[dict] | None = None,
+    chat_template_kwargs: dict | None = None,
+    stream_reasoning: bool = True,
+    force_reasoning: bool | None = None,
+) -> Pipeline:
+    """A fresh pipeline for one choice of one request.
+
+    `force_reasoning=None` derives the starting state from the format and
+    the request's `chat_template_kwargs` when those are given (SGLang's
+    serving rule), else from the format's default.
+    """
+    reasoning = None
+    if reasoning_parser is not None:
+        fmt = reasoning_format(reasoning_parser)
+        if force_reasoning is None and chat_template_kwargs is not None:
+            force_reasoning = fmt.thinking_enabled(chat_template_kwargs)
+        reasoning = ReasoningParser(fmt, force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
+    tool_calls = None
+    if tool_call_parser is not None:
+        tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools)
+    return Pipeline(reasoning, tool_calls)
+
+
+class ParseResult:
+    """The merged result of a whole parse (pieces joined once, at the end)."""
+
+    def __init__(self) -> None:
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[tuple[str, list[str]]] = []
+
+    @property
+    def content(self) -> str | None:
+        return "".join(self._content) if self._content else None
+
+    @property
+    def reasoning_content(self) -> str | None:
+        return "".join(self._reasoning) if self._reasoning else None
+
+    @property
+    def tool_calls(self) -> list[tuple[str, str]]:
+        """(name, arguments JSON text) per call, in call order."""
+        return [(name, "".join(parts)) for name, parts in self._calls]
+
+    def add(self, events: list[Event]) -> None:
+        for event in events:
+            kind = type(event)
+            if kind is Content:
+                self._content.append(event.text)
+            elif kind is Reasoning:
+                self._reasoning.append(event.text)
+            elif kind is CallStart:
+                self._calls.append((event.name, []))
+            elif kind is CallArgs:
+                self._calls[event.index][1].append(event.text)
+
+    def to_json(self) -> dict:
+        """The `parsegate parse` output shape; arguments decoded when valid JSON."""
+        return {
+            "reasoning_content": self.reasoning_content,
+            "content": self.content,
+            "tool_calls": [{"name": name, "arguments": _decode(args)} for name, args in self.tool_calls],
+        }
+
+
+def _decode(arguments: str):
+    try:
+        return orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+
+
+def parse_text(
+    text: str,
+    reasoning_parser: str | None = None,
+    tool_call_parser: str | None = None,
+    *,
+    chunk_size: int | None = None,
+    **pipeline_options,
+) -> ParseResult:
+    """Parse a whole model output, in one piece or in `chunk_size` pieces."""
+    pipeline = make_pipeline(reasoning_parser, tool_call_parser, **pipeline_options)
+    result = ParseResult()
+    step = chunk_size or max(len(text), 1)
+    for start in range(0, len(text), step):
+        result.add(pipeline.feed(text[start : start + step]))
+    result.add(pipeline.finish())
+    return result
