@@ -12,8 +12,9 @@ choice, runs one state machine for every format:
   named, a call is never retracted;
 - ``closing``: after the body, optional whitespace and the end marker.
 
-Whitespace between calls, and after the last one, is formatting, not
-text: it is dropped. Any other text between or after calls is content.
+Whitespace that only separates a call from the text before it, from the
+next call or from the end is formatting, not text: it is dropped. Any
+other text before, between or after calls is content, verbatim.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class ToolCallParser:
     # CallSink: the body grammar reports the call through these.
     def start(self, name: str) -> None:
         self._tentative.clear()
+        self._gap = ""
         self._events.append(CallStart(self._call_count, name))
 
     def args(self, text: str) -> None:
@@ -93,6 +95,9 @@ class ToolCallParser:
             self._end_body()
         elif self._state == "text":
             self._emit_text(held)
+        if not self._after_call and self._gap:
+            self._events.append(Content(self._gap))
+        self._gap = ""
         self._state = "text"
         return self._take_events()
 
@@ -112,7 +117,6 @@ class ToolCallParser:
             return None
         self._emit_text(buf[pos : hit.start])
         if hit.marker == self.fmt.call_start:
-            self._gap = ""
             self._tentative = [hit.marker]
             self._body = self.fmt.body(self)
             self._state = "body"
@@ -131,7 +135,8 @@ class ToolCallParser:
 
     def _end_body(self) -> None:
         if self._body.status == FAILED and not self._body.started:
-            self._events.append(Content("".join(self._tentative)))
+            self._events.append(Content(self._gap + "".join(self._tentative)))
+            self._gap = ""
             self._after_call = False
             self._state = "text"
         else:
@@ -157,12 +162,12 @@ class ToolCallParser:
         return start
 
     def _emit_text(self, text: str) -> None:
-        if not text:
+        """Content, except a whitespace run that only separates a call from
+        the text before it, or from the next call or the end."""
+        body = text.rstrip(_WHITESPACE)
+        if not body:
+            self._gap += text
             return
-        if self._after_call:
-            stripped = text.lstrip(_WHITESPACE)
-            if not stripped:
-                self._gap += text
-                return
-            text, self._gap, self._after_call = self._gap + text, "", False
-        self._events.append(Content(text))
+        self._events.append(Content(self._gap + body))
+        self._gap = text[len(body) :]
+        self._after_call = False
