@@ -19,7 +19,7 @@ other text before, between or after calls is content, verbatim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from parsers.events import CallArgs, CallEnd, CallStart, Content, Event
@@ -35,16 +35,21 @@ class ToolFormat:
 
     `body` builds the incremental body grammar for one call; it receives
     the parser as its `CallSink` (`start(name)`, `args(text)`).
+    `call_template` writes one call the way the model does, from `{name}`
+    and `{arguments}` (JSON text): for demos, benchmarks and tests.
     """
 
     name: str
     models: str
     call_start: str
     call_end: str
+    call_template: str
     body: Callable = JsonCallObject
     dropped_markers: tuple[str, ...] = ()
     needs_special_tokens: bool = False
-    example: str = field(default="", compare=False)
+
+    def render_call(self, name: str, arguments: str) -> str:
+        return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
 
 
 class ToolCallParser:

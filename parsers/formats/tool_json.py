@@ -21,9 +21,17 @@ QWEN25 = ToolFormat(
     models="Qwen2.5, Qwen3, QwQ and most Qwen-template fine-tunes",
     call_start="<tool_call>",
     call_end="</tool_call>",
+    call_template='<tool_call>\n{"name": "{name}", "arguments": {arguments}}\n</tool_call>',
 )
 register(QWEN25, "qwen")
-register(replace(QWEN25, name="hermes", models="NousResearch Hermes 2 Pro / 3 and generic Hermes templates"))
+register(
+    replace(
+        QWEN25,
+        name="hermes",
+        models="NousResearch Hermes 2 Pro / 3 and generic Hermes templates",
+        call_template='<tool_call>{"name": "{name}", "arguments": {arguments}}</tool_call>',
+    )
+)
 register(
     replace(
         QWEN25,

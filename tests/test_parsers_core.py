@@ -1,0 +1,139 @@
+"""Unit tests of the parser core: marker sets, the JSON scanner, the stages'
+event streams, and a guard against quadratic parsing."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import pytest
+
+from parsers import CallArgs, CallEnd, CallStart, Content, Reasoning, make_pipeline, parse_text
+from parsers.json_scan import JsonValueScanner
+from parsers.markers import marker_set
+
+
+class TestMarkerSet:
+    def test_finds_earliest_marker_and_prefers_longest_at_same_place(self):
+        markers = marker_set("<tool_call>", "<tool_call>\n", "</think>")
+        hit = markers.search("ab</think><tool_call>\n{")
+        assert (hit.start, hit.marker) == (2, "</think>")
+        hit = markers.search("x<tool_call>\n{")
+        assert hit.marker == "<tool_call>\n"
+
+    @pytest.mark.parametrize(
+        "text, held",
+        [("hello", ""), ("hello <", "<"), ("hello <tool_ca", "<tool_ca"), ("a <b", ""), ("<tool_call", "<tool_call"), ("x</", "</")],
+    )
+    def test_holds_back_only_true_prefixes(self, text, held):
+        markers = marker_set("<tool_call>", "</think>")
+        assert text[markers.safe_end(text):] == held
+
+    def test_is_shared_per_marker_tuple(self):
+        assert marker_set("<a>", "</a>") is marker_set("<a>", "</a>")
+
+
+class TestJsonValueScanner:
+    @pytest.mark.parametrize(
+        "value", ['{"a": "}\\"{", "b": [1, {"c": null}]}', '"str\\\\"', "[1, 2]", "{}"]
+    )
+    def test_finds_the_end_at_any_split(self, value):
+        text = value + " trailing"
+        for size in (1, 2, 3, len(text)):
+            scanner, consumed = JsonValueScanner(), 0
+            for start in range(0, len(text), size):
+                buf = text[start : start + size]
+                if scanner.done:
+                    break
+                consumed += scanner.scan(buf, 0)
+            assert scanner.done
+            assert consumed == len(value)
+
+    def test_bare_primitive_ends_at_delimiter_or_finish(self):
+        scanner = JsonValueScanner()
+        assert scanner.scan("12", 0) == 2 and not scanner.done
+        scanner.finish()
+        assert scanner.done
+        scanner = JsonValueScanner()
+        assert scanner.scan("true}", 0) == 4 and scanner.done
+
+
+class TestEventStream:
+    TEXT = '<think>plan</think>Sure. <tool_call>\n{"name": "f", "arguments": {"a": "xyz"}}\n</tool_call>'
+
+    def events(self, size):
+        pipeline = make_pipeline("qwen3", "qwen25")
+        events = []
+        for start in range(0, len(self.TEXT), size):
+            events += pipeline.feed(self.TEXT[start : start + size])
+        return events + pipeline.finish()
+
+    @pytest.mark.parametrize("size", [1, 3, 1000])
+    def test_name_first_then_verbatim_argument_fragments(self, size):
+        events = self.events(size)
+        starts = [e for e in events if isinstance(e, CallStart)]
+        assert starts == [CallStart(0, "f")]
+        first_args = next(i for i, e in enumerate(events) if isinstance(e, CallArgs))
+        assert events.index(starts[0]) < first_args
+        assert "".join(e.text for e in events if isinstance(e, CallArgs)) == '{"a": "xyz"}'
+        assert events[-1] == CallEnd(0)
+        assert "".join(e.text for e in events if isinstance(e, Reasoning)) == "plan"
+        assert "".join(e.text for e in events if isinstance(e, Content)) == "Sure."
+
+    def test_arguments_stream_before_the_call_closes(self):
+        pipeline = make_pipeline(None, "qwen25")
+        events = pipeline.feed('<tool_call>\n{"name": "f", "arguments": {"content": "first part')
+        assert events == [CallStart(0, "f"), CallArgs(0, '{"content": "first part')]
+
+    def test_two_calls_get_their_own_indices(self):
+        result = parse_text('<tool_call>{"name": "a"}</tool_call>\n<tool_call>{"name": "b"}</tool_call>', None, "hermes")
+        assert result.tool_calls == [("a", "{}"), ("b", "{}")]
+
+    def test_feed_never_raises_on_garbage(self):
+        pipeline = make_pipeline("qwen3", "qwen25")
+        for piece in ["<tool_call>", "\x00{", '"\\', "}}]]", "</tool_call>", "<think>", "\ud7ff"]:
+            pipeline.feed(piece)
+        pipeline.finish()
+
+
+class TestThinkingSwitches:
+    @pytest.mark.parametrize(
+        "parser, kwargs, thinking",
+        [
+            ("qwen3", {}, True),
+            ("qwen3", {"enable_thinking": False}, False),
+            ("deepseek-v3", {}, False),
+            ("deepseek-v3", {"thinking": True}, True),
+            ("kimi_k2", {"thinking": False}, False),
+            ("deepseek-r1", {"enable_thinking": False}, True),
+        ],
+    )
+    def test_request_kwargs_choose_the_starting_state(self, parser, kwargs, thinking):
+        result = parse_text("words", parser, chat_template_kwargs=kwargs)
+        assert (result.reasoning_content == "words") is thinking
+        assert (result.content == "words") is not thinking
+
+
+def _streamed_seconds(argument_chars: int) -> float:
+    value = ("x" * 63 + "\\n") * (argument_chars // 65)
+    text = '<tool_call>\n{"name": "write_file", "arguments": {"content": "' + value + '"}}\n</tool_call>'
+    pipeline = make_pipeline("qwen3", "qwen25", force_reasoning=False)
+    started = time.perf_counter()
+    for start in range(0, len(text), 4):
+        pipeline.feed(text[start : start + 4])
+    pipeline.finish()
+    return time.perf_counter() - started
+
+
+def test_streaming_a_long_argument_is_linear():
+    """Guard against quadratic parsing: 8x the text must cost well under 64x."""
+    small = min(_streamed_seconds(8 * 1024) for _ in range(3))
+    large = min(_streamed_seconds(64 * 1024) for _ in range(3))
+    assert large < 16 * small, f"8 KB: {small:.4f}s, 64 KB: {large:.4f}s"
+
+
+def test_arguments_text_is_exactly_what_the_model_wrote():
+    arguments = '{"n": 1.0, "big": 12345678901234567890, "s": "caf\\u00e9"}'
+    result = parse_text('<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>", None, "hermes", chunk_size=3)
+    assert result.tool_calls == [("f", arguments)]
+    assert orjson.loads(arguments)["n"] == 1.0

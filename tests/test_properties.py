@@ -1,0 +1,93 @@
+"""Property tests: any split of a generated model output parses like one-shot,
+and well-formed calls come back exactly as generated."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from parsers import parse_text
+
+# Prose that likes to look like markers: partial tags, angle brackets, braces.
+MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
+
+
+def _without_markers(text: str) -> str:
+    while any(marker in text for marker in MARKERS):
+        for marker in MARKERS:
+            text = text.replace(marker, "")
+    return text
+
+
+prose = (
+    st.lists(st.sampled_from(list("ab <>/{}\"\\\n _") + ["<think", "</thi", "<tool_", "</tool_call", "<tool_call"]), max_size=12)
+    .map("".join)
+    .map(_without_markers)
+)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=8,
+)
+arguments = st.dictionaries(st.text(max_size=10), json_values, max_size=4)
+names = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
+separators = st.sampled_from(["", "\n", " ", "\n\n"])
+
+
+@st.composite
+def model_outputs(draw):
+    """(text, expected calls) for `<think>` reasoning + Qwen-style calls."""
+    reasoning = draw(prose)
+    parts = ["<think>", reasoning, "</think>", draw(separators), draw(prose)]
+    calls = []
+    for _ in range(draw(st.integers(0, 3))):
+        name, args = draw(names), draw(arguments)
+        calls.append((name, args))
+        body = orjson.dumps({"name": name, "arguments": args}).decode()
+        parts += [draw(separators), "<tool_call>", draw(separators), body, draw(separators), "</tool_call>"]
+    return "".join(parts), reasoning, calls
+
+
+@st.composite
+def split_points(draw, text):
+    cuts = draw(st.lists(st.integers(0, len(text)), max_size=20))
+    return sorted(set(cuts))
+
+
+def parse_in_pieces(text: str, cuts: list[int]):
+    from parsers import ParseResult, make_pipeline
+
+    pipeline = make_pipeline("qwen3", "qwen25")
+    result = ParseResult()
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        result.add(pipeline.feed(text[start:end]))
+    result.add(pipeline.finish())
+    return result
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_any_split_equals_one_shot_and_calls_round_trip(data):
+    text, reasoning, calls = data.draw(model_outputs())
+    cuts = data.draw(split_points(text))
+    one_shot = parse_text(text, "qwen3", "qwen25")
+    split = parse_in_pieces(text, cuts)
+    assert split.to_json() == one_shot.to_json()
+    assert split.tool_calls == one_shot.tool_calls
+    assert (one_shot.reasoning_content or "") == reasoning
+    assert [(name, orjson.loads(args)) for name, args in one_shot.tool_calls] == calls
+    for marker in MARKERS:
+        assert marker not in (one_shot.content or "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60), st.data())
+def test_arbitrary_text_loses_nothing_without_markers(text, data):
+    """Text with no complete marker comes back verbatim as content, however split."""
+    text = _without_markers(text)
+    cuts = data.draw(split_points(text))
+    result = parse_in_pieces(text, cuts)
+    assert result.tool_calls == []
+    assert (result.content or "") == text
