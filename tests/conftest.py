@@ -1,0 +1,102 @@
+"""Shared fixtures: real servers on loopback ports, run in background threads."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+import uvicorn
+
+from gateway.app import create_app
+from gateway.config import Config
+
+from tests.fake_backend import BACKEND_KEY, FakeBackend
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that says when it has started (or given up)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets)
+        finally:
+            self.ready.set()
+
+
+@pytest.fixture(scope="session")
+def serve() -> Iterator[Callable[[object], str]]:
+    """`serve(app)` runs an ASGI app on a free loopback port until the end
+    of the session and returns its base URL."""
+    running: list[tuple[_Server, threading.Thread]] = []
+
+    def start(app: object) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+        server = _Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        server.ready.wait(timeout=30)
+        if not server.started:
+            raise RuntimeError("test server failed to start")
+        running.append((server, thread))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield start
+    for server, _ in running:
+        server.should_exit = True
+    for _, thread in running:
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def fake_backend_server(serve: Callable[[object], str]) -> tuple[FakeBackend, str]:
+    backend = FakeBackend()
+    return backend, serve(backend.app)
+
+
+@pytest.fixture
+def fake(fake_backend_server: tuple[FakeBackend, str]) -> FakeBackend:
+    """The shared fake backend, reset for this test."""
+    backend, _ = fake_backend_server
+    backend.reset()
+    return backend
+
+
+@pytest.fixture(scope="session")
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on (held, so nothing else takes it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: int) -> dict:
+    """A gateway config (as YAML would give it) with models on the fake backend."""
+    _, fake_url = fake_backend_server
+    return {
+        "models": [
+            {
+                "name": "qwen3",
+                "backend": {"url": f"{fake_url}/v1", "model": "fake-qwen3", "api_key": BACKEND_KEY},
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+            },
+            {"name": "plain", "backend": {"url": f"{fake_url}/v1"}},
+            {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
+            {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},
+        ]
+    }
+
+
+@pytest.fixture(scope="session")
+def gateway_url(serve: Callable[[object], str], gateway_config: dict) -> str:
+    """The real gateway app, served on loopback in front of the fake backend."""
+    return serve(create_app(Config.model_validate(gateway_config)))

@@ -1,0 +1,86 @@
+"""A scripted raw-text OpenAI-compatible backend for the gateway tests.
+
+It answers `POST /v1/chat/completions` like vLLM or SGLang run without
+parsers: the scripted raw text, streamed in `chunk_size` pieces or whole.
+Tests set the script on the instance (the server runs in-process, in a
+background thread) and read back what the gateway sent upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+BACKEND_KEY = "sk-backend-test-key"  # what the gateway's config sends upstream
+USAGE = {"prompt_tokens": 7, "completion_tokens": 11, "total_tokens": 18}
+
+
+class FakeBackend:
+    """Scripted replies, one raw text per choice; `requests` records the
+    upstream requests as (headers, JSON body)."""
+
+    def __init__(self) -> None:
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        self.reset()
+
+    def reset(self) -> None:
+        self.replies: list[str] = ["Hello!"]
+        self.chunk_size = 4
+        self.finish_reason = "stop"
+        self.error: tuple[int, bytes] | None = None  # answer with this status and body
+        self.cut = False  # stream the text, then end without finish_reason or [DONE]
+        self.delay = 0.0  # seconds before answering (for timeouts)
+        self.requests: list[tuple[dict, dict]] = []
+
+    def script(self, *replies: str, chunk_size: int = 4) -> None:
+        self.replies = list(replies)
+        self.chunk_size = chunk_size
+
+    @property
+    def last_body(self) -> dict:
+        return self.requests[-1][1]
+
+    async def _chat(self, request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        self.requests.append((dict(request.headers), body))
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.error is not None:
+            status, content = self.error
+            return Response(content, status_code=status, media_type="application/json")
+        replies = self.replies[: body.get("n") or 1]
+        if body.get("stream"):
+            return StreamingResponse(self._events(body, replies), media_type="text/event-stream")
+        choices = [
+            {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": self.finish_reason}
+            for i, text in enumerate(replies)
+        ]
+        completion = {"id": "up-1", "object": "chat.completion", "model": body["model"], "choices": choices}
+        return Response(orjson.dumps({**completion, "usage": USAGE}), media_type="application/json")
+
+    async def _events(self, body: dict, replies: list[str]):
+        def event(choices: list[dict], **extra) -> bytes:
+            chunk = {"id": "up-1", "object": "chat.completion.chunk", "model": body["model"], "choices": choices}
+            return b"data: " + orjson.dumps({**chunk, **extra}) + b"\n\n"
+
+        for i in range(len(replies)):  # vLLM opens each choice with the role
+            yield event([{"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        size = self.chunk_size
+        longest = max(len(text) for text in replies)
+        for start in range(0, longest, size):
+            for i, text in enumerate(replies):
+                if start < len(text):
+                    delta = {"content": text[start : start + size]}
+                    yield event([{"index": i, "delta": delta, "finish_reason": None}])
+        if self.cut:
+            return
+        for i in range(len(replies)):
+            yield event([{"index": i, "delta": {}, "finish_reason": self.finish_reason}])
+        if (body.get("stream_options") or {}).get("include_usage"):
+            yield event([], usage=USAGE)
+        yield b"data: [DONE]\n\n"
