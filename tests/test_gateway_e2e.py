@@ -152,10 +152,20 @@ def test_two_tool_calls_have_their_own_indexes_and_ids(client, fake):
 
 
 def test_text_before_a_call_is_content(client, fake):
-    result = both_ways(client, fake, TEXT_THEN_CALL, tools=TOOLS)
+    no_thinking = {"chat_template_kwargs": {"enable_thinking": False}}
+    result = both_ways(client, fake, TEXT_THEN_CALL, tools=TOOLS, extra_body=no_thinking)
     assert result["content"].strip() == "Let me check that for you."
     assert result["tool_calls"] == [("get_weather", {"city": "Nice"})]
     assert result["reasoning_content"] is None
+    assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": False}
+
+
+def test_thinking_on_by_default_reads_a_reply_without_start_marker_as_reasoning(client, fake):
+    """As SGLang serves qwen3: thinking mode is on unless the request turns it
+    off, and the template may prefill <think>, so the reply starts in reasoning."""
+    result = both_ways(client, fake, "The user wants Paris.</think>Sunny.")
+    assert result["reasoning_content"] == "The user wants Paris."
+    assert result["content"] == "Sunny."
 
 
 def test_without_tools_call_markup_stays_content(client, fake):
