@@ -4,17 +4,20 @@ A `ToolFormat` describes a format as data: the markers that frame a call
 and the grammar of its body. `ToolCallParser`, made per request and per
 choice, runs one state machine for every format:
 
-- ``text``: content, scanned for call-start markers (and for markers the
-  format drops, like stray `<think>` tags for Trinity);
+- ``text``: content, scanned for call-start markers, for a section-start
+  marker that opens a block of calls, and for markers the format drops
+  (end-of-turn tokens, stray `<think>` tags for Trinity); inside a section
+  its end marker closes it;
 - ``body``: the body grammar consumes text. Until it names the function
   the call is only tentative: if the body turns out malformed, the marker
   and everything consumed go out as content, so nothing is lost. Once
   named, a call is never retracted;
 - ``closing``: after the body, optional whitespace and the end marker.
 
-Whitespace that only separates a call from the text before it, from the
-next call or from the end is formatting, not text: it is dropped. Any
-other text before, between or after calls is content, verbatim.
+A whitespace-only run between the start of the output or a call, and a
+call or the end of the output, is formatting, not text: it is dropped
+(`</think>\n\n<tool_call>` gives no content "\n\n"). All other text
+before, between or after calls is content, verbatim.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from parsers.events import CallArgs, CallEnd, CallStart, Content, Event
-from parsers.json_call import DONE, FAILED, JsonCallObject
+from parsers.json_call import DONE, FAILED, JsonCalls
 from parsers.markers import marker_set
 
 _WHITESPACE = " \t\r\n"
@@ -33,10 +36,15 @@ _WHITESPACE = " \t\r\n"
 class ToolFormat:
     """A tool-call format, as data.
 
-    `body` builds the incremental body grammar for one call; it receives
-    the parser as its `CallSink` (`start(name)`, `args(text)`).
-    `call_template` writes one call the way the model does, from `{name}`
-    and `{arguments}` (JSON text): for demos, benchmarks and tests.
+    `body` builds the incremental body grammar for what follows
+    `call_start`; it receives the parser as its `CallSink` (`start(name)`,
+    `args(text)`, `end()`) and may report several calls. `call_end` (may be
+    empty) closes the call; `section_start`/`section_end` optionally wrap a
+    block of calls. `call_template` writes one call the way the model does,
+    from `{name}` and `{arguments}` (JSON text): for demos, benchmarks and
+    tests. `call_id_template`, if set, is how the model family numbers call
+    ids (`{name}`, `{n}` = calls in the conversation before this one);
+    otherwise ids are OpenAI's `call_…`.
     """
 
     name: str
@@ -44,9 +52,12 @@ class ToolFormat:
     call_start: str
     call_end: str
     call_template: str
-    body: Callable = JsonCallObject
+    body: Callable = JsonCalls
+    section_start: str | None = None
+    section_end: str | None = None
     dropped_markers: tuple[str, ...] = ()
     needs_special_tokens: bool = False
+    call_id_template: str | None = None
 
     def render_call(self, name: str, arguments: str) -> str:
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
@@ -59,24 +70,37 @@ class ToolCallParser:
         self.fmt = fmt
         self.tools = tools or []
         self._state = "text"
+        self._in_section = False
         self._held_back = ""
         self._events: list[Event] = []
         self._call_count = 0
+        self._call_open = False
         self._body = None
+        self._body_first_call = 0
         self._tentative: list[str] = []
         self._gap = ""
-        self._after_call = False
-        self._text_markers = marker_set(fmt.call_start, *fmt.dropped_markers)
+        self._at_boundary = True
+        openers = (fmt.section_start,) if fmt.section_start else ()
+        self._text_markers = marker_set(fmt.call_start, *openers, *fmt.dropped_markers)
+        closers = (fmt.section_end,) if fmt.section_end else ()
+        self._section_markers = marker_set(fmt.call_start, *closers, *fmt.dropped_markers)
         self._end_marker = fmt.call_end.strip()
 
-    # CallSink: the body grammar reports the call through these.
+    # CallSink: the body grammar reports calls through these.
     def start(self, name: str) -> None:
         self._tentative.clear()
         self._gap = ""
+        self._call_open = True
         self._events.append(CallStart(self._call_count, name))
 
     def args(self, text: str) -> None:
         self._events.append(CallArgs(self._call_count, text))
+
+    def end(self) -> None:
+        self._events.append(CallEnd(self._call_count))
+        self._call_count += 1
+        self._call_open = False
+        self._at_boundary = True
 
     def feed(self, text: str) -> list[Event]:
         buf = self._held_back + text
@@ -94,13 +118,13 @@ class ToolCallParser:
     def finish(self) -> list[Event]:
         held, self._held_back = self._held_back, ""
         if self._state == "body":
-            if not self._body.started:
+            if self._committed_nothing():
                 self._tentative.append(held)
             self._body.finish()
             self._end_body()
         elif self._state == "text":
             self._emit_text(held)
-        if not self._after_call and self._gap:
+        if self._gap and self._call_count == 0:
             self._events.append(Content(self._gap))
         self._gap = ""
         self._state = "text"
@@ -114,9 +138,10 @@ class ToolCallParser:
         self._held_back = buf[pos:]
 
     def _step_text(self, buf: str, pos: int) -> int | None:
-        hit = self._text_markers.search(buf, pos)
+        markers = self._section_markers if self._in_section else self._text_markers
+        hit = markers.search(buf, pos)
         if hit is None:
-            end = self._text_markers.safe_end(buf, pos)
+            end = markers.safe_end(buf, pos)
             self._emit_text(buf[pos:end])
             self._hold(buf, end)
             return None
@@ -124,13 +149,19 @@ class ToolCallParser:
         if hit.marker == self.fmt.call_start:
             self._tentative = [hit.marker]
             self._body = self.fmt.body(self)
+            self._body_first_call = self._call_count
             self._state = "body"
+        elif hit.marker == self.fmt.section_start and not self._in_section:
+            self._in_section = True
+            self._at_boundary = True
+        elif hit.marker == self.fmt.section_end and self._in_section:
+            self._in_section = False
         return hit.end
 
     def _step_body(self, buf: str, pos: int) -> int | None:
         body = self._body
         new_pos = body.step(buf, pos)
-        if not body.started:
+        if self._committed_nothing():
             self._tentative.append(buf[pos:new_pos])
         if body.status in (DONE, FAILED):
             self._end_body()
@@ -138,17 +169,19 @@ class ToolCallParser:
         self._hold(buf, new_pos)
         return None
 
+    def _committed_nothing(self) -> bool:
+        return self._call_count == self._body_first_call and not self._call_open
+
     def _end_body(self) -> None:
-        if self._body.status == FAILED and not self._body.started:
+        if self._committed_nothing():
             self._events.append(Content(self._gap + "".join(self._tentative)))
             self._gap = ""
-            self._after_call = False
+            self._at_boundary = False
             self._state = "text"
         else:
-            self._events.append(CallEnd(self._call_count))
-            self._call_count += 1
-            self._after_call = True
-            self._state = "closing" if self._body.status == DONE else "text"
+            if self._call_open:
+                self.end()
+            self._state = "closing" if self._body.status == DONE and self._end_marker else "text"
         self._tentative.clear()
         self._body = None
 
@@ -167,12 +200,13 @@ class ToolCallParser:
         return start
 
     def _emit_text(self, text: str) -> None:
-        """Content, except a whitespace run that only separates a call from
-        the text before it, or from the next call or the end."""
-        body = text.rstrip(_WHITESPACE)
-        if not body:
-            self._gap += text
+        """Content, except a whitespace-only run between the start of the
+        output or a call, and a call or the end of the output."""
+        if not text:
             return
-        self._events.append(Content(self._gap + body))
-        self._gap = text[len(body) :]
-        self._after_call = False
+        if self._at_boundary:
+            if not text.strip(_WHITESPACE):
+                self._gap += text
+                return
+            text, self._gap, self._at_boundary = self._gap + text, "", False
+        self._events.append(Content(text))

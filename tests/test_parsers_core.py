@@ -78,7 +78,7 @@ class TestEventStream:
         assert "".join(e.text for e in events if isinstance(e, CallArgs)) == '{"a": "xyz"}'
         assert events[-1] == CallEnd(0)
         assert "".join(e.text for e in events if isinstance(e, Reasoning)) == "plan"
-        assert "".join(e.text for e in events if isinstance(e, Content)) == "Sure."
+        assert "".join(e.text for e in events if isinstance(e, Content)) == "Sure. "
 
     def test_arguments_stream_before_the_call_closes(self):
         pipeline = make_pipeline(None, "qwen25")
