@@ -14,8 +14,8 @@ choice, runs one state machine for every format:
   named, a call is never retracted;
 - ``closing``: after the body, optional whitespace and the end marker.
 
-A whitespace-only run between the start of the output or a call, and a
-call or the end of the output, is formatting, not text: it is dropped
+A whitespace-only run between the start of the output, a call or a
+dropped marker, and a call or the end of the output, is formatting, not text: it is dropped
 (`</think>\n\n<tool_call>` gives no content "\n\n"). All other text
 before, between or after calls is content, verbatim.
 """
@@ -37,10 +37,12 @@ class ToolFormat:
     """A tool-call format, as data.
 
     `body` builds the incremental body grammar for what follows
-    `call_start`; it receives the parser as its `CallSink` (`start(name)`,
+    `call_start` (or one of `other_call_starts`); it receives the parser as its `CallSink` (`start(name)`,
     `args(text)`, `end()`) and may report several calls. `call_end` (may be
     empty) closes the call; `section_start`/`section_end` optionally wrap a
-    block of calls. `call_template` writes one call the way the model does,
+    block of calls. `bare_start` lists characters that start a call body
+    without any marker at the start of the output (Llama 3's bare `{`), and
+    `call_separator` (`;`) may join such calls. `call_template` writes one call the way the model does,
     from `{name}` and `{arguments}` (JSON text): for demos, benchmarks and
     tests. `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
@@ -53,8 +55,11 @@ class ToolFormat:
     call_end: str
     call_template: str
     body: Callable = JsonCalls
+    other_call_starts: tuple[str, ...] = ()
     section_start: str | None = None
     section_end: str | None = None
+    bare_start: str = ""
+    call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     call_id_template: str | None = None
@@ -69,7 +74,7 @@ class ToolCallParser:
     def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None):
         self.fmt = fmt
         self.tools = tools or []
-        self._state = "text"
+        self._state = "bare" if fmt.bare_start else "text"
         self._in_section = False
         self._held_back = ""
         self._events: list[Event] = []
@@ -81,10 +86,11 @@ class ToolCallParser:
         self._gap = ""
         self._at_boundary = True
         openers = (fmt.section_start,) if fmt.section_start else ()
-        self._text_markers = marker_set(fmt.call_start, *openers, *fmt.dropped_markers)
+        self._call_starts = (fmt.call_start, *fmt.other_call_starts)
+        self._text_markers = marker_set(*self._call_starts, *openers, *fmt.dropped_markers)
         closers = (fmt.section_end,) if fmt.section_end else ()
-        self._section_markers = marker_set(fmt.call_start, *closers, *fmt.dropped_markers)
-        self._end_marker = fmt.call_end.strip()
+        self._section_markers = marker_set(*self._call_starts, *closers, *fmt.dropped_markers)
+        self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
 
     # CallSink: the body grammar reports calls through these.
     def start(self, name: str) -> None:
@@ -122,7 +128,7 @@ class ToolCallParser:
                 self._tentative.append(held)
             self._body.finish()
             self._end_body()
-        elif self._state == "text":
+        elif self._state in ("text", "bare"):
             self._emit_text(held)
         if self._gap and self._call_count == 0:
             self._events.append(Content(self._gap))
@@ -146,17 +152,22 @@ class ToolCallParser:
             self._hold(buf, end)
             return None
         self._emit_text(buf[pos : hit.start])
-        if hit.marker == self.fmt.call_start:
-            self._tentative = [hit.marker]
-            self._body = self.fmt.body(self)
-            self._body_first_call = self._call_count
-            self._state = "body"
+        if hit.marker in self._call_starts:
+            self._begin_body([hit.marker])
         elif hit.marker == self.fmt.section_start and not self._in_section:
             self._in_section = True
             self._at_boundary = True
         elif hit.marker == self.fmt.section_end and self._in_section:
             self._in_section = False
+        else:
+            self._at_boundary = True
         return hit.end
+
+    def _begin_body(self, tentative: list[str]) -> None:
+        self._tentative = tentative
+        self._body = self.fmt.body(self)
+        self._body_first_call = self._call_count
+        self._state = "body"
 
     def _step_body(self, buf: str, pos: int) -> int | None:
         body = self._body
@@ -181,23 +192,41 @@ class ToolCallParser:
         else:
             if self._call_open:
                 self.end()
-            self._state = "closing" if self._body.status == DONE and self._end_marker else "text"
+            self._state = "closing" if self._body.status == DONE and self._closers else "text"
         self._tentative.clear()
         self._body = None
 
     def _step_closing(self, buf: str, pos: int) -> int | None:
+        """After a body: optional whitespace, then the end marker (back to
+        text) or the separator (another bare call), if either comes."""
         start = pos
         while pos < len(buf) and buf[pos] in _WHITESPACE:
             pos += 1
-        rest = buf[pos : pos + len(self._end_marker)]
-        if rest == self._end_marker:
-            self._state = "text"
-            return pos + len(self._end_marker)
-        if len(rest) < len(self._end_marker) and self._end_marker.startswith(rest):
+        for marker, next_state in self._closers:
+            if buf.startswith(marker, pos):
+                self._state = next_state
+                return pos + len(marker)
+        if any(len(buf) - pos < len(marker) and marker.startswith(buf[pos:]) for marker, _ in self._closers):
             self._hold(buf, start)
             return None
         self._state = "text"
         return start
+
+    def _step_bare(self, buf: str, pos: int) -> int | None:
+        """Where a call may start without a marker (the start of the output,
+        after a separator): whitespace, then a `bare_start` character."""
+        start = pos
+        while pos < len(buf) and buf[pos] in _WHITESPACE:
+            pos += 1
+        if pos == len(buf):
+            self._hold(buf, start)
+            return None
+        self._state = "text"
+        if buf[pos] not in self.fmt.bare_start:
+            return start
+        self._emit_text(buf[start:pos])
+        self._begin_body([])
+        return pos
 
     def _emit_text(self, text: str) -> None:
         """Content, except a whitespace-only run between the start of the
