@@ -16,6 +16,7 @@ is a three-state machine over marker hits:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from parsers.events import Content, Event, Reasoning
 from parsers.markers import MarkerSet, marker_set
@@ -33,6 +34,7 @@ class ReasoningFormat:
     `start_required`: reasoning only ever begins at the start marker, whatever
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
+    `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
     name: str
@@ -46,6 +48,12 @@ class ReasoningFormat:
     start_required: bool = False
     separates: bool = True
     needs_special_tokens: bool = False
+    stage: Callable | None = None
+
+    def make_parser(self, **options):
+        """A fresh stage for one choice: `ReasoningParser`, unless the format
+        has a grammar of its own (`stage`)."""
+        return (self.stage or ReasoningParser)(self, **options)
 
     def thinking_enabled(self, chat_template_kwargs: dict | None) -> bool:
         """Whether a request with these template kwargs starts in reasoning."""
