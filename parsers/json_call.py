@@ -1,4 +1,5 @@
-"""Body grammar: a JSON call object, `{"name": …, "arguments": {…}}`.
+"""Body grammar: a JSON call object, `{"name": …, "arguments": {…}}`, or
+a JSON array of them.
 
 Used by every format whose call body is one JSON object naming the
 function (Qwen, Hermes, Llama 3, InternLM, …). The object's own keys are
@@ -32,6 +33,7 @@ RUNNING, DONE, FAILED = "running", "done", "failed"
 class CallSink(Protocol):
     def start(self, name: str) -> None: ...
     def args(self, text: str) -> None: ...
+    def end(self) -> None: ...
 
 
 class JsonCallObject:
@@ -174,6 +176,7 @@ class JsonCallObject:
             return
         if not self._args_seen:
             self._sink.args("{}")
+        self._sink.end()
         self.status = DONE
 
 
@@ -187,3 +190,56 @@ def _read_string(buf: str, pos: int) -> tuple[str, int] | None:
     except orjson.JSONDecodeError:
         return None
     return value, match.end()
+
+
+class JsonCalls:
+    """One JSON call object, or a JSON array of call objects."""
+
+    def __init__(self, sink: CallSink, **keys):
+        self.status = RUNNING
+        self._sink = sink
+        self._keys = keys
+        self._state = "open"
+        self._in_array = False
+        self._item: JsonCallObject | None = None
+
+    def step(self, buf: str, pos: int) -> int:
+        n = len(buf)
+        while self.status == RUNNING:
+            if self._state == "item":
+                pos = self._item.step(buf, pos)
+                if self._item.status == RUNNING:
+                    return pos
+                if self._item.status == FAILED or not self._in_array:
+                    self.status = self._item.status
+                    return pos
+                self._state = "next"
+                continue
+            pos = _WHITESPACE.match(buf, pos).end()
+            if pos == n:
+                return pos
+            pos = self._step_punctuation(buf[pos], pos)
+        return pos
+
+    def finish(self) -> None:
+        if self._item is not None and self._item.status == RUNNING:
+            self._item.finish()
+        self.status = DONE
+
+    def _step_punctuation(self, char: str, pos: int) -> int:
+        state = self._state
+        if char == "{" and (state == "open" or state == "item_start"):
+            self._item = JsonCallObject(self._sink, **self._keys)
+            self._state = "item"
+            return pos
+        if state == "open" and char == "[":
+            self._in_array = True
+            self._state = "item_start"
+        elif state == "next" and char == ",":
+            self._state = "item_start"
+        elif state in ("item_start", "next") and char == "]" and self._in_array:
+            self.status = DONE
+        else:
+            self.status = FAILED
+            return pos
+        return pos + 1

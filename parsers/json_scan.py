@@ -30,28 +30,28 @@ class JsonValueScanner:
         self._escaped = False
         self._primitive = False
 
-    def scan(self, buf: str, pos: int) -> int:
-        """Consume `buf[pos:]` up to the end of the value; return the index
+    def scan(self, buf: str, pos: int, end: int | None = None) -> int:
+        """Consume `buf[pos:end]` up to the end of the value; return the index
         just past what was consumed. `done` tells whether the value ended."""
-        n = len(buf)
+        n = len(buf) if end is None else end
         if not self.started:
-            pos = _WHITESPACE.match(buf, pos).end()
+            pos = _WHITESPACE.match(buf, pos, n).end()
             if pos == n:
                 return pos
             self._start(buf[pos])
             pos += 1
             if self._primitive:
-                return self._scan_primitive(buf, pos)
+                return self._scan_primitive(buf, pos, n)
             if not self._in_string and self._depth == 0:
                 self.done = True
                 return pos
         if self._primitive:
-            return self._scan_primitive(buf, pos)
+            return self._scan_primitive(buf, pos, n)
         while pos < n:
             if self._in_string:
-                pos = self._scan_string(buf, pos)
+                pos = self._scan_string(buf, pos, n)
             else:
-                match = _STRUCTURE.search(buf, pos)
+                match = _STRUCTURE.search(buf, pos, n)
                 if match is None:
                     return n
                 pos = match.end()
@@ -81,14 +81,13 @@ class JsonValueScanner:
         else:
             self._primitive = True
 
-    def _scan_string(self, buf: str, pos: int) -> int:
-        n = len(buf)
+    def _scan_string(self, buf: str, pos: int, n: int) -> int:
         while pos < n:
             if self._escaped:
                 self._escaped = False
                 pos += 1
                 continue
-            match = _STRING_STOP.search(buf, pos)
+            match = _STRING_STOP.search(buf, pos, n)
             if match is None:
                 return n
             pos = match.end()
@@ -99,9 +98,9 @@ class JsonValueScanner:
                 return pos
         return pos
 
-    def _scan_primitive(self, buf: str, pos: int) -> int:
-        match = _PRIMITIVE_END.search(buf, pos)
+    def _scan_primitive(self, buf: str, pos: int, n: int) -> int:
+        match = _PRIMITIVE_END.search(buf, pos, n)
         if match is None:
-            return len(buf)
+            return n
         self.done = True
         return match.start()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import orjson
 
 from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
-from parsers.reasoning import ReasoningParser
 from parsers.registry import reasoning_format, tool_format
 from parsers.tool_calls import ToolCallParser
 
@@ -15,7 +14,7 @@ class Pipeline:
     tool-call stage. Either stage may be absent. Adjacent content events
     are merged, so each `feed` yields at most one content event per run."""
 
-    def __init__(self, reasoning: ReasoningParser | None, tool_calls: ToolCallParser | None):
+    def __init__(self, reasoning, tool_calls: ToolCallParser | None):
         self.reasoning = reasoning
         self.tool_calls = tool_calls
 
@@ -75,7 +74,7 @@ def make_pipeline(
         fmt = reasoning_format(reasoning_parser)
         if force_reasoning is None and chat_template_kwargs is not None:
             force_reasoning = fmt.thinking_enabled(chat_template_kwargs)
-        reasoning = ReasoningParser(fmt, force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
+        reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
     tool_calls = None
     if tool_call_parser is not None:
         tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools)

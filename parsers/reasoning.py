@@ -16,6 +16,7 @@ is a three-state machine over marker hits:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from parsers.events import Content, Event, Reasoning
 from parsers.markers import MarkerSet, marker_set
@@ -30,6 +31,10 @@ class ReasoningFormat:
     Otherwise `thinking_switches` are the `chat_template_kwargs` keys that
     turn thinking on or off for a request, and `thinking_by_default` says
     what an absent switch means (SGLang's "thinking mode", FORMATS.md §3.5).
+    `start_required`: reasoning only ever begins at the start marker, whatever
+    the request says. `separates=False` keeps everything in content, with
+    the start marker prepended (for clients that split it themselves).
+    `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
     name: str
@@ -40,7 +45,15 @@ class ReasoningFormat:
     always_thinking: bool = False
     thinking_switches: tuple[str, ...] = ("enable_thinking",)
     thinking_by_default: bool = True
+    start_required: bool = False
+    separates: bool = True
     needs_special_tokens: bool = False
+    stage: Callable | None = None
+
+    def make_parser(self, **options):
+        """A fresh stage for one choice: `ReasoningParser`, unless the format
+        has a grammar of its own (`stage`)."""
+        return (self.stage or ReasoningParser)(self, **options)
 
     def thinking_enabled(self, chat_template_kwargs: dict | None) -> bool:
         """Whether a request with these template kwargs starts in reasoning."""
@@ -71,7 +84,10 @@ class ReasoningParser:
         self.fmt = fmt
         self.stream_reasoning = stream_reasoning
         forced = fmt.default_force if force_reasoning is None else force_reasoning
-        self._state = "thinking" if forced else "before"
+        self._state = "thinking" if forced and not fmt.start_required else "before"
+        self._content_prefix = "" if fmt.separates else fmt.start
+        if not fmt.separates:
+            self._state = "after"
         self._reasoning_seen = False
         self._held_back = ""
         self._unstreamed: list[str] = []
@@ -81,6 +97,8 @@ class ReasoningParser:
         self._opening_markers = marker_set(fmt.start, *closers)
 
     def feed(self, text: str) -> list[Event]:
+        if self._content_prefix and text:
+            text, self._content_prefix = self._content_prefix + text, ""
         if self._state == "after":
             return [Content(text)] if text else []
         events: list[Event] = []
@@ -104,7 +122,8 @@ class ReasoningParser:
 
     def finish(self) -> list[Event]:
         events: list[Event] = []
-        self._emit(events, self._held_back)
+        self._emit(events, self._content_prefix + self._held_back)
+        self._content_prefix = ""
         self._held_back = ""
         self._flush_reasoning(events)
         return events

@@ -4,17 +4,20 @@ A `ToolFormat` describes a format as data: the markers that frame a call
 and the grammar of its body. `ToolCallParser`, made per request and per
 choice, runs one state machine for every format:
 
-- ``text``: content, scanned for call-start markers (and for markers the
-  format drops, like stray `<think>` tags for Trinity);
+- ``text``: content, scanned for call-start markers, for a section-start
+  marker that opens a block of calls, and for markers the format drops
+  (end-of-turn tokens, stray `<think>` tags for Trinity); inside a section
+  its end marker closes it;
 - ``body``: the body grammar consumes text. Until it names the function
   the call is only tentative: if the body turns out malformed, the marker
   and everything consumed go out as content, so nothing is lost. Once
   named, a call is never retracted;
 - ``closing``: after the body, optional whitespace and the end marker.
 
-Whitespace that only separates a call from the text before it, from the
-next call or from the end is formatting, not text: it is dropped. Any
-other text before, between or after calls is content, verbatim.
+A whitespace-only run between the start of the output, a call or a
+dropped marker, and a call or the end of the output, is formatting, not text: it is dropped
+(`</think>\n\n<tool_call>` gives no content "\n\n"). All other text
+before, between or after calls is content, verbatim.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from parsers.events import CallArgs, CallEnd, CallStart, Content, Event
-from parsers.json_call import DONE, FAILED, JsonCallObject
+from parsers.json_call import DONE, FAILED, JsonCalls
 from parsers.markers import marker_set
 
 _WHITESPACE = " \t\r\n"
@@ -33,10 +36,17 @@ _WHITESPACE = " \t\r\n"
 class ToolFormat:
     """A tool-call format, as data.
 
-    `body` builds the incremental body grammar for one call; it receives
-    the parser as its `CallSink` (`start(name)`, `args(text)`).
-    `call_template` writes one call the way the model does, from `{name}`
-    and `{arguments}` (JSON text): for demos, benchmarks and tests.
+    `body` builds the incremental body grammar for what follows
+    `call_start` (or one of `other_call_starts`); it receives the parser as its `CallSink` (`start(name)`,
+    `args(text)`, `end()`) and may report several calls. `call_end` (may be
+    empty) closes the call; `section_start`/`section_end` optionally wrap a
+    block of calls. `bare_start` lists characters that start a call body
+    without any marker at the start of the output (Llama 3's bare `{`), and
+    `call_separator` (`;`) may join such calls. `call_template` writes one call the way the model does,
+    from `{name}` and `{arguments}` (JSON text): for demos, benchmarks and
+    tests. `call_id_template`, if set, is how the model family numbers call
+    ids (`{name}`, `{n}` = calls in the conversation before this one);
+    otherwise ids are OpenAI's `call_…`.
     """
 
     name: str
@@ -44,9 +54,15 @@ class ToolFormat:
     call_start: str
     call_end: str
     call_template: str
-    body: Callable = JsonCallObject
+    body: Callable = JsonCalls
+    other_call_starts: tuple[str, ...] = ()
+    section_start: str | None = None
+    section_end: str | None = None
+    bare_start: str = ""
+    call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
     needs_special_tokens: bool = False
+    call_id_template: str | None = None
 
     def render_call(self, name: str, arguments: str) -> str:
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
@@ -58,25 +74,39 @@ class ToolCallParser:
     def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None):
         self.fmt = fmt
         self.tools = tools or []
-        self._state = "text"
+        self._state = "bare" if fmt.bare_start else "text"
+        self._in_section = False
         self._held_back = ""
         self._events: list[Event] = []
         self._call_count = 0
+        self._call_open = False
         self._body = None
+        self._body_first_call = 0
         self._tentative: list[str] = []
         self._gap = ""
-        self._after_call = False
-        self._text_markers = marker_set(fmt.call_start, *fmt.dropped_markers)
-        self._end_marker = fmt.call_end.strip()
+        self._at_boundary = True
+        openers = (fmt.section_start,) if fmt.section_start else ()
+        self._call_starts = (fmt.call_start, *fmt.other_call_starts)
+        self._text_markers = marker_set(*self._call_starts, *openers, *fmt.dropped_markers)
+        closers = (fmt.section_end,) if fmt.section_end else ()
+        self._section_markers = marker_set(*self._call_starts, *closers, *fmt.dropped_markers)
+        self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
 
-    # CallSink: the body grammar reports the call through these.
+    # CallSink: the body grammar reports calls through these.
     def start(self, name: str) -> None:
         self._tentative.clear()
         self._gap = ""
+        self._call_open = True
         self._events.append(CallStart(self._call_count, name))
 
     def args(self, text: str) -> None:
         self._events.append(CallArgs(self._call_count, text))
+
+    def end(self) -> None:
+        self._events.append(CallEnd(self._call_count))
+        self._call_count += 1
+        self._call_open = False
+        self._at_boundary = True
 
     def feed(self, text: str) -> list[Event]:
         buf = self._held_back + text
@@ -94,13 +124,13 @@ class ToolCallParser:
     def finish(self) -> list[Event]:
         held, self._held_back = self._held_back, ""
         if self._state == "body":
-            if not self._body.started:
+            if self._committed_nothing():
                 self._tentative.append(held)
             self._body.finish()
             self._end_body()
-        elif self._state == "text":
+        elif self._state in ("text", "bare"):
             self._emit_text(held)
-        if not self._after_call and self._gap:
+        if self._gap and self._call_count == 0:
             self._events.append(Content(self._gap))
         self._gap = ""
         self._state = "text"
@@ -114,23 +144,35 @@ class ToolCallParser:
         self._held_back = buf[pos:]
 
     def _step_text(self, buf: str, pos: int) -> int | None:
-        hit = self._text_markers.search(buf, pos)
+        markers = self._section_markers if self._in_section else self._text_markers
+        hit = markers.search(buf, pos)
         if hit is None:
-            end = self._text_markers.safe_end(buf, pos)
+            end = markers.safe_end(buf, pos)
             self._emit_text(buf[pos:end])
             self._hold(buf, end)
             return None
         self._emit_text(buf[pos : hit.start])
-        if hit.marker == self.fmt.call_start:
-            self._tentative = [hit.marker]
-            self._body = self.fmt.body(self)
-            self._state = "body"
+        if hit.marker in self._call_starts:
+            self._begin_body([hit.marker])
+        elif hit.marker == self.fmt.section_start and not self._in_section:
+            self._in_section = True
+            self._at_boundary = True
+        elif hit.marker == self.fmt.section_end and self._in_section:
+            self._in_section = False
+        else:
+            self._at_boundary = True
         return hit.end
+
+    def _begin_body(self, tentative: list[str]) -> None:
+        self._tentative = tentative
+        self._body = self.fmt.body(self)
+        self._body_first_call = self._call_count
+        self._state = "body"
 
     def _step_body(self, buf: str, pos: int) -> int | None:
         body = self._body
         new_pos = body.step(buf, pos)
-        if not body.started:
+        if self._committed_nothing():
             self._tentative.append(buf[pos:new_pos])
         if body.status in (DONE, FAILED):
             self._end_body()
@@ -138,41 +180,62 @@ class ToolCallParser:
         self._hold(buf, new_pos)
         return None
 
+    def _committed_nothing(self) -> bool:
+        return self._call_count == self._body_first_call and not self._call_open
+
     def _end_body(self) -> None:
-        if self._body.status == FAILED and not self._body.started:
+        if self._committed_nothing():
             self._events.append(Content(self._gap + "".join(self._tentative)))
             self._gap = ""
-            self._after_call = False
+            self._at_boundary = False
             self._state = "text"
         else:
-            self._events.append(CallEnd(self._call_count))
-            self._call_count += 1
-            self._after_call = True
-            self._state = "closing" if self._body.status == DONE else "text"
+            if self._call_open:
+                self.end()
+            self._state = "closing" if self._body.status == DONE and self._closers else "text"
         self._tentative.clear()
         self._body = None
 
     def _step_closing(self, buf: str, pos: int) -> int | None:
+        """After a body: optional whitespace, then the end marker (back to
+        text) or the separator (another bare call), if either comes."""
         start = pos
         while pos < len(buf) and buf[pos] in _WHITESPACE:
             pos += 1
-        rest = buf[pos : pos + len(self._end_marker)]
-        if rest == self._end_marker:
-            self._state = "text"
-            return pos + len(self._end_marker)
-        if len(rest) < len(self._end_marker) and self._end_marker.startswith(rest):
+        for marker, next_state in self._closers:
+            if buf.startswith(marker, pos):
+                self._state = next_state
+                return pos + len(marker)
+        if any(len(buf) - pos < len(marker) and marker.startswith(buf[pos:]) for marker, _ in self._closers):
             self._hold(buf, start)
             return None
         self._state = "text"
         return start
 
+    def _step_bare(self, buf: str, pos: int) -> int | None:
+        """Where a call may start without a marker (the start of the output,
+        after a separator): whitespace, then a `bare_start` character."""
+        start = pos
+        while pos < len(buf) and buf[pos] in _WHITESPACE:
+            pos += 1
+        if pos == len(buf):
+            self._hold(buf, start)
+            return None
+        self._state = "text"
+        if buf[pos] not in self.fmt.bare_start:
+            return start
+        self._emit_text(buf[start:pos])
+        self._begin_body([])
+        return pos
+
     def _emit_text(self, text: str) -> None:
-        """Content, except a whitespace run that only separates a call from
-        the text before it, or from the next call or the end."""
-        body = text.rstrip(_WHITESPACE)
-        if not body:
-            self._gap += text
+        """Content, except a whitespace-only run between the start of the
+        output or a call, and a call or the end of the output."""
+        if not text:
             return
-        self._events.append(Content(self._gap + body))
-        self._gap = text[len(body) :]
-        self._after_call = False
+        if self._at_boundary:
+            if not text.strip(_WHITESPACE):
+                self._gap += text
+                return
+            text, self._gap, self._at_boundary = self._gap + text, "", False
+        self._events.append(Content(text))

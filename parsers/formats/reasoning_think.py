@@ -45,3 +45,22 @@ _ALWAYS = ReasoningFormat(name="deepseek-r1", models="DeepSeek-R1 and R1 distill
 register(_ALWAYS)
 register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
 register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))
+
+register(
+    ReasoningFormat(
+        name="kimi",
+        models="Kimi 1.5 / Kimi-VL thinking (◁think▷ … ◁/think▷)",
+        start="◁think▷",
+        end="◁/think▷",
+        start_required=True,
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="minimax-append-think",
+        models="MiniMax M1 / M2, keeping <think>…</think> in content for clients that split it",
+        separates=False,
+        tool_start=None,
+    )
+)

@@ -40,3 +40,40 @@ register(
         dropped_markers=("<think>", "</think>"),
     )
 )
+
+register(
+    ToolFormat(
+        name="interns1",
+        models="InternLM2 / 2.5 chat, Intern-S1",
+        call_start="<|action_start|> <|plugin|>",
+        call_end="<|action_end|>",
+        call_template='<|action_start|> <|plugin|>\n{"name": "{name}", "parameters": {arguments}}<|action_end|>',
+        dropped_markers=("<|action_end|>", "<|im_end|>"),
+        needs_special_tokens=True,
+    )
+)
+register(
+    ToolFormat(
+        name="gigachat3",
+        models="GigaChat 3",
+        call_start="function call<|role_sep|>",
+        other_call_starts=("<|function_call|>",),
+        call_end="",
+        call_template='<|message_sep|>function call<|role_sep|>\n{"name": "{name}", "arguments": {arguments}}',
+        dropped_markers=("<|message_sep|>", "</s>"),
+        needs_special_tokens=True,
+    )
+)
+register(
+    ToolFormat(
+        name="llama3",
+        models="Llama 3.1 / 3.2 / 3.3 (JSON tool calling)",
+        call_start="<|python_tag|>",
+        call_end="",
+        bare_start="{",
+        call_separator=";",
+        call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
+        dropped_markers=("<|eom_id|>", "<|eot_id|>"),
+        needs_special_tokens=True,
+    )
+)

@@ -1,0 +1,49 @@
+"""gpt-oss (Harmony): reasoning in the `analysis` channel, tool calls as
+messages with a recipient (FORMATS.md §1 `gpt-oss`, §2 `gpt-oss`).
+
+One call; two calls are two such messages::
+
+    <|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>
+
+The recipient may also sit in the role header
+(`<|start|>assistant to=functions.get_weather<|channel|>commentary …`); the
+function name is the last dot-segment of the recipient.
+"""
+
+from functools import partial
+
+from parsers.harmony import HarmonyReasoningParser
+from parsers.named_call import NamedJsonCall
+from parsers.reasoning import ReasoningFormat
+from parsers.registry import register
+from parsers.tool_calls import ToolFormat
+
+register(
+    ReasoningFormat(
+        name="gpt-oss",
+        models="OpenAI gpt-oss-20b / 120b (Harmony)",
+        start="<|channel|>analysis<|message|>",
+        end="<|end|>",
+        always_thinking=True,
+        needs_special_tokens=True,
+        stage=HarmonyReasoningParser,
+    )
+)
+register(
+    ToolFormat(
+        name="gpt-oss",
+        models="OpenAI gpt-oss-20b / 120b (Harmony)",
+        call_start="<|start|>",
+        other_call_starts=("<|channel|>",),
+        call_end="<|call|>",
+        body=partial(
+            NamedJsonCall,
+            args_start="<|message|>",
+            name_pattern=r".*?\bto=(?:\S*?\.)?(?P<name>[^\s.<]+)(?:\s.*|<.*)?",
+            args_end="<|call|>",
+        ),
+        call_template="<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>",
+        dropped_markers=("<|end|>", "<|return|>", "<|call|>"),
+        needs_special_tokens=True,
+    )
+)

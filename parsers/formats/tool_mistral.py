@@ -1,0 +1,35 @@
+"""Mistral's `[TOOL_CALLS]` (FORMATS.md §1): a JSON array of call objects,
+or, with newer tokenizers, compact calls. `[TOOL_CALLS]` is a control token.
+
+    [TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]
+    [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search[ARGS]{"query": "x"}
+    [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}
+"""
+
+from functools import partial
+
+from parsers.json_call import JsonCalls
+from parsers.named_call import ByFirstChar, NamedJsonCall
+from parsers.registry import register
+from parsers.tool_calls import ToolFormat
+
+register(
+    ToolFormat(
+        name="mistral",
+        models="Mistral 7B v0.3, Mixtral, Mistral Small / Medium / Large, Magistral, Devstral",
+        call_start="[TOOL_CALLS]",
+        call_end="",
+        body=partial(
+            ByFirstChar,
+            json_body=JsonCalls,
+            named_body=partial(
+                NamedJsonCall,
+                args_start="[ARGS]",
+                name_pattern=r"\s*(?P<name>[^\s\[\]]+)\s*(?:\[CALL_ID\]\s*[^\s\[]*\s*)?",
+            ),
+        ),
+        call_template='[TOOL_CALLS][{"name": "{name}", "arguments": {arguments}}]',
+        dropped_markers=("</s>",),
+        needs_special_tokens=True,
+    )
+)

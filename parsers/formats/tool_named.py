@@ -1,0 +1,92 @@
+"""Tool calls whose header names the function, followed by JSON arguments
+(FORMATS.md §1): DeepSeek V3 / V3.1 and Kimi K2. Their markers are special
+tokens the backend must keep.
+
+DeepSeek V3, one call (two calls: two `<｜tool▁call▁begin｜>` blocks in one section)::
+
+    <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
+    ```json
+    {"city": "Paris"}
+    ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+
+DeepSeek V3.1::
+
+    <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+
+Kimi K2 (`:0` is a conversation-wide counter, ignored; ids are reassigned)::
+
+    <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
+"""
+
+from functools import partial
+
+from parsers.named_call import NamedJsonCall
+from parsers.registry import register
+from parsers.tool_calls import ToolFormat
+
+_DEEPSEEK_MARKERS = dict(
+    section_start="<｜tool▁calls▁begin｜>",
+    section_end="<｜tool▁calls▁end｜>",
+    call_start="<｜tool▁call▁begin｜>",
+    dropped_markers=("<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜end▁of▁sentence｜>"),
+    needs_special_tokens=True,
+)
+
+register(
+    ToolFormat(
+        name="deepseekv3",
+        models="DeepSeek V3 / V3-0324, R1 / R1-0528",
+        call_end="\n```<｜tool▁call▁end｜>",
+        body=partial(
+            NamedJsonCall,
+            args_start="```json",
+            name_pattern=r"\s*(?:function)?<｜tool▁sep｜>(?P<name>[^\n]+?)\s*",
+            args_end="<｜tool▁call▁end｜>",
+        ),
+        call_template=(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{arguments}\n```"
+            "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        **_DEEPSEEK_MARKERS,
+    )
+)
+register(
+    ToolFormat(
+        name="deepseekv31",
+        models="DeepSeek V3.1 / V3.1-Terminus / V3.2-Exp",
+        call_end="<｜tool▁call▁end｜>",
+        body=partial(
+            NamedJsonCall,
+            args_start="<｜tool▁sep｜>",
+            name_pattern=r"\s*(?P<name>[^\n]+?)\s*",
+            args_end="<｜tool▁call▁end｜>",
+        ),
+        call_template=(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{arguments}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        **_DEEPSEEK_MARKERS,
+    )
+)
+register(
+    ToolFormat(
+        name="kimi_k2",
+        models="Kimi K2 / K2-Instruct-0905 / K2-Thinking / K2.5",
+        section_start="<|tool_calls_section_begin|>",
+        section_end="<|tool_calls_section_end|>",
+        call_start="<|tool_call_begin|>",
+        call_end="<|tool_call_end|>",
+        body=partial(
+            NamedJsonCall,
+            args_start="<|tool_call_argument_begin|>",
+            name_pattern=r"\s*(?:functions\.)?(?P<name>[\w.\-]+?)(?::\d+)?\s*",
+            args_end="<|tool_call_end|>",
+        ),
+        call_template=(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{arguments}"
+            "<|tool_call_end|><|tool_calls_section_end|>"
+        ),
+        dropped_markers=("<|tool_calls_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>", "<|im_end|>"),
+        needs_special_tokens=True,
+        call_id_template="functions.{name}:{n}",
+    )
+)
