@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 import orjson
 
@@ -19,11 +20,6 @@ DONE = b"data: [DONE]\n\n"
 
 def completion_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
-
-
-def call_id() -> str:
-    """OpenAI-style tool call id: `call_` and 24 lowercase hex digits."""
-    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
@@ -56,10 +52,11 @@ class ChunkEncoder:
 class ChoiceStream:
     """One streamed choice: its pipeline, and what it has sent so far."""
 
-    __slots__ = ("pipeline", "role_sent", "made_call", "finished")
+    __slots__ = ("pipeline", "call_id", "role_sent", "made_call", "finished")
 
-    def __init__(self, pipeline: Pipeline) -> None:
+    def __init__(self, pipeline: Pipeline, call_id: Callable[[str, int], str]) -> None:
         self.pipeline = pipeline
+        self.call_id = call_id
         self.role_sent = False
         self.made_call = False
         self.finished = False
@@ -83,7 +80,7 @@ class ChoiceStream:
             elif kind is CallStart:
                 self.made_call = True
                 function = {"name": event.name, "arguments": ""}
-                calls.append({"index": event.index, "id": call_id(), "type": "function", "function": function})
+                calls.append({"index": event.index, "id": self.call_id(event.name, event.index), "type": "function", "function": function})
             elif kind is CallArgs:
                 if calls and calls[-1]["index"] == event.index:
                     calls[-1]["function"]["arguments"] += event.text

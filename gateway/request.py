@@ -7,6 +7,7 @@ what goes upstream, so unknown fields pass through untouched.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -99,17 +100,34 @@ class ParsePlan:
     tools: list[dict] | None
     chat_template_kwargs: dict | None
     stream_reasoning: bool
+    call_id_template: str | None = None
+    earlier_calls: int = 0
 
     @classmethod
     def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
         separate = request.separate_reasoning is not False
+        tool_call_parser = model.tool_call_parser if request.tools_active() else None
         return cls(
             reasoning_parser=model.reasoning_parser if separate else None,
-            tool_call_parser=model.tool_call_parser if request.tools_active() else None,
+            tool_call_parser=tool_call_parser,
             tools=payload.get("tools"),
             chat_template_kwargs=request.chat_template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,
+            call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
+            earlier_calls=sum(
+                len(message.get("tool_calls") or ())
+                for message in request.messages
+                if message.get("role") == "assistant"
+            ),
         )
+
+    def call_id(self, name: str, index: int) -> str:
+        """The id of this turn's call number `index`: OpenAI's `call_` and 24
+        hex digits, or the model family's own numbering (Kimi K2:
+        `functions.NAME:N`, N counting the conversation's earlier calls)."""
+        if self.call_id_template:
+            return self.call_id_template.format(name=name, n=self.earlier_calls + index)
+        return f"call_{uuid.uuid4().hex[:24]}"
 
     def pipeline(self) -> Pipeline:
         """A fresh pipeline for one choice. Whether the reply starts inside

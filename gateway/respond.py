@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from gateway.chunks import call_id, completion_id, finish_reason
+from gateway.chunks import completion_id, finish_reason
 from gateway.request import ParsePlan
 from parsers import ParseResult
 
@@ -16,8 +16,8 @@ def _message(text: str, plan: ParsePlan) -> dict:
     result.add(pipeline.feed(text))
     result.add(pipeline.finish())
     calls = [
-        {"id": call_id(), "type": "function", "function": {"name": name, "arguments": arguments}}
-        for name, arguments in result.tool_calls
+        {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
+        for index, (name, arguments) in enumerate(result.tool_calls)
     ]
     content = result.content or (None if calls else "")
     message = {"role": "assistant", "content": content, "reasoning_content": result.reasoning_content}

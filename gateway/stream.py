@@ -42,7 +42,7 @@ class StreamTranslator:
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
-            stream = self._choices[index] = ChoiceStream(self._plan.pipeline())
+            stream = self._choices[index] = ChoiceStream(self._plan.pipeline(), self._plan.call_id)
         if stream.finished:
             return
         text = (choice.get("delta") or {}).get("content")

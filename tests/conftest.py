@@ -90,6 +90,18 @@ def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: in
                 "tool_call_parser": "qwen25",
             },
             {"name": "plain", "backend": {"url": f"{fake_url}/v1"}},
+            {
+                "name": "kimi",
+                "backend": {"url": f"{fake_url}/v1"},
+                "reasoning_parser": "kimi_k2",
+                "tool_call_parser": "kimi_k2",
+            },
+            {
+                "name": "gpt-oss",
+                "backend": {"url": f"{fake_url}/v1"},
+                "reasoning_parser": "gpt-oss",
+                "tool_call_parser": "gpt-oss",
+            },
             {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
             {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},
         ]

@@ -1,0 +1,104 @@
+"""Special-token formats through the real gateway: the backend is asked to
+keep special tokens, Kimi K2 call ids follow the model's own numbering,
+and gpt-oss Harmony gives reasoning and calls, streamed as not."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+WEATHER = {
+    "type": "function",
+    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+}
+SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
+KIMI_TWO_CALLS = (
+    "<think>Two lookups.</think><|tool_calls_section_begin|>"
+    '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
+    '<|tool_call_begin|>functions.search:1<|tool_call_argument_begin|>{"query": "x"}<|tool_call_end|>'
+    "<|tool_calls_section_end|><|im_end|>"
+)
+HISTORY = [
+    {"role": "user", "content": "Weather in Rome and Oslo?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "functions.get_weather:0", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+            {"id": "functions.get_weather:1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "sunny"},
+    {"role": "tool", "tool_call_id": "functions.get_weather:1", "content": "rain"},
+    {"role": "user", "content": "And Paris?"},
+]
+HARMONY = (
+    "<|channel|>analysis<|message|>Need the weather.<|end|>"
+    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+    '{"city": "Paris"}<|call|>'
+)
+
+
+@pytest.fixture(scope="module")
+def client(gateway_url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+
+
+def streamed(client, **request) -> tuple[str, str, list[tuple[str, str, str]], str]:
+    reasoning, content, calls, finish = "", "", {}, None
+    for chunk in client.chat.completions.create(stream=True, **request):
+        for choice in chunk.choices:
+            delta = choice.delta
+            reasoning += getattr(delta, "reasoning_content", None) or ""
+            content += delta.content or ""
+            for call in delta.tool_calls or ():
+                if call.index not in calls:
+                    calls[call.index] = [call.id, call.function.name, ""]
+                calls[call.index][2] += call.function.arguments or ""
+            finish = choice.finish_reason or finish
+    return reasoning, content, [tuple(calls[i]) for i in sorted(calls)], finish
+
+
+def test_kimi_ids_count_the_conversations_earlier_calls(client, fake):
+    fake.script(KIMI_TWO_CALLS, chunk_size=3)
+    request = {"model": "kimi", "messages": HISTORY, "tools": [WEATHER, SEARCH]}
+    reply = client.chat.completions.create(**request)
+    message = reply.choices[0].message
+    assert [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls] == [
+        ("functions.get_weather:2", "get_weather", '{"city": "Paris"}'),
+        ("functions.search:3", "search", '{"query": "x"}'),
+    ]
+    assert message.reasoning_content == "Two lookups."
+    assert message.content is None and reply.choices[0].finish_reason == "tool_calls"
+    assert streamed(client, **request) == (
+        "Two lookups.",
+        "",
+        [("functions.get_weather:2", "get_weather", '{"city": "Paris"}'), ("functions.search:3", "search", '{"query": "x"}')],
+        "tool_calls",
+    )
+
+
+def test_special_token_formats_ask_the_backend_to_keep_them(client, fake):
+    fake.script("Hi.", chunk_size=2)
+    client.chat.completions.create(model="kimi", messages=HISTORY, tools=[WEATHER])
+    assert fake.last_body["skip_special_tokens"] is False
+    client.chat.completions.create(model="qwen3", messages=HISTORY, tools=[WEATHER])
+    assert "skip_special_tokens" not in fake.last_body
+
+
+def test_client_choice_of_skip_special_tokens_is_kept(client, fake):
+    fake.script("Hi.", chunk_size=2)
+    client.chat.completions.create(model="kimi", messages=HISTORY, tools=[WEATHER], extra_body={"skip_special_tokens": True})
+    assert fake.last_body["skip_special_tokens"] is True
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 1000])
+def test_gpt_oss_harmony_reasoning_and_call(client, fake, chunk_size):
+    fake.script(HARMONY, chunk_size=chunk_size)
+    request = {"model": "gpt-oss", "messages": HISTORY, "tools": [WEATHER]}
+    reasoning, content, calls, finish = streamed(client, **request)
+    assert (reasoning, content, finish) == ("Need the weather.", "", "tool_calls")
+    assert [(name, arguments) for _, name, arguments in calls] == [("get_weather", '{"city": "Paris"}')]
+    message = client.chat.completions.create(**request).choices[0].message
+    assert message.reasoning_content == "Need the weather."
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
