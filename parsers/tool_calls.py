@@ -23,8 +23,11 @@ before, between or after calls is content, verbatim.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import orjson
 from typing import Callable
 
+from parsers.coerce import parameter_types
 from parsers.events import CallArgs, CallEnd, CallStart, Content, Event
 from parsers.json_call import DONE, FAILED, JsonCalls
 from parsers.markers import marker_set
@@ -44,7 +47,8 @@ class ToolFormat:
     without any marker at the start of the output (Llama 3's bare `{`), and
     `call_separator` (`;`) may join such calls. `call_template` writes one call the way the model does,
     from `{name}` and `{arguments}` (JSON text): for demos, benchmarks and
-    tests. `call_id_template`, if set, is how the model family numbers call
+    tests (formats that write parameters as tags render each one with
+    `parameter_template`, from `{key}` and `{value}`). `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
     otherwise ids are OpenAI's `call_…`.
     """
@@ -54,6 +58,7 @@ class ToolFormat:
     call_start: str
     call_end: str
     call_template: str
+    parameter_template: str = ""
     body: Callable = JsonCalls
     other_call_starts: tuple[str, ...] = ()
     section_start: str | None = None
@@ -65,6 +70,14 @@ class ToolFormat:
     call_id_template: str | None = None
 
     def render_call(self, name: str, arguments: str) -> str:
+        """One call as the model writes it; `arguments` is JSON text."""
+        if self.parameter_template:
+            arguments = "".join(
+                self.parameter_template.replace("{key}", key).replace(
+                    "{value}", value if isinstance(value, str) else orjson.dumps(value).decode()
+                )
+                for key, value in orjson.loads(arguments).items()
+            )
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
 
 
@@ -101,6 +114,10 @@ class ToolCallParser:
 
     def args(self, text: str) -> None:
         self._events.append(CallArgs(self._call_count, text))
+
+    def parameter_types(self, name: str) -> dict:
+        """Parameter name -> JSON types allowed by the request's tool schema."""
+        return parameter_types(self.tools, name)
 
     def end(self) -> None:
         self._events.append(CallEnd(self._call_count))

@@ -1,3 +1,3 @@
 """The built-in formats. Importing this package registers them all."""
 
-from parsers.formats import harmony, reasoning_think, tool_json, tool_mistral, tool_named  # noqa: F401
+from parsers.formats import harmony, reasoning_think, tool_json, tool_mistral, tool_named, tool_tags  # noqa: F401

@@ -1,0 +1,153 @@
+"""Type a parameter value written as text, by the tool's JSON schema.
+
+Formats that do not write JSON (key/value tags) give every value as raw
+text. This module, shared by all of them, turns that text into JSON text:
+
+- a string parameter stays the text, verbatim (`"007"` stays `"007"`,
+  `true` stays `"true"`);
+- integer, number, boolean and null take the text when it really is one
+  (`42`, `-1.5e3`, `True`, `null`); big integers keep every digit;
+- object and array take JSON, or a Python literal (`{'a': 1}`, `(1, 2)`);
+- `null` (or `None`) is null for a parameter that cannot be a string;
+- where the schema allows several types (type lists, `anyOf`/`oneOf`,
+  enums), the first type the text really is wins, in the order
+  null, boolean, integer, number, object/array, string;
+- a value that fits no allowed type, or a parameter the schema does not
+  describe, keeps its raw text as a string. Arguments never go missing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import orjson
+
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null", list: "array", dict: "object"}
+
+Types = frozenset
+
+
+def parameter_types(tools: list[dict] | None, function: str) -> dict[str, Types]:
+    """Parameter name -> the JSON types its schema allows, for one function."""
+    for tool in tools or ():
+        spec = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(spec, dict) and spec.get("name") == function:
+            return {key: schema_types(schema) for key, schema in _properties(spec.get("parameters")).items()}
+    return {}
+
+
+def _properties(schema) -> dict:
+    """`properties`, merged from top-level `anyOf`/`oneOf`/`allOf` branches too."""
+    if not isinstance(schema, dict):
+        return {}
+    merged = dict(schema.get("properties") or {})
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in schema.get(key) or ():
+            merged.update(_properties(branch))
+    return merged
+
+
+def schema_types(schema) -> Types:
+    """The JSON types a schema allows; empty when it does not say."""
+    if not isinstance(schema, dict):
+        return Types()
+    declared = schema.get("type")
+    types = set([declared] if isinstance(declared, str) else declared or ())
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key) or ():
+            types |= schema_types(branch)
+    if "enum" in schema:
+        types |= {_JSON_TYPES[type(value)] for value in schema["enum"] if type(value) in _JSON_TYPES}
+    if "const" in schema and type(schema["const"]) in _JSON_TYPES:
+        types.add(_JSON_TYPES[type(schema["const"])])
+    if not types and "properties" in schema:
+        types.add("object")
+    if not types and "items" in schema:
+        types.add("array")
+    return Types(types)
+
+
+def is_plain_string(types: Types) -> bool:
+    """A value that can only be a string: safe to stream as it arrives."""
+    return types == {"string"}
+
+
+def to_json(raw: str, types: Types) -> str:
+    """JSON text for a raw value of a parameter allowing `types`. A `null`
+    written for a parameter that cannot be a string is null, whatever else
+    the schema says: the model means "no value"."""
+    text = raw.strip()
+    if "string" not in types and _null(text, types):
+        return "null"
+    for kind in ("null", "boolean", "integer", "number", "container"):
+        if kind == "container":
+            wanted = types & {"object", "array"}
+        else:
+            wanted = types & {kind}
+        if wanted:
+            value = _READERS[kind](text, wanted)
+            if value is not None:
+                return value
+    return orjson.dumps(raw).decode()
+
+
+def _null(text: str, _wanted) -> str | None:
+    return "null" if text.lower() in ("null", "none", "nil") else None
+
+
+def _boolean(text: str, _wanted) -> str | None:
+    lowered = text.lower()
+    return lowered if lowered in ("true", "false") else None
+
+
+def _integer(text: str, _wanted) -> str | None:
+    return text if _INTEGER.fullmatch(text) else None
+
+
+def _number(text: str, _wanted) -> str | None:
+    if _NUMBER.fullmatch(text):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return orjson.dumps(value).decode() if value == value and abs(value) != float("inf") else None
+
+
+def _container(text: str, wanted) -> str | None:
+    """JSON (stdlib, so big integers keep every digit), else a Python
+    literal, else JSON the model wrote with its quotes escaped (`[{\\"a\\": 1}]`)."""
+    value = _json(text)
+    if value is None:
+        value = _python_literal(text)
+    if value is None and '\\"' in text:
+        value = _json(_json('"' + text + '"') or "")
+    if isinstance(value, tuple):
+        value = list(value)
+    if _JSON_TYPES.get(type(value)) not in wanted:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def _json(text: str):
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def _python_literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+_READERS = {"null": _null, "boolean": _boolean, "integer": _integer, "number": _number, "container": _container}

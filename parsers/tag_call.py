@@ -1,0 +1,242 @@
+"""Body grammar: a call written as key/value tags, converted to JSON text.
+
+    <function=get_weather><parameter=city>Paris</parameter></function>      (Qwen3-Coder)
+    get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>          (GLM)
+    <invoke name="get_weather"><parameter name="city">Paris</parameter>     (MiniMax M2)
+
+A `TagSyntax` says, as data, which markers end the header naming the
+function, open and close a key, open and close a value, and close the
+call. The arguments JSON is written as the tags arrive: `{` and the key
+when a key closes; a value the schema types as a plain string streams as
+JSON string fragments while it is written; any other value is typed when
+it closes (`parsers.coerce`). Every marker is searched from the current
+position only, so the cost is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import orjson
+
+from parsers import coerce
+from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.markers import marker_set
+
+_WHITESPACE = re.compile(r"\s*")
+_BLANKS = " \t\r\n"
+
+
+@dataclass(frozen=True)
+class TagSyntax:
+    """`name_pattern` and `key_pattern` must match the whole header / key
+    text (groups `name`, `key`; an optional `string` group, `true` or
+    `false`, types the value instead of the schema; an optional `empty`
+    group in the header means a call with no arguments). `trim` is what a
+    value loses at its ends: one `newline`, all blanks (`strip`) or `none`.
+    `gap_pattern` is what may stand between a key's close and its value's
+    open (GLM models sometimes write a literal backslash-n there)."""
+
+    name_ends: tuple[str, ...]
+    name_pattern: str
+    key_open: str
+    key_close: str
+    value_close: str
+    call_closes: tuple[str, ...]
+    key_pattern: str = r"\s*(?P<key>.+?)\s*"
+    value_open: str = ""
+    value_also_ends_at: tuple[str, ...] = ()
+    trim: str = "newline"
+    gap_pattern: str = r"\s*"
+
+
+class TagCall:
+    """Incremental reader of one tag-style call (see the module docstring)."""
+
+    def __init__(self, sink, syntax: TagSyntax):
+        self.status = RUNNING
+        self._sink = sink
+        self._syntax = syntax
+        self._state = "header"
+        self._types: dict = {}
+        self._wrote_key = False
+        self._key_types = coerce.Types()
+        self._declared_json = False
+        self._streaming = False
+        self._value: list[str] = []
+        self._pending = ""
+        self._leading_done = False
+        self._name_ends = marker_set(*syntax.name_ends)
+        self._between = marker_set(syntax.key_open, *syntax.call_closes)
+        self._key_close = marker_set(syntax.key_close)
+        self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at)
+        self._gap = re.compile(syntax.gap_pattern)
+
+    def step(self, buf: str, pos: int) -> int:
+        while self.status == RUNNING and pos < len(buf):
+            new_pos = getattr(self, "_step_" + self._state)(buf, pos)
+            if new_pos is None:
+                return pos
+            pos = new_pos
+        return pos
+
+    def finish(self) -> None:
+        if self.status != RUNNING:
+            return
+        if self._state == "header":
+            self.status = FAILED
+            return
+        if self._state == "value":
+            self._end_value()
+        self._close()
+
+    def _step_header(self, buf: str, pos: int) -> int | None:
+        hit = self._name_ends.search(buf, pos)
+        if hit is None:
+            return self._need_more(buf, pos)
+        match = re.fullmatch(self._syntax.name_pattern, buf[pos : hit.start], re.DOTALL)
+        if match is None:
+            self.status = FAILED
+            return pos
+        name = match.group("name")
+        self._sink.start(name)
+        self._types = self._sink.parameter_types(name)
+        self._state = "between"
+        if match.groupdict().get("empty"):
+            self._close()
+        keep_marker = hit.marker in (self._syntax.key_open, *self._syntax.call_closes)
+        return hit.start if keep_marker else hit.end
+
+    def _step_between(self, buf: str, pos: int) -> int | None:
+        hit = self._between.search(buf, pos)
+        if hit is None:
+            end = self._between.safe_end(buf, pos)
+            return end if end > pos else None
+        if hit.marker == self._syntax.key_open:
+            self._state = "key"
+        else:
+            self._close()
+        return hit.end
+
+    def _step_key(self, buf: str, pos: int) -> int | None:
+        hit = self._key_close.search(buf, pos)
+        if hit is None:
+            return self._need_more(buf, pos)
+        match = re.fullmatch(self._syntax.key_pattern, buf[pos : hit.start], re.DOTALL)
+        if match is None:
+            self._state = "between"
+            return hit.end
+        self._open_value(match.group("key"), match.groupdict().get("string"))
+        self._state = "value_open" if self._syntax.value_open else "value"
+        return hit.end
+
+    def _step_value_open(self, buf: str, pos: int) -> int | None:
+        pos = self._gap.match(buf, pos).end()
+        opener = self._syntax.value_open
+        if buf.startswith(opener, pos):
+            self._state = "value"
+            return pos + len(opener)
+        rest = buf[pos : pos + len(opener)]
+        if len(rest) < len(opener) and (opener.startswith(rest) or "\\n".startswith(rest)):
+            return None
+        self._state = "value"
+        return pos
+
+    def _step_value(self, buf: str, pos: int) -> int | None:
+        hit = self._value_ends.search(buf, pos)
+        end = hit.start if hit else self._value_ends.safe_end(buf, pos)
+        self._take_value(buf[pos:end])
+        if hit is None:
+            return end if end > pos else None
+        self._end_value()
+        self._state = "between"
+        return hit.end if hit.marker == self._syntax.value_close else hit.start
+
+    def _need_more(self, buf: str, pos: int) -> int | None:
+        """Wait for more of a header or key, unless it is too long to be one."""
+        if len(buf) - pos <= MAX_TOKEN_CHARS:
+            return None
+        if self._state == "header":
+            self.status = FAILED
+        self._state = "between"
+        return pos
+
+    def _open_value(self, key: str, string_attribute: str | None) -> None:
+        self._declared_json = string_attribute == "false"
+        if string_attribute == "true":
+            self._key_types = coerce.Types({"string"})
+        else:
+            self._key_types = self._types.get(key, coerce.Types())
+        self._streaming = coerce.is_plain_string(self._key_types)
+        separator = ", " if self._wrote_key else "{"
+        self._wrote_key = True
+        self._sink.args(separator + orjson.dumps(key).decode() + ": " + ('"' if self._streaming else ""))
+        self._value.clear()
+        self._pending = ""
+        self._leading_done = False
+
+    def _take_value(self, text: str) -> None:
+        if not text:
+            return
+        if not self._leading_done:
+            text = self._trim_leading(text)
+            if not text:
+                return
+        if not self._streaming:
+            self._value.append(text)
+            return
+        body = text.rstrip(_BLANKS)
+        if not body:
+            self._pending += text
+            return
+        self._sink.args(_escape(self._pending + body))
+        self._pending = text[len(body) :]
+
+    def _trim_leading(self, text: str) -> str:
+        trim = self._syntax.trim
+        if trim == "strip":
+            text = text.lstrip(_BLANKS)
+            self._leading_done = bool(text)
+            return text
+        self._leading_done = True
+        return text[1:] if trim == "newline" and text.startswith("\n") else text
+
+    def _end_value(self) -> None:
+        if self._streaming:
+            self._sink.args(_escape(self._trim_trailing(self._pending)) + '"')
+            return
+        raw = self._trim_trailing("".join(self._value))
+        if self._declared_json:
+            self._sink.args(_json_or_text(raw))
+        elif self._key_types:
+            self._sink.args(coerce.to_json(raw, self._key_types))
+        else:
+            self._sink.args(orjson.dumps(raw).decode())
+
+    def _trim_trailing(self, text: str) -> str:
+        trim = self._syntax.trim
+        if trim == "strip":
+            return text.rstrip(_BLANKS)
+        if trim == "newline" and text.endswith("\n"):
+            return text[:-1]
+        return text
+
+    def _close(self) -> None:
+        self._sink.args("}" if self._wrote_key else "{}")
+        self._sink.end()
+        self.status = DONE
+
+
+def _escape(text: str) -> str:
+    """`text` as the inside of a JSON string."""
+    return orjson.dumps(text).decode()[1:-1]
+
+
+def _json_or_text(raw: str) -> str:
+    """A value declared JSON (`string="false"`): its JSON, else its text."""
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return orjson.dumps(raw.strip()).decode()
+    return raw.strip()
