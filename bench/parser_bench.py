@@ -1,7 +1,8 @@
 """Parser micro-benchmark: streamed cost per chunk as the input grows.
 
 For every registered tool-call format: one call whose string argument
-grows 1 -> 4 -> 16 -> 64 KB. For every reasoning format: reasoning text
+grows 1 -> 4 -> 16 -> 64 KB, and one call whose small parameters grow
+125 -> 500 -> 2,000. For every reasoning format: reasoning text
 1 -> 64 KB, with stream_reasoning on and off. Everything is fed in
 4-character chunks, so markers are split. Prints microseconds per chunk
 and the log-log slope between 16 and 64 KB (1.0 = linear, 2.0 = quadratic).
@@ -15,16 +16,18 @@ import argparse
 import math
 import time
 
+import orjson
+
 from parsers import make_pipeline, reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
 
 
 def feed_all(pipeline, text: str, chunk: int) -> tuple[float, int]:
     pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
-    started = time.perf_counter()
+    started = time.process_time()
     for piece in pieces:
         pipeline.feed(piece)
     pipeline.finish()
-    return time.perf_counter() - started, len(pieces)
+    return time.process_time() - started, len(pieces)
 
 
 def tool_text(name: str, kilobytes: int) -> str:
@@ -33,13 +36,18 @@ def tool_text(name: str, kilobytes: int) -> str:
     return "Writing it.\n" + tool_format(name).render_call("write_file", arguments)
 
 
+def many_parameters_text(name: str, count: int) -> str:
+    arguments = orjson.dumps({f"p{i}": (i if i % 2 else f"v{i}") for i in range(count)}).decode()
+    return tool_format(name).render_call("configure", arguments)
+
+
 def reasoning_text(name: str, kilobytes: int) -> str:
     fmt = reasoning_format(name)
     return fmt.start + ("thinking about it " * 57)[:1024] * kilobytes + fmt.end + "Answer."
 
 
-def measure(make, text: str, chunk: int, repeats: int = 3) -> float:
-    """Best of `repeats`: microseconds per chunk."""
+def measure(make, text: str, chunk: int, repeats: int = 5) -> float:
+    """Best of `repeats`, in CPU time of this process: microseconds per chunk."""
     best = math.inf
     for _ in range(repeats):
         seconds, chunks = feed_all(make(), text, chunk)
@@ -58,6 +66,10 @@ def report(label: str, per_size: dict[int, float], sizes: list[int]) -> None:
     print(f"| {label} | {cells} | {slope(per_size[sizes[-2]], per_size[sizes[-1]], sizes[-2], sizes[-1]):.2f} |")
 
 
+def table(title: str, columns: list[str]) -> None:
+    print(f"\n{title}\n\n| parser | {' | '.join(columns)} | slope |\n|---|{'---|' * len(columns)}---|")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1,4,16,64", help="KB sizes")
@@ -66,22 +78,24 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     only = set(filter(None, args.names.split(",")))
-    header = " | ".join(f"{s} KB" for s in sizes)
-    print(f"µs per {args.chunk}-char chunk (best of 3); slope = log-log, {sizes[-2]}→{sizes[-1]} KB\n")
-    print(f"| parser | {header} | slope |\n|---|{'---|' * len(sizes)}---|")
-    for name in tool_call_parser_names():
-        if only and name not in only:
-            continue
+    counts = [125, 500, 2000]
+    names = [name for name in tool_call_parser_names() if not only or name in only]
+    reasoning_names = [name for name in reasoning_parser_names() if not only or name in only]
+    print(f"µs per {args.chunk}-char chunk (CPU time, best of 5); slope = log-log of total time over the last two sizes")
+    table("One call, one growing string argument", [f"{s} KB" for s in sizes])
+    for name in names:
         make = lambda: make_pipeline(None, name)  # noqa: E731
         report(f"tool `{name}`", {s: measure(make, tool_text(name, s), args.chunk) for s in sizes}, sizes)
-    for name in reasoning_parser_names():
-        if only and name not in only:
-            continue
+    table("One call, many small parameters", [f"{n} params" for n in counts])
+    for name in names:
+        make = lambda: make_pipeline(None, name)  # noqa: E731
+        report(f"tool `{name}`", {n: measure(make, many_parameters_text(name, n), args.chunk) for n in counts}, counts)
+    table("Reasoning text", [f"{s} KB" for s in sizes])
+    for name in reasoning_names:
         for streamed in (True, False):
             make = lambda: make_pipeline(name, None, force_reasoning=False, stream_reasoning=streamed)  # noqa: E731
             label = f"reasoning `{name}` stream_reasoning={'on' if streamed else 'off'}"
             report(label, {s: measure(make, reasoning_text(name, s), args.chunk) for s in sizes}, sizes)
-
 
 if __name__ == "__main__":
     main()

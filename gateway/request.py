@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gateway.config import ModelConfig, describe_errors, key_path
 from gateway.errors import ApiError
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
+from parsers.pipeline import end_of_turn_tokens
 
 _TOOL_CHOICE_MODES = ("none", "auto", "required")
 
@@ -102,6 +103,7 @@ class ParsePlan:
     stream_reasoning: bool
     call_id_template: str | None = None
     earlier_calls: int = 0
+    end_of_turn: tuple[str, ...] = ()
 
     @classmethod
     def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
@@ -114,6 +116,7 @@ class ParsePlan:
             chat_template_kwargs=request.chat_template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
+            end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
                 for message in request.messages
@@ -139,6 +142,7 @@ class ParsePlan:
             tools=self.tools,
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
+            end_of_turn=self.end_of_turn,
         )
 
     def keeps_special_tokens(self) -> bool:

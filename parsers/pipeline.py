@@ -4,30 +4,40 @@ from __future__ import annotations
 
 import orjson
 
+from parsers.end_of_turn import EndOfTurnFilter
 from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
 from parsers.registry import reasoning_format, tool_format
 from parsers.tool_calls import ToolCallParser
 
 
 class Pipeline:
-    """Feeds text through the reasoning stage, then its content through the
-    tool-call stage. Either stage may be absent. Adjacent content events
-    are merged, so each `feed` yields at most one content event per run."""
+    """Removes end-of-turn tokens, feeds the text through the reasoning
+    stage, then its content through the tool-call stage. Either stage may
+    be absent. Adjacent content events are merged, so each `feed` yields at
+    most one content event per run."""
 
-    def __init__(self, reasoning, tool_calls: ToolCallParser | None):
+    def __init__(self, reasoning, tool_calls: ToolCallParser | None, end_of_turn: EndOfTurnFilter | None = None):
         self.reasoning = reasoning
         self.tool_calls = tool_calls
+        self.end_of_turn = end_of_turn
 
     def feed(self, text: str) -> list[Event]:
+        if self.end_of_turn is not None:
+            text = self.end_of_turn.feed(text)
+        return self._stages(text)
+
+    def finish(self) -> list[Event]:
+        events = self._stages(self.end_of_turn.finish()) if self.end_of_turn else []
+        if self.reasoning is not None:
+            events += self._to_tools(self.reasoning.finish())
+        if self.tool_calls is not None:
+            events += self.tool_calls.finish()
+        return _merge(events)
+
+    def _stages(self, text: str) -> list[Event]:
         if self.reasoning is None:
             return self._to_tools([Content(text)] if text else [])
         return self._to_tools(self.reasoning.feed(text))
-
-    def finish(self) -> list[Event]:
-        events = self._to_tools(self.reasoning.finish()) if self.reasoning else []
-        if self.tool_calls is not None:
-            events = _merge(events + self.tool_calls.finish())
-        return events
 
     def _to_tools(self, events: list[Event]) -> list[Event]:
         if self.tool_calls is None:
@@ -62,13 +72,17 @@ def make_pipeline(
     chat_template_kwargs: dict | None = None,
     stream_reasoning: bool = True,
     force_reasoning: bool | None = None,
+    end_of_turn: tuple[str, ...] | None = None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
-    serving rule), else from the format's default.
+    serving rule), else from the format's default. `end_of_turn=None`
+    removes the end-of-turn tokens of the named formats.
     """
+    if end_of_turn is None:
+        end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
     reasoning = None
     if reasoning_parser is not None:
         fmt = reasoning_format(reasoning_parser)
@@ -78,7 +92,17 @@ def make_pipeline(
     tool_calls = None
     if tool_call_parser is not None:
         tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools)
-    return Pipeline(reasoning, tool_calls)
+    return Pipeline(reasoning, tool_calls, EndOfTurnFilter(end_of_turn) if end_of_turn else None)
+
+
+def end_of_turn_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
+    """The end-of-turn tokens of a model served with these parsers."""
+    tokens = set()
+    if reasoning_parser is not None:
+        tokens.update(reasoning_format(reasoning_parser).end_of_turn)
+    if tool_call_parser is not None:
+        tokens.update(tool_format(tool_call_parser).end_of_turn)
+    return tuple(sorted(tokens))
 
 
 class ParseResult:

@@ -47,6 +47,7 @@ class ReasoningFormat:
     thinking_by_default: bool = True
     start_required: bool = False
     separates: bool = True
+    end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     stage: Callable | None = None
 

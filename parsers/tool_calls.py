@@ -45,7 +45,9 @@ class ToolFormat:
     empty) closes the call; `section_start`/`section_end` optionally wrap a
     block of calls. `bare_start` lists characters that start a call body
     without any marker at the start of the output (Llama 3's bare `{`), and
-    `call_separator` (`;`) may join such calls. `call_template` writes one call the way the model does,
+    `call_separator` (`;`) may join such calls. `dropped_markers` are
+    structural tokens removed where they stray outside a call;
+    `end_of_turn` tokens are removed from the whole output (`Pipeline`). `call_template` writes one call the way the model does,
     from `{name}` and `{arguments}` (JSON text): for demos, benchmarks and
     tests (formats that write parameters as tags render each one with
     `parameter_template`, from `{key}` and `{value}`). `call_id_template`, if set, is how the model family numbers call
@@ -66,6 +68,7 @@ class ToolFormat:
     bare_start: str = ""
     call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
+    end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     call_id_template: str | None = None
 

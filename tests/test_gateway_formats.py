@@ -102,3 +102,11 @@ def test_gpt_oss_harmony_reasoning_and_call(client, fake, chunk_size):
     message = client.chat.completions.create(**request).choices[0].message
     assert message.reasoning_content == "Need the weather."
     assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
+
+
+def test_end_of_turn_tokens_never_reach_content_even_without_tools(client, fake):
+    fake.script("<think>Easy.</think>Paris.<|im_end|>", chunk_size=2)
+    request = {"model": "qwen3", "messages": HISTORY}
+    message = client.chat.completions.create(**request).choices[0].message
+    assert (message.reasoning_content, message.content) == ("Easy.", "Paris.")
+    assert streamed(client, **request) == ("Easy.", "Paris.", [], "stop")

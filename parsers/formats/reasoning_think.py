@@ -15,6 +15,7 @@ QWEN3 = ReasoningFormat(
     name="qwen3",
     models="Qwen3 (hybrid thinking), QwQ; `enable_thinking` switches it",
     tool_start="<tool_call>",
+    end_of_turn=("<|im_end|>", "<|endoftext|>"),
 )
 register(QWEN3)
 register(replace(QWEN3, name="qwen3-thinking", models="Qwen3 *-Thinking-2507 (template prefills <think>)", always_thinking=True))
@@ -29,6 +30,7 @@ register(
         models="DeepSeek V3.1 / V3.2 hybrid; on only with `thinking: true`",
         thinking_switches=("thinking",),
         thinking_by_default=False,
+        end_of_turn=("<｜end▁of▁sentence｜>",),
     )
 )
 register(
@@ -41,7 +43,12 @@ register(
     )
 )
 
-_ALWAYS = ReasoningFormat(name="deepseek-r1", models="DeepSeek-R1 and R1 distills", always_thinking=True)
+_ALWAYS = ReasoningFormat(
+    name="deepseek-r1",
+    models="DeepSeek-R1 and R1 distills",
+    always_thinking=True,
+    end_of_turn=("<｜end▁of▁sentence｜>",),
+)
 register(_ALWAYS)
 register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
 register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))

@@ -22,6 +22,7 @@ QWEN25 = ToolFormat(
     call_start="<tool_call>",
     call_end="</tool_call>",
     call_template='<tool_call>\n{"name": "{name}", "arguments": {arguments}}\n</tool_call>',
+    end_of_turn=("<|im_end|>", "<|endoftext|>"),
 )
 register(QWEN25, "qwen")
 register(
@@ -48,7 +49,8 @@ register(
         call_start="<|action_start|> <|plugin|>",
         call_end="<|action_end|>",
         call_template='<|action_start|> <|plugin|>\n{"name": "{name}", "parameters": {arguments}}<|action_end|>',
-        dropped_markers=("<|action_end|>", "<|im_end|>"),
+        dropped_markers=("<|action_end|>",),
+        end_of_turn=("<|im_end|>",),
         needs_special_tokens=True,
     )
 )
@@ -60,7 +62,8 @@ register(
         other_call_starts=("<|function_call|>",),
         call_end="",
         call_template='<|message_sep|>function call<|role_sep|>\n{"name": "{name}", "arguments": {arguments}}',
-        dropped_markers=("<|message_sep|>", "</s>"),
+        dropped_markers=("<|message_sep|>",),
+        end_of_turn=("</s>",),
         needs_special_tokens=True,
     )
 )
@@ -73,7 +76,7 @@ register(
         bare_start="{",
         call_separator=";",
         call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
-        dropped_markers=("<|eom_id|>", "<|eot_id|>"),
+        end_of_turn=("<|eom_id|>", "<|eot_id|>"),
         needs_special_tokens=True,
     )
 )

@@ -29,7 +29,7 @@ register(
             ),
         ),
         call_template='[TOOL_CALLS][{"name": "{name}", "arguments": {arguments}}]',
-        dropped_markers=("</s>",),
+        end_of_turn=("</s>",),
         needs_special_tokens=True,
     )
 )

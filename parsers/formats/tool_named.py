@@ -28,7 +28,8 @@ _DEEPSEEK_MARKERS = dict(
     section_start="<｜tool▁calls▁begin｜>",
     section_end="<｜tool▁calls▁end｜>",
     call_start="<｜tool▁call▁begin｜>",
-    dropped_markers=("<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜end▁of▁sentence｜>"),
+    dropped_markers=("<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"),
+    end_of_turn=("<｜end▁of▁sentence｜>",),
     needs_special_tokens=True,
 )
 
@@ -85,7 +86,8 @@ register(
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{arguments}"
             "<|tool_call_end|><|tool_calls_section_end|>"
         ),
-        dropped_markers=("<|tool_calls_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>", "<|im_end|>"),
+        dropped_markers=("<|tool_calls_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"),
+        end_of_turn=("<|im_end|>",),
         needs_special_tokens=True,
         call_id_template="functions.{name}:{n}",
     )
