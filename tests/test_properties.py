@@ -4,10 +4,11 @@ and well-formed calls come back exactly as generated."""
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import parse_text
+from parsers import ParseResult, make_pipeline, parse_text, tool_call_parser_names, tool_format
 
 # Prose that likes to look like markers: partial tags, angle brackets, braces.
 MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
@@ -57,8 +58,6 @@ def split_points(draw, text):
 
 
 def parse_in_pieces(text: str, cuts: list[int]):
-    from parsers import ParseResult, make_pipeline
-
     pipeline = make_pipeline("qwen3", "qwen25")
     result = ParseResult()
     for start, end in zip([0, *cuts], [*cuts, len(text)]):
@@ -91,3 +90,33 @@ def test_arbitrary_text_loses_nothing_without_markers(text, data):
     result = parse_in_pieces(text, cuts)
     assert result.tool_calls == []
     assert (result.content or "") == text
+
+
+TOOL_FORMATS = sorted({tool_format(name).name: name for name in tool_call_parser_names()}.values())
+
+
+@st.composite
+def rendered_calls(draw, parser: str):
+    """Prose and calls written the way `parser`'s models write them."""
+    fmt = tool_format(parser)
+    calls = [(draw(names), draw(st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), st.text(max_size=12) | st.integers(-99, 99), max_size=3))) for _ in range(draw(st.integers(1, 2)))]
+    text = draw(st.sampled_from(["", "Sure. ", "Let me check.\n"]))
+    text += "".join(fmt.render_call(name, orjson.dumps(args).decode()) for name, args in calls)
+    return text, calls
+
+
+@pytest.mark.parametrize("parser", TOOL_FORMATS)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_format_parses_its_own_calls_at_any_split(parser, data):
+    text, calls = data.draw(rendered_calls(parser))
+    cuts = data.draw(split_points(text))
+    one_shot = parse_text(text, None, parser)
+    split = ParseResult()
+    pipeline = make_pipeline(None, parser)
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        split.add(pipeline.feed(text[start:end]))
+    split.add(pipeline.finish())
+    assert split.to_json() == one_shot.to_json()
+    assert [name for name, _ in one_shot.tool_calls] == [name for name, _ in calls]
+    assert [set(orjson.loads(args)) for _, args in one_shot.tool_calls] == [set(args) for _, args in calls]
