@@ -91,3 +91,29 @@ def test_arbitrary_text_loses_nothing_without_markers(text, data):
     result = parse_in_pieces(text, cuts)
     assert result.tool_calls == []
     assert (result.content or "") == text
+
+
+@st.composite
+def pythonic_outputs(draw):
+    """(text, expected calls) for a pythonic call list amid prose with brackets."""
+    calls = [(draw(names), draw(st.dictionaries(names, json_values, max_size=4))) for _ in range(draw(st.integers(1, 3)))]
+    body = ", ".join(f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls)
+    before = draw(st.sampled_from(["", "See [docs](u). ", "[1, 2] "]))
+    return before + "[" + body + "]" + draw(st.sampled_from(["", " done", " [x]"])), calls
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_pythonic_calls_round_trip_in_any_split(data):
+    text, calls = data.draw(pythonic_outputs())
+    cuts = data.draw(split_points(text))
+    one_shot = parse_text(text, None, "pythonic")
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    from parsers import ParseResult, make_pipeline
+
+    pipeline, split = make_pipeline(None, "pythonic"), ParseResult()
+    for piece in pieces:
+        split.add(pipeline.feed(piece))
+    split.add(pipeline.finish())
+    assert split.to_json() == one_shot.to_json()
+    assert [(name, orjson.loads(args)) for name, args in one_shot.tool_calls] == calls
