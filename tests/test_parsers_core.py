@@ -90,6 +90,7 @@ class TestEventStream:
         [
             ("pythonic", "Saving. [write_file(path='/tmp/a', content='first part"),
             ("lfm2", "<|tool_call_start|>[write_file(path='/tmp/a', content='first part"),
+            ("gemma4", '<|tool_call>call:write_file{path:<|"|>/tmp/a<|"|>,content:<|"|>first part'),
         ],
     )
     def test_converted_arguments_stream_as_values_are_read(self, parser, head):
@@ -159,7 +160,7 @@ def _converted_seconds(parser: str, argument_chars: int) -> float:
     return time.process_time() - started
 
 
-@pytest.mark.parametrize("parser", ["pythonic"])
+@pytest.mark.parametrize("parser", ["pythonic", "gemma4"])
 def test_converting_a_long_argument_is_linear(parser):
     """Formats whose arguments are converted to JSON stream them linearly too."""
     small = min(_converted_seconds(parser, 8 * 1024) for _ in range(5))
