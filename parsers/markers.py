@@ -68,3 +68,10 @@ class MarkerSet:
 def marker_set(*markers: str) -> MarkerSet:
     """The shared `MarkerSet` for these markers (order does not matter)."""
     return MarkerSet(tuple(sorted(set(markers))))
+
+
+def cut_short(buf: str, pos: int, marker: str) -> bool:
+    """Whether `buf` ends at `pos` with a proper prefix of `marker` (empty
+    included): the text may still become `marker`. Copies at most
+    `len(marker)` characters, however long `buf` is."""
+    return len(buf) - pos < len(marker) and marker.startswith(buf[pos:])

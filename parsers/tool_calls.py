@@ -4,10 +4,10 @@ A `ToolFormat` describes a format as data: the markers that frame a call
 and the grammar of its body. `ToolCallParser`, made per request and per
 choice, runs one state machine for every format:
 
-- ``text``: content, scanned for call-start markers, for a section-start
-  marker that opens a block of calls, and for markers the format drops
-  (end-of-turn tokens, stray `<think>` tags for Trinity); inside a section
-  its end marker closes it;
+- ``text``: content, scanned for call-start markers (and, for pythonic
+  calls, a bare `[`), for a section-start marker that opens a block of
+  calls, and for markers the format drops (end-of-turn tokens, stray
+  `<think>` tags for Trinity); inside a section its end marker closes it;
 - ``body``: the body grammar consumes text. Until it names the function
   the call is only tentative: if the body turns out malformed, the marker
   and everything consumed go out as content, so nothing is lost. Once
@@ -44,13 +44,17 @@ class ToolFormat:
     `args(text)`, `end()`) and may report several calls. `call_end` (may be
     empty) closes the call; `section_start`/`section_end` optionally wrap a
     block of calls. `bare_start` lists characters that start a call body
-    without any marker at the start of the output (Llama 3's bare `{`), and
+    without any marker at the start of the output (Llama 3's bare `{`), or
+    anywhere in the text with `bare_start_anywhere` (the pythonic `[`; the
+    body must consume that character before it may fail), and
     `call_separator` (`;`) may join such calls. `dropped_markers` are
     structural tokens removed where they stray outside a call;
-    `end_of_turn` tokens are removed from the whole output (`Pipeline`). `call_template` writes one call the way the model does,
-    from `{name}` and `{arguments}` (JSON text): for demos, benchmarks and
-    tests (formats that write parameters as tags render each one with
-    `parameter_template`, from `{key}` and `{value}`). `call_id_template`, if set, is how the model family numbers call
+    `end_of_turn` tokens are removed from the whole output (`Pipeline`).
+    `call_template` writes one call the way the model does, from `{name}` and
+    `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
+    text, or each parameter rendered with `parameter_template` (`{key}`,
+    `{value}`) for formats that write parameters as tags, or what
+    `render_arguments` makes of the JSON. `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
     otherwise ids are OpenAI's `call_…`.
     """
@@ -66,11 +70,13 @@ class ToolFormat:
     section_start: str | None = None
     section_end: str | None = None
     bare_start: str = ""
+    bare_start_anywhere: bool = False
     call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     call_id_template: str | None = None
+    render_arguments: Callable[[str], str] | None = None
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""
@@ -81,6 +87,8 @@ class ToolFormat:
                 )
                 for key, value in orjson.loads(arguments).items()
             )
+        elif self.render_arguments is not None:
+            arguments = self.render_arguments(arguments)
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
 
 
@@ -90,7 +98,7 @@ class ToolCallParser:
     def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None):
         self.fmt = fmt
         self.tools = tools or []
-        self._state = "bare" if fmt.bare_start else "text"
+        self._state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
         self._in_section = False
         self._held_back = ""
         self._events: list[Event] = []
@@ -103,9 +111,10 @@ class ToolCallParser:
         self._at_boundary = True
         openers = (fmt.section_start,) if fmt.section_start else ()
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
-        self._text_markers = marker_set(*self._call_starts, *openers, *fmt.dropped_markers)
+        self._bare_anywhere = tuple(fmt.bare_start) if fmt.bare_start_anywhere else ()
+        self._text_markers = marker_set(*self._call_starts, *openers, *fmt.dropped_markers, *self._bare_anywhere)
         closers = (fmt.section_end,) if fmt.section_end else ()
-        self._section_markers = marker_set(*self._call_starts, *closers, *fmt.dropped_markers)
+        self._section_markers = marker_set(*self._call_starts, *closers, *fmt.dropped_markers, *self._bare_anywhere)
         self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
 
     # CallSink: the body grammar reports calls through these.
@@ -174,6 +183,9 @@ class ToolCallParser:
         self._emit_text(buf[pos : hit.start])
         if hit.marker in self._call_starts:
             self._begin_body([hit.marker])
+        elif hit.marker in self._bare_anywhere:
+            self._begin_body([])
+            return hit.start
         elif hit.marker == self.fmt.section_start and not self._in_section:
             self._in_section = True
             self._at_boundary = True

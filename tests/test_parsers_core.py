@@ -8,7 +8,7 @@ import time
 import orjson
 import pytest
 
-from parsers import CallArgs, CallEnd, CallStart, Content, Reasoning, make_pipeline, parse_text
+from parsers import CallArgs, CallEnd, CallStart, Content, Reasoning, make_pipeline, parse_text, tool_format
 from parsers.json_scan import JsonValueScanner
 from parsers.markers import marker_set
 
@@ -85,6 +85,22 @@ class TestEventStream:
         events = pipeline.feed('<tool_call>\n{"name": "f", "arguments": {"content": "first part')
         assert events == [CallStart(0, "f"), CallArgs(0, '{"content": "first part')]
 
+    @pytest.mark.parametrize(
+        "parser, head",
+        [
+            ("pythonic", "Saving. [write_file(path='/tmp/a', content='first part"),
+            ("lfm2", "<|tool_call_start|>[write_file(path='/tmp/a', content='first part"),
+            ("gemma4", '<|tool_call>call:write_file{path:<|"|>/tmp/a<|"|>,content:<|"|>first part'),
+        ],
+    )
+    def test_converted_arguments_stream_as_values_are_read(self, parser, head):
+        pipeline = make_pipeline(None, parser)
+        events = [e for e in pipeline.feed(head) if not isinstance(e, Content)]
+        assert events[0] == CallStart(0, "write_file")
+        assert "".join(e.text for e in events[1:]) == '{"path": "/tmp/a", "content": "first part'
+        more = pipeline.feed(" and more")
+        assert more == [CallArgs(0, " and more")]
+
     def test_two_calls_get_their_own_indices(self):
         result = parse_text('<tool_call>{"name": "a"}</tool_call>\n<tool_call>{"name": "b"}</tool_call>', None, "hermes")
         assert result.tool_calls == [("a", "{}"), ("b", "{}")]
@@ -134,6 +150,25 @@ def test_streaming_a_long_argument_is_linear():
         small.append(_streamed_seconds(8 * 1024))
         large.append(_streamed_seconds(64 * 1024))
     assert min(large) < 24 * min(small), f"8 KB: {min(small):.4f}s, 64 KB: {min(large):.4f}s"
+
+
+def _converted_seconds(parser: str, argument_chars: int) -> float:
+    value = ("x" * 63 + "\\n") * (argument_chars // 65)
+    text = tool_format(parser).render_call("write_file", '{"path": "a", "content": "' + value + '"}')
+    pipeline = make_pipeline(None, parser)
+    started = time.process_time()
+    for start in range(0, len(text), 4):
+        pipeline.feed(text[start : start + 4])
+    pipeline.finish()
+    return time.process_time() - started
+
+
+@pytest.mark.parametrize("parser", ["pythonic", "gemma4"])
+def test_converting_a_long_argument_is_linear(parser):
+    """Formats whose arguments are converted to JSON stream them linearly too."""
+    small = min(_converted_seconds(parser, 8 * 1024) for _ in range(5))
+    large = min(_converted_seconds(parser, 64 * 1024) for _ in range(5))
+    assert large < 16 * small, f"8 KB: {small:.4f}s, 64 KB: {large:.4f}s"
 
 
 def test_arguments_text_is_exactly_what_the_model_wrote():

@@ -120,3 +120,26 @@ def test_every_format_parses_its_own_calls_at_any_split(parser, data):
     assert split.to_json() == one_shot.to_json()
     assert [name for name, _ in one_shot.tool_calls] == [name for name, _ in calls]
     assert [set(orjson.loads(args)) for _, args in one_shot.tool_calls] == [set(args) for _, args in calls]
+
+@st.composite
+def pythonic_outputs(draw):
+    """(text, expected calls) for a pythonic call list amid prose with brackets."""
+    calls = [(draw(names), draw(st.dictionaries(names, json_values, max_size=4))) for _ in range(draw(st.integers(1, 3)))]
+    body = ", ".join(f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls)
+    before = draw(st.sampled_from(["", "See [docs](u). ", "[1, 2] "]))
+    return before + "[" + body + "]" + draw(st.sampled_from(["", " done", " [x]"])), calls
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_pythonic_calls_round_trip_in_any_split(data):
+    text, calls = data.draw(pythonic_outputs())
+    cuts = data.draw(split_points(text))
+    one_shot = parse_text(text, None, "pythonic")
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    pipeline, split = make_pipeline(None, "pythonic"), ParseResult()
+    for piece in pieces:
+        split.add(pipeline.feed(piece))
+    split.add(pipeline.finish())
+    assert split.to_json() == one_shot.to_json()
+    assert [(name, orjson.loads(args)) for name, args in one_shot.tool_calls] == calls

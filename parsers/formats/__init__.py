@@ -1,3 +1,12 @@
 """The built-in formats. Importing this package registers them all."""
 
-from parsers.formats import harmony, reasoning_think, tool_json, tool_mistral, tool_named, tool_tags  # noqa: F401
+from parsers.formats import (  # noqa: F401
+    harmony,
+    reasoning_think,
+    tool_gemma4,
+    tool_json,
+    tool_mistral,
+    tool_named,
+    tool_pythonic,
+    tool_tags,
+)

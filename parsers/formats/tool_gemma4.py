@@ -1,0 +1,26 @@
+"""Gemma 4 tool calls (FORMATS.md §1 `gemma4`): `call:NAME{…}` between
+special tokens, with `<|"|>` around strings; two calls are two blocks::
+
+    <|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|>
+    <|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_call>call:search{query:<|"|>x<|"|>,tags:[<|"|>a<|"|>]}<tool_call|>
+
+Every call gets its own index (SGLang gives two calls to one tool the same).
+"""
+
+from parsers.gemma4_call import Gemma4Call, render_gemma4
+from parsers.registry import register
+from parsers.tool_calls import ToolFormat
+
+register(
+    ToolFormat(
+        name="gemma4",
+        models="Google Gemma 4",
+        call_start="<|tool_call>",
+        call_end="<tool_call|>",
+        body=Gemma4Call,
+        call_template="<|tool_call>call:{name}{arguments}<tool_call|>",
+        render_arguments=render_gemma4,
+        dropped_markers=("<tool_call|>",),
+        needs_special_tokens=True,
+    )
+)
