@@ -11,6 +11,10 @@ is a three-state machine over marker hits:
   as content so the tool-call stage sees it. Start markers echoed before
   any reasoning text are dropped.
 - ``after``: everything is content; nothing is scanned any more.
+
+Formats whose models think again later in the same turn (`reenters`) go
+back to ``before`` at the end marker instead of ``after``; a tool-start
+marker still ends scanning for good.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class ReasoningFormat:
     `start_required`: reasoning only ever begins at the start marker, whatever
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
+    `reenters`: a start marker after the end marker opens reasoning again.
     `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
@@ -49,6 +54,7 @@ class ReasoningFormat:
     separates: bool = True
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
+    reenters: bool = False
     stage: Callable | None = None
 
     def make_parser(self, **options):
@@ -156,6 +162,10 @@ class ReasoningParser:
             self._state = "thinking"
             return
         self._flush_reasoning(events)
+        if marker == self.fmt.end and self.fmt.reenters:
+            self._state = "before"
+            self._reasoning_seen = False
+            return
         self._state = "after"
         if marker != self.fmt.end:
             events.append(Content(marker))
