@@ -22,6 +22,7 @@ import orjson
 
 from parsers import coerce
 from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.json_scan import JsonValueScanner
 from parsers.markers import marker_set
 
 _WHITESPACE = re.compile(r"\s*")
@@ -36,7 +37,9 @@ class TagSyntax:
     group in the header means a call with no arguments). `trim` is what a
     value loses at its ends: one `newline`, all blanks (`strip`) or `none`.
     `gap_pattern` is what may stand between a key's close and its value's
-    open (GLM models sometimes write a literal backslash-n there)."""
+    open (GLM models sometimes write a literal backslash-n there).
+    `json_body`: the arguments may instead be one JSON object, streamed
+    verbatim up to the call's close (DeepSeek DSML)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -49,6 +52,7 @@ class TagSyntax:
     value_also_ends_at: tuple[str, ...] = ()
     trim: str = "newline"
     gap_pattern: str = r"\s*"
+    json_body: bool = False
 
 
 class TagCall:
@@ -72,6 +76,8 @@ class TagCall:
         self._key_close = marker_set(syntax.key_close)
         self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at)
         self._gap = re.compile(syntax.gap_pattern)
+        self._json: JsonValueScanner | None = None
+        self._stray: list[str] = []
 
     def step(self, buf: str, pos: int) -> int:
         while self.status == RUNNING and pos < len(buf):
@@ -89,6 +95,7 @@ class TagCall:
             return
         if self._state == "value":
             self._end_value()
+        self._flush_stray()
         self._close()
 
     def _step_header(self, buf: str, pos: int) -> int | None:
@@ -109,15 +116,49 @@ class TagCall:
         return hit.start if keep_marker else hit.end
 
     def _step_between(self, buf: str, pos: int) -> int | None:
+        if self._syntax.json_body and not self._wrote_key and self._json is None:
+            blank_end = _WHITESPACE.match(buf, pos).end()
+            self._stray.append(buf[pos:blank_end])
+            pos = blank_end
+            if pos == len(buf):
+                return pos
+            if buf[pos] == "{":
+                self._stray.clear()
+                self._json = JsonValueScanner()
+                self._state = "json"
+                return pos
         hit = self._between.search(buf, pos)
         if hit is None:
             end = self._between.safe_end(buf, pos)
+            self._stray.append(buf[pos:end])
             return end if end > pos else None
+        self._stray.append(buf[pos : hit.start])
+        self._flush_stray()
         if hit.marker == self._syntax.key_open:
             self._state = "key"
         else:
             self._close()
         return hit.end
+
+    def _flush_stray(self) -> None:
+        """Text between tags that is not whitespace is not part of the call;
+        it goes to content as written rather than being lost."""
+        stray = "".join(self._stray)
+        self._stray.clear()
+        if stray.strip():
+            self._sink.stray(stray)
+
+    def _step_json(self, buf: str, pos: int) -> int | None:
+        """A JSON object for arguments, bounded by the call's close."""
+        hit = self._between.search(buf, pos)
+        bound = hit.start if hit else self._between.safe_end(buf, pos)
+        end = self._json.scan(buf, pos, bound)
+        if end > pos:
+            self._sink.args(buf[pos:end])
+        if self._json.done or hit is not None:
+            self._state = "between"
+            return end
+        return end if end > pos else None
 
     def _step_key(self, buf: str, pos: int) -> int | None:
         hit = self._key_close.search(buf, pos)
@@ -223,7 +264,8 @@ class TagCall:
         return text
 
     def _close(self) -> None:
-        self._sink.args("}" if self._wrote_key else "{}")
+        if self._json is None:
+            self._sink.args("}" if self._wrote_key else "{}")
         self._sink.end()
         self.status = DONE
 

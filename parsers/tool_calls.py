@@ -131,6 +131,10 @@ class ToolCallParser:
         """Parameter name -> JSON types allowed by the request's tool schema."""
         return parameter_types(self.tools, name)
 
+    def stray(self, text: str) -> None:
+        """Text inside a call's body that belongs to no argument: content."""
+        self._events.append(Content(text))
+
     def end(self) -> None:
         self._events.append(CallEnd(self._call_count))
         self._call_count += 1

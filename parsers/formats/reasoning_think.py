@@ -23,14 +23,31 @@ register(replace(QWEN3, name="minimax", models="MiniMax M1/M2 (reasoning always 
 register(replace(QWEN3, name="interns1", models="InternLM / Intern-S1"))
 register(replace(QWEN3, name="nano_v3", models="NVIDIA Nemotron 3 Nano"))
 register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"))
+DEEPSEEK_V3 = replace(
+    QWEN3,
+    name="deepseek-v3",
+    models="DeepSeek V3.1 / V3.2 hybrid; on only with `thinking: true`",
+    thinking_switches=("thinking",),
+    thinking_by_default=False,
+    end_of_turn=("<｜end▁of▁sentence｜>",),
+)
+register(DEEPSEEK_V3)
 register(
     replace(
-        QWEN3,
-        name="deepseek-v3",
-        models="DeepSeek V3.1 / V3.2 hybrid; on only with `thinking: true`",
-        thinking_switches=("thinking",),
-        thinking_by_default=False,
-        end_of_turn=("<｜end▁of▁sentence｜>",),
+        DEEPSEEK_V3,
+        name="deepseek-v4",
+        models="DeepSeek V4; on only with `thinking: true`",
+        tool_start="<｜DSML｜tool_calls>",
+        reenters=True,
+    )
+)
+register(
+    replace(
+        DEEPSEEK_V3,
+        name="deepseek-v41",
+        models="DeepSeek V4.1; on only with `thinking: true`",
+        tool_start="<｜DSML｜ calls>",
+        reenters=True,
     )
 )
 register(
