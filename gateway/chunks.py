@@ -41,8 +41,12 @@ class ChunkEncoder:
         envelope["model"] = model
         self._open = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":['
 
-    def choice(self, index: int, delta: dict, reason: str | None = None, logprobs: object = None) -> bytes:
+    def choice(
+        self, index: int, delta: dict, reason: str | None = None, logprobs: object = None, extra: dict | None = None
+    ) -> bytes:
         body = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
+        if extra:
+            body.update(extra)
         return self._open + orjson.dumps(body) + b"]}\n\n"
 
     def usage(self, usage: dict) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -101,6 +102,7 @@ class ModelConfig(_Section):
     backend: BackendConfig
     reasoning_parser: str | None = None
     tool_call_parser: str | None = None
+    guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"] = "none"
 
     @field_validator("reasoning_parser")
     @classmethod

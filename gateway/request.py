@@ -16,7 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gateway.config import ModelConfig, describe_errors, key_path
 from gateway.errors import ApiError
+from gateway.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
+from parsers.call_array import CallArrayParser
+from parsers.call_filter import CallFilter
 from parsers.pipeline import end_of_turn_tokens
 
 _TOOL_CHOICE_MODES = ("none", "auto", "required")
@@ -45,6 +48,7 @@ class ChatRequest(_Checked):
     stream: bool | None = None
     n: int | None = Field(default=None, ge=1)
     tools: list[Tool] | None = None
+    parallel_tool_calls: bool | None = None
     tool_choice: Any = None  # "none" | "auto" | "required" | {"type": "function", "function": {"name": ...}}
     separate_reasoning: bool | None = None
     stream_reasoning: bool | None = None
@@ -104,14 +108,17 @@ class ParsePlan:
     call_id_template: str | None = None
     earlier_calls: int = 0
     end_of_turn: tuple[str, ...] = ()
+    tool_choice: ToolChoicePlan = ToolChoicePlan()
 
     @classmethod
     def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
         separate = request.separate_reasoning is not False
-        tool_call_parser = model.tool_call_parser if request.tools_active() else None
+        tool_choice = plan_tool_choice(payload, request.tools_active(), model)
+        tool_call_parser = tool_choice.tool_call_parser
         return cls(
             reasoning_parser=model.reasoning_parser if separate else None,
             tool_call_parser=tool_call_parser,
+            tool_choice=tool_choice,
             tools=payload.get("tools"),
             chat_template_kwargs=request.chat_template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,
@@ -132,18 +139,25 @@ class ParsePlan:
             return self.call_id_template.format(name=name, n=self.earlier_calls + index)
         return f"call_{uuid.uuid4().hex[:24]}"
 
-    def pipeline(self) -> Pipeline:
+    def pipeline(self) -> Pipeline | CallFilter:
         """A fresh pipeline for one choice. Whether the reply starts inside
         reasoning follows the request's thinking switch (absent = the
-        format's default), as SGLang serves it."""
-        return make_pipeline(
+        format's default), as SGLang serves it; a reply constrained to a
+        JSON array of calls starts outside it."""
+        choice = self.tool_choice
+        pipeline = make_pipeline(
             self.reasoning_parser,
             self.tool_call_parser,
             tools=self.tools,
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
+            force_reasoning=False if choice.call_array else None,
             end_of_turn=self.end_of_turn,
+            tool_stage=CallArrayParser() if choice.call_array else None,
         )
+        if choice.names is None and choice.max_calls is None:
+            return pipeline
+        return CallFilter(pipeline, names=choice.names, max_calls=choice.max_calls)
 
     def keeps_special_tokens(self) -> bool:
         """Whether an active stage's markers are special tokens the backend

@@ -29,11 +29,13 @@ def _message(text: str, plan: ParsePlan) -> dict:
 def _choice(choice: dict, plan: ParsePlan) -> dict:
     text = (choice.get("message") or {}).get("content")
     message = _message(text if isinstance(text, str) else "", plan)
+    made_call = "tool_calls" in message
     return {
         "index": choice.get("index", 0),
         "message": message,
         "logprobs": choice.get("logprobs"),
-        "finish_reason": finish_reason("tool_calls" in message, choice.get("finish_reason")),
+        "finish_reason": finish_reason(made_call, choice.get("finish_reason")),
+        **(plan.tool_choice.unmet(made_call) or {}),
     }
 
 

@@ -55,7 +55,8 @@ class StreamTranslator:
         if delta or logprobs:
             out.append(self._encoder.choice(index, delta, logprobs=logprobs))
         if reason is not None:
-            out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason)))
+            unmet = self._plan.tool_choice.unmet(stream.made_call)
+            out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason), extra=unmet))
 
     def flush_unfinished(self) -> list[bytes]:
         """The backend stopped early: whatever unfinished choices still hold."""
