@@ -179,3 +179,14 @@ def test_auto_without_strict_tools_is_not_constrained(client, fake):
     both_ways(client, fake, ONE_CALL, model="qwen3-sglang", tools=TOOLS)
     assert "response_format" not in fake.last_body
 
+
+def test_parallel_tool_calls_false_returns_the_first_call_only(client, fake):
+    request = {"model": "qwen3-none", "tools": TOOLS, "parallel_tool_calls": False}
+    result = both_ways(client, fake, TWO_CALLS, **request)
+    assert result["tool_calls"] == [("get_weather", {"city": "Paris"})]
+    assert result["finish_reason"] == "tool_calls"
+    assert fake.last_body["parallel_tool_calls"] is False
+    fake.script(TWO_CALLS, chunk_size=2)
+    stream = client.chat.completions.create(messages=MESSAGES, stream=True, **request)
+    indexes = {call.index for chunk in stream for choice in chunk.choices for call in choice.delta.tool_calls or ()}
+    assert indexes == {0}
