@@ -35,6 +35,7 @@ class FakeBackend:
         self.error: tuple[int, bytes] | None = None  # answer with this status and body
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
+        self.together = False  # stream every choice's piece in one chunk, as a batching server may
         self.requests: list[tuple[dict, dict]] = []
 
     def script(self, *replies: str, chunk_size: int = 4) -> None:
@@ -73,10 +74,13 @@ class FakeBackend:
         size = self.chunk_size
         longest = max(len(text) for text in replies)
         for start in range(0, longest, size):
-            for i, text in enumerate(replies):
-                if start < len(text):
-                    delta = {"content": text[start : start + size]}
-                    yield event([{"index": i, "delta": delta, "finish_reason": None}])
+            pieces = [
+                {"index": i, "delta": {"content": text[start : start + size]}, "finish_reason": None}
+                for i, text in enumerate(replies)
+                if start < len(text)
+            ]
+            for group in [pieces] if self.together else ([piece] for piece in pieces):
+                yield event(group)
         if self.cut:
             return
         for i in range(len(replies)):

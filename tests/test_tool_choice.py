@@ -190,3 +190,21 @@ def test_parallel_tool_calls_false_returns_the_first_call_only(client, fake):
     stream = client.chat.completions.create(messages=MESSAGES, stream=True, **request)
     indexes = {call.index for chunk in stream for choice in chunk.choices for call in choice.delta.tool_calls or ()}
     assert indexes == {0}
+
+
+def test_every_choice_reads_its_own_call_array_and_is_flagged_on_its_own(client, fake):
+    fake.script('[{"name": "get_time", "parameters": {}}]', "No call here.", chunk_size=3)
+    request = {"model": "qwen3-vllm", "messages": MESSAGES, "tools": TOOLS, "tool_choice": "required", "n": 2}
+    whole = [choice.to_dict() for choice in client.chat.completions.create(**request).choices]
+    finish = {
+        choice.index: choice.to_dict()
+        for chunk in client.chat.completions.create(stream=True, **request)
+        for choice in chunk.choices
+        if choice.finish_reason
+    }
+    assert whole[0]["message"]["tool_calls"][0]["function"]["name"] == "get_time"
+    assert [choice["finish_reason"] for choice in whole] == [finish[0]["finish_reason"], finish[1]["finish_reason"]]
+    assert [choice["finish_reason"] for choice in whole] == ["tool_calls", "stop"]
+    assert "parsegate_warning" not in whole[0] and "parsegate_warning" not in finish[0]
+    assert whole[1]["parsegate_warning"]["code"] == finish[1]["parsegate_warning"]["code"] == "no_tool_call"
+    assert whole[1]["message"]["content"] == "No call here."
