@@ -20,6 +20,11 @@ BACKEND_KEY = "sk-backend-test-key"  # what the gateway's config sends upstream
 USAGE = {"prompt_tokens": 7, "completion_tokens": 11, "total_tokens": 18}
 
 
+def token_logprobs(text: str) -> dict:
+    """OpenAI-shaped logprobs for `text`, one token per character."""
+    return {"content": [{"token": char, "logprob": -0.5, "bytes": list(char.encode()), "top_logprobs": []} for char in text]}
+
+
 class FakeBackend:
     """Scripted replies, one raw text per choice; `requests` records the
     upstream requests as (headers, JSON body)."""
@@ -58,7 +63,12 @@ class FakeBackend:
         if body.get("stream"):
             return StreamingResponse(self._events(body, replies), media_type="text/event-stream")
         choices = [
-            {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": self.finish_reason}
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": token_logprobs(text) if body.get("logprobs") else None,
+                "finish_reason": self.finish_reason,
+            }
             for i, text in enumerate(replies)
         ]
         completion = {"id": "up-1", "object": "chat.completion", "model": body["model"], "choices": choices}
@@ -79,6 +89,9 @@ class FakeBackend:
                 for i, text in enumerate(replies)
                 if start < len(text)
             ]
+            if body.get("logprobs"):
+                for piece in pieces:
+                    piece["logprobs"] = token_logprobs(piece["delta"]["content"])
             for group in [pieces] if self.together else ([piece] for piece in pieces):
                 yield event(group)
         if self.cut:
