@@ -8,7 +8,7 @@ what goes upstream, so unknown fields pass through untouched.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gateway.config import ModelConfig, describe_errors, key_path
 from gateway.errors import ApiError
+from gateway.history import history_fields
 from gateway.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
 from parsers.call_array import CallArrayParser
@@ -109,6 +110,7 @@ class ParsePlan:
     earlier_calls: int = 0
     end_of_turn: tuple[str, ...] = ()
     tool_choice: ToolChoicePlan = ToolChoicePlan()
+    upstream: dict = field(default_factory=dict)  # request fields set for the backend
 
     @classmethod
     def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
@@ -119,6 +121,7 @@ class ParsePlan:
             reasoning_parser=model.reasoning_parser if separate else None,
             tool_call_parser=tool_call_parser,
             tool_choice=tool_choice,
+            upstream={**tool_choice.upstream, **history_fields(payload["messages"])},
             tools=payload.get("tools"),
             chat_template_kwargs=request.chat_template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,
