@@ -111,6 +111,7 @@ class ParsePlan:
     end_of_turn: tuple[str, ...] = ()
     tool_choice: ToolChoicePlan = ToolChoicePlan()
     upstream: dict = field(default_factory=dict)  # request fields set for the backend
+    reasoning_keys: tuple[str, ...] = ("reasoning_content",)
 
     @classmethod
     def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
@@ -122,6 +123,7 @@ class ParsePlan:
             tool_call_parser=tool_call_parser,
             tool_choice=tool_choice,
             upstream={**tool_choice.upstream, **history_fields(payload["messages"])},
+            reasoning_keys=model.reasoning_keys,
             tools=payload.get("tools"),
             chat_template_kwargs=request.chat_template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,

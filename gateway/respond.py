@@ -20,7 +20,9 @@ def _message(text: str, plan: ParsePlan) -> dict:
         for index, (name, arguments) in enumerate(result.tool_calls)
     ]
     content = result.content or (None if calls else "")
-    message = {"role": "assistant", "content": content, "reasoning_content": result.reasoning_content}
+    message = {"role": "assistant", "content": content}
+    for key in plan.reasoning_keys:
+        message[key] = result.reasoning_content
     if calls:
         message["tool_calls"] = calls
     return message

@@ -42,7 +42,9 @@ class StreamTranslator:
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
-            stream = self._choices[index] = ChoiceStream(self._plan.pipeline(), self._plan.call_id)
+            stream = self._choices[index] = ChoiceStream(
+                self._plan.pipeline(), self._plan.call_id, self._plan.reasoning_keys
+            )
         if stream.finished:
             return
         text = (choice.get("delta") or {}).get("content")
