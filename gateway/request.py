@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gateway.config import ModelConfig, describe_errors, key_path
 from gateway.errors import ApiError
 from gateway.history import history_fields
+from gateway.reasoning_switch import switched_template_kwargs
 from gateway.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
 from parsers.call_array import CallArrayParser
@@ -54,6 +55,8 @@ class ChatRequest(_Checked):
     separate_reasoning: bool | None = None
     stream_reasoning: bool | None = None
     chat_template_kwargs: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    reasoning: dict[str, Any] | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -118,14 +121,20 @@ class ParsePlan:
         separate = request.separate_reasoning is not False
         tool_choice = plan_tool_choice(payload, request.tools_active(), model)
         tool_call_parser = tool_choice.tool_call_parser
+        upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
+        template_kwargs = switched_template_kwargs(payload)
+        if template_kwargs is None:
+            template_kwargs = request.chat_template_kwargs
+        else:
+            upstream["chat_template_kwargs"] = template_kwargs
         return cls(
             reasoning_parser=model.reasoning_parser if separate else None,
             tool_call_parser=tool_call_parser,
             tool_choice=tool_choice,
-            upstream={**tool_choice.upstream, **history_fields(payload["messages"])},
+            upstream=upstream,
             reasoning_keys=model.reasoning_keys,
             tools=payload.get("tools"),
-            chat_template_kwargs=request.chat_template_kwargs,
+            chat_template_kwargs=template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),

@@ -57,3 +57,50 @@ def test_an_unknown_reasoning_field_stops_start_up(tmp_path):
     path.write_text("models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    reasoning_field: thoughts\n")
     with pytest.raises(ConfigError, match=r"models\[0\]\.reasoning_field.*'reasoning_content', 'reasoning' or 'both'"):
         load_config(path)
+
+
+def reply(client, fake, text: str, **request) -> tuple[str | None, str | None]:
+    """(reasoning, content) of the reply, checked equal streamed and not."""
+    fake.script(text, chunk_size=2)
+    message = client.chat.completions.create(messages=MESSAGES, **request).choices[0].message
+    whole = (getattr(message, "reasoning_content", None), message.content)
+    reasoning, content = "", ""
+    for chunk in client.chat.completions.create(messages=MESSAGES, stream=True, **request):
+        for choice in chunk.choices:
+            reasoning += getattr(choice.delta, "reasoning_content", None) or ""
+            content += choice.delta.content or ""
+    assert (reasoning or None, content or None) == whole
+    return whole
+
+
+def test_reasoning_effort_none_turns_thinking_off(client, fake):
+    answer = "Paris is sunny.</think> really."
+    assert reply(client, fake, answer, model="qwen3-reasoning_content") == ("Paris is sunny.", " really.")
+    off = reply(client, fake, answer, model="qwen3-reasoning_content", reasoning_effort="none")
+    assert off == (None, answer)  # the reply starts outside reasoning
+    assert fake.last_body["chat_template_kwargs"] == {"thinking": False, "enable_thinking": False}
+    assert fake.last_body["reasoning_effort"] == "none"
+
+
+@pytest.mark.parametrize(
+    "request_fields",
+    [{"reasoning_effort": "high"}, {"extra_body": {"reasoning": {"effort": "low"}}}, {"extra_body": {"reasoning": {"enabled": True}}}],
+    ids=["reasoning_effort", "reasoning.effort", "reasoning.enabled"],
+)
+def test_an_effort_turns_thinking_on_for_a_model_off_by_default(client, fake, request_fields):
+    text = "Let me think.</think>Answer."
+    assert reply(client, fake, text, model="deepseek") == (None, text)
+    assert reply(client, fake, text, model="deepseek", **request_fields) == ("Let me think.", "Answer.")
+    assert fake.last_body["chat_template_kwargs"] == {"thinking": True, "enable_thinking": True}
+
+
+def test_the_clients_own_template_switch_wins(client, fake):
+    kwargs = {"chat_template_kwargs": {"enable_thinking": False, "custom": 1}}
+    text = "No thinking here.</think>"
+    result = reply(client, fake, text, model="qwen3-reasoning_content", reasoning_effort="high", extra_body=kwargs)
+    assert result == (None, text)
+    assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": False, "custom": 1, "thinking": True}
+
+
+def test_an_always_thinking_model_ignores_effort_none(client, fake):
+    assert reply(client, fake, "Hmm.</think>Yes.", model="r1", reasoning_effort="none") == ("Hmm.", "Yes.")
