@@ -208,3 +208,18 @@ def test_every_choice_reads_its_own_call_array_and_is_flagged_on_its_own(client,
     assert "parsegate_warning" not in whole[0] and "parsegate_warning" not in finish[0]
     assert whole[1]["parsegate_warning"]["code"] == finish[1]["parsegate_warning"]["code"] == "no_tool_call"
     assert whole[1]["message"]["content"] == "No call here."
+
+
+def test_tools_with_conflicting_defs_cannot_be_constrained(client, fake):
+    def tool(name: str, point: dict) -> dict:
+        parameters = {"type": "object", "properties": {"p": {"$ref": "#/$defs/Point"}}, "$defs": {"Point": point}}
+        return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+    tools = [tool("a", {"type": "object"}), tool("b", {"type": "array"})]
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="qwen3-vllm", messages=MESSAGES, tools=tools, tool_choice="required")
+    assert caught.value.body["param"] == "tools" and "Point" in caught.value.body["message"]
+    same = [tool("a", {"type": "object"}), tool("b", {"type": "object"})]
+    fake.script('[{"name": "b", "parameters": {"p": {}}}]')
+    client.chat.completions.create(model="qwen3-vllm", messages=MESSAGES, tools=same, tool_choice="required")
+    assert fake.last_body["structured_outputs"]["json"]["$defs"] == {"Point": {"type": "object"}}
