@@ -117,8 +117,8 @@ class Dialect:
     `json_schema(schema)` and `structural_tag(tag)` give the request fields
     that carry them (`structural_tag` None: not supported). `constraint_fields`
     are the client fields that already constrain decoding. `tool_choice` is
-    sent upstream instead of `required`/named when the gateway constrains the
-    reply itself, so the server neither builds its own constraint nor parses.
+    sent upstream whenever the gateway sends a constraint, so the server
+    neither builds its own constraint nor parses the calls.
     """
 
     json_schema: Callable[[dict], dict]

@@ -71,5 +71,5 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
     if parser and dialect and dialect.structural_tag and not client_constraint and has_strict_tool(tools):
         tag = structural_tag(tool_format(parser).name, tools)
         if tag is not None:
-            upstream = dialect.structural_tag(tag)
+            upstream = {**dialect.structural_tag(tag), "tool_choice": dialect.tool_choice}
     return ToolChoicePlan(parser, upstream=upstream, **limits)
