@@ -76,7 +76,8 @@ def call_array_schema(tools: list[dict], named: str | None, parallel: bool) -> d
     """The JSON schema of the calls array for `required` (any tool) or a
     named tool (`named`); `maxItems: 1` without parallel calls."""
     if named is not None:
-        schema = {"type": "array", "minItems": 1, "items": _call_schema(next(t for t in tools if _function(t).get("name") == named))}
+        tool = next(tool for tool in tools if _function(tool).get("name") == named)
+        schema = {"type": "array", "minItems": 1, "items": _call_schema(tool)}
     else:
         items = {"type": "object", "anyOf": [_call_schema(tool) for tool in tools]}
         schema = {"type": "array", "minItems": 1, "items": items}

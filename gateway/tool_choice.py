@@ -49,6 +49,7 @@ class ToolChoicePlan:
 
 
 def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> ToolChoicePlan:
+    """The tool-call handling of one request to `model` (module docstring)."""
     if not tools_active:
         return ToolChoicePlan()
     tools = payload["tools"]
@@ -62,9 +63,10 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
         if dialect is None:
             return ToolChoicePlan(model.tool_call_parser, require_call=True, **limits)
         if client_constraint:
-            message = f"tool_choice {'required' if named is None else 'naming a function'} cannot be combined with {client_constraint}"
-            raise ApiError(400, message, param=client_constraint)
-        upstream = {**dialect.json_schema(call_array_schema(tools, named, parallel)), "tool_choice": dialect.tool_choice}
+            what = "required" if named is None else "naming a function"
+            raise ApiError(400, f"tool_choice {what} cannot be combined with {client_constraint}", param=client_constraint)
+        schema = call_array_schema(tools, named, parallel)
+        upstream = {**dialect.json_schema(schema), "tool_choice": dialect.tool_choice}
         return ToolChoicePlan(None, call_array=True, require_call=True, upstream=upstream, **limits)
     upstream = {}
     parser = model.tool_call_parser
