@@ -42,7 +42,7 @@ async def chat_completions(request: Request) -> Response:
     payload, chat = read_request(await request.body())
     backend = _backend(request, chat.model)
     plan = ParsePlan.for_request(payload, chat, backend.config)
-    body = backend.body(payload, keep_special_tokens=plan.keeps_special_tokens())
+    body = backend.body(payload, keep_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
     if chat.stream:
         return await stream_completion(backend, body, plan, chat.model)
     answer = await backend.complete(body)

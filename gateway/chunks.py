@@ -41,8 +41,12 @@ class ChunkEncoder:
         envelope["model"] = model
         self._open = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":['
 
-    def choice(self, index: int, delta: dict, reason: str | None = None, logprobs: object = None) -> bytes:
+    def choice(
+        self, index: int, delta: dict, reason: str | None = None, logprobs: object = None, extra: dict | None = None
+    ) -> bytes:
         body = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
+        if extra:
+            body.update(extra)
         return self._open + orjson.dumps(body) + b"]}\n\n"
 
     def usage(self, usage: dict) -> bytes:
@@ -52,11 +56,14 @@ class ChunkEncoder:
 class ChoiceStream:
     """One streamed choice: its pipeline, and what it has sent so far."""
 
-    __slots__ = ("pipeline", "call_id", "role_sent", "made_call", "finished")
+    __slots__ = ("pipeline", "call_id", "reasoning_keys", "role_sent", "made_call", "finished")
 
-    def __init__(self, pipeline: Pipeline, call_id: Callable[[str, int], str]) -> None:
+    def __init__(
+        self, pipeline: Pipeline, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+    ) -> None:
         self.pipeline = pipeline
         self.call_id = call_id
+        self.reasoning_keys = reasoning_keys
         self.role_sent = False
         self.made_call = False
         self.finished = False
@@ -95,7 +102,9 @@ class ChoiceStream:
         if content:
             delta["content"] = "".join(content)
         if reasoning:
-            delta["reasoning_content"] = "".join(reasoning)
+            text = "".join(reasoning)
+            for key in self.reasoning_keys:
+                delta[key] = text
         if calls:
             delta["tool_calls"] = calls
         return delta

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -101,6 +102,8 @@ class ModelConfig(_Section):
     backend: BackendConfig
     reasoning_parser: str | None = None
     tool_call_parser: str | None = None
+    guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"] = "none"
+    reasoning_field: Literal["reasoning_content", "reasoning", "both"] = "reasoning_content"
 
     @field_validator("reasoning_parser")
     @classmethod
@@ -111,6 +114,11 @@ class ModelConfig(_Section):
     @classmethod
     def _known_tool_call_parser(cls, name: str) -> str:
         return _known_name(name, "tool-call", tool_call_parser_names())
+
+    @property
+    def reasoning_keys(self) -> tuple[str, ...]:
+        """The message/delta fields the reasoning is returned in."""
+        return ("reasoning_content", "reasoning") if self.reasoning_field == "both" else (self.reasoning_field,)
 
     @property
     def upstream_model(self) -> str:

@@ -8,7 +8,7 @@ what goes upstream, so unknown fields pass through untouched.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -16,7 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gateway.config import ModelConfig, describe_errors, key_path
 from gateway.errors import ApiError
+from gateway.history import history_fields
+from gateway.reasoning_switch import switched_template_kwargs
+from gateway.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
+from parsers.call_array import CallArrayParser
+from parsers.call_filter import CallFilter
 from parsers.pipeline import end_of_turn_tokens
 
 _TOOL_CHOICE_MODES = ("none", "auto", "required")
@@ -45,10 +50,13 @@ class ChatRequest(_Checked):
     stream: bool | None = None
     n: int | None = Field(default=None, ge=1)
     tools: list[Tool] | None = None
+    parallel_tool_calls: bool | None = None
     tool_choice: Any = None  # "none" | "auto" | "required" | {"type": "function", "function": {"name": ...}}
     separate_reasoning: bool | None = None
     stream_reasoning: bool | None = None
     chat_template_kwargs: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    reasoning: dict[str, Any] | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -104,16 +112,29 @@ class ParsePlan:
     call_id_template: str | None = None
     earlier_calls: int = 0
     end_of_turn: tuple[str, ...] = ()
+    tool_choice: ToolChoicePlan = ToolChoicePlan()
+    upstream: dict = field(default_factory=dict)  # request fields set for the backend
+    reasoning_keys: tuple[str, ...] = ("reasoning_content",)
 
     @classmethod
     def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
         separate = request.separate_reasoning is not False
-        tool_call_parser = model.tool_call_parser if request.tools_active() else None
+        tool_choice = plan_tool_choice(payload, request.tools_active(), model)
+        tool_call_parser = tool_choice.tool_call_parser
+        upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
+        template_kwargs = switched_template_kwargs(payload)
+        if template_kwargs is None:
+            template_kwargs = request.chat_template_kwargs
+        else:
+            upstream["chat_template_kwargs"] = template_kwargs
         return cls(
             reasoning_parser=model.reasoning_parser if separate else None,
             tool_call_parser=tool_call_parser,
+            tool_choice=tool_choice,
+            upstream=upstream,
+            reasoning_keys=model.reasoning_keys,
             tools=payload.get("tools"),
-            chat_template_kwargs=request.chat_template_kwargs,
+            chat_template_kwargs=template_kwargs,
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),
@@ -132,18 +153,25 @@ class ParsePlan:
             return self.call_id_template.format(name=name, n=self.earlier_calls + index)
         return f"call_{uuid.uuid4().hex[:24]}"
 
-    def pipeline(self) -> Pipeline:
+    def pipeline(self) -> Pipeline | CallFilter:
         """A fresh pipeline for one choice. Whether the reply starts inside
         reasoning follows the request's thinking switch (absent = the
-        format's default), as SGLang serves it."""
-        return make_pipeline(
+        format's default), as SGLang serves it; a reply constrained to a
+        JSON array of calls starts outside it."""
+        choice = self.tool_choice
+        pipeline = make_pipeline(
             self.reasoning_parser,
             self.tool_call_parser,
             tools=self.tools,
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
+            force_reasoning=False if choice.call_array else None,
             end_of_turn=self.end_of_turn,
+            tool_stage=CallArrayParser() if choice.call_array else None,
         )
+        if choice.names is None and choice.max_calls is None:
+            return pipeline
+        return CallFilter(pipeline, names=choice.names, max_calls=choice.max_calls)
 
     def keeps_special_tokens(self) -> bool:
         """Whether an active stage's markers are special tokens the backend

@@ -20,7 +20,9 @@ def _message(text: str, plan: ParsePlan) -> dict:
         for index, (name, arguments) in enumerate(result.tool_calls)
     ]
     content = result.content or (None if calls else "")
-    message = {"role": "assistant", "content": content, "reasoning_content": result.reasoning_content}
+    message = {"role": "assistant", "content": content}
+    for key in plan.reasoning_keys:
+        message[key] = result.reasoning_content
     if calls:
         message["tool_calls"] = calls
     return message
@@ -29,11 +31,13 @@ def _message(text: str, plan: ParsePlan) -> dict:
 def _choice(choice: dict, plan: ParsePlan) -> dict:
     text = (choice.get("message") or {}).get("content")
     message = _message(text if isinstance(text, str) else "", plan)
+    made_call = "tool_calls" in message
     return {
         "index": choice.get("index", 0),
         "message": message,
         "logprobs": choice.get("logprobs"),
-        "finish_reason": finish_reason("tool_calls" in message, choice.get("finish_reason")),
+        "finish_reason": finish_reason(made_call, choice.get("finish_reason")),
+        **(plan.tool_choice.unmet(made_call) or {}),
     }
 
 

@@ -42,7 +42,9 @@ class StreamTranslator:
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
-            stream = self._choices[index] = ChoiceStream(self._plan.pipeline(), self._plan.call_id)
+            stream = self._choices[index] = ChoiceStream(
+                self._plan.pipeline(), self._plan.call_id, self._plan.reasoning_keys
+            )
         if stream.finished:
             return
         text = (choice.get("delta") or {}).get("content")
@@ -55,7 +57,8 @@ class StreamTranslator:
         if delta or logprobs:
             out.append(self._encoder.choice(index, delta, logprobs=logprobs))
         if reason is not None:
-            out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason)))
+            unmet = self._plan.tool_choice.unmet(stream.made_call)
+            out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason), extra=unmet))
 
     def flush_unfinished(self) -> list[bytes]:
         """The backend stopped early: whatever unfinished choices still hold."""

@@ -40,10 +40,11 @@ class Backend:
             limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
         )
 
-    def body(self, payload: dict, keep_special_tokens: bool) -> bytes:
+    def body(self, payload: dict, keep_special_tokens: bool, replaced: dict | None = None) -> bytes:
         """The client's request for the backend: our model name, gateway-only
-        fields removed, everything else untouched."""
+        fields removed, the fields in `replaced` set, everything else untouched."""
         body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
+        body.update(replaced or ())
         body["model"] = self.upstream_model
         if keep_special_tokens:
             body.setdefault("skip_special_tokens", False)

@@ -73,13 +73,15 @@ def make_pipeline(
     stream_reasoning: bool = True,
     force_reasoning: bool | None = None,
     end_of_turn: tuple[str, ...] | None = None,
+    tool_stage=None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default. `end_of_turn=None`
-    removes the end-of-turn tokens of the named formats.
+    removes the end-of-turn tokens of the named formats. `tool_stage` is a
+    ready tool-call stage to use instead of a named parser.
     """
     if end_of_turn is None:
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
@@ -89,7 +91,7 @@ def make_pipeline(
         if force_reasoning is None and chat_template_kwargs is not None:
             force_reasoning = fmt.thinking_enabled(chat_template_kwargs)
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
-    tool_calls = None
+    tool_calls = tool_stage
     if tool_call_parser is not None:
         tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools)
     return Pipeline(reasoning, tool_calls, EndOfTurnFilter(end_of_turn) if end_of_turn else None)

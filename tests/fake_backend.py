@@ -20,6 +20,11 @@ BACKEND_KEY = "sk-backend-test-key"  # what the gateway's config sends upstream
 USAGE = {"prompt_tokens": 7, "completion_tokens": 11, "total_tokens": 18}
 
 
+def token_logprobs(text: str) -> dict:
+    """OpenAI-shaped logprobs for `text`, one token per character."""
+    return {"content": [{"token": char, "logprob": -0.5, "bytes": list(char.encode()), "top_logprobs": []} for char in text]}
+
+
 class FakeBackend:
     """Scripted replies, one raw text per choice; `requests` records the
     upstream requests as (headers, JSON body)."""
@@ -35,6 +40,7 @@ class FakeBackend:
         self.error: tuple[int, bytes] | None = None  # answer with this status and body
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
+        self.together = False  # stream every choice's piece in one chunk, as a batching server may
         self.requests: list[tuple[dict, dict]] = []
 
     def script(self, *replies: str, chunk_size: int = 4) -> None:
@@ -57,7 +63,12 @@ class FakeBackend:
         if body.get("stream"):
             return StreamingResponse(self._events(body, replies), media_type="text/event-stream")
         choices = [
-            {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": self.finish_reason}
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": token_logprobs(text) if body.get("logprobs") else None,
+                "finish_reason": self.finish_reason,
+            }
             for i, text in enumerate(replies)
         ]
         completion = {"id": "up-1", "object": "chat.completion", "model": body["model"], "choices": choices}
@@ -73,10 +84,16 @@ class FakeBackend:
         size = self.chunk_size
         longest = max(len(text) for text in replies)
         for start in range(0, longest, size):
-            for i, text in enumerate(replies):
-                if start < len(text):
-                    delta = {"content": text[start : start + size]}
-                    yield event([{"index": i, "delta": delta, "finish_reason": None}])
+            pieces = [
+                {"index": i, "delta": {"content": text[start : start + size]}, "finish_reason": None}
+                for i, text in enumerate(replies)
+                if start < len(text)
+            ]
+            if body.get("logprobs"):
+                for piece in pieces:
+                    piece["logprobs"] = token_logprobs(piece["delta"]["content"])
+            for group in [pieces] if self.together else ([piece] for piece in pieces):
+                yield event(group)
         if self.cut:
             return
         for i in range(len(replies)):
