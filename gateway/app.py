@@ -20,6 +20,7 @@ from fastapi.responses import Response
 
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
+from gateway.extra_body import with_extra_body
 from gateway.request import ParsePlan, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
@@ -41,8 +42,9 @@ def _backend(request: Request, model: str) -> Backend:
 async def chat_completions(request: Request) -> Response:
     payload, chat = read_request(await request.body())
     backend = _backend(request, chat.model)
+    payload = with_extra_body(payload, backend.config.extra_body)
     plan = ParsePlan.for_request(payload, chat, backend.config)
-    body = backend.body(payload, keep_special_tokens=plan.keeps_special_tokens())
+    body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens())
     if chat.stream:
         return await stream_completion(backend, body, plan, chat.model)
     answer = await backend.complete(body)

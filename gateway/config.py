@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gateway.extra_body import OWNED_BY_GATEWAY
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -101,6 +103,18 @@ class ModelConfig(_Section):
     backend: BackendConfig
     reasoning_parser: str | None = None
     tool_call_parser: str | None = None
+    keep_special_tokens: bool | None = None  # None: when the parsers need them
+    extra_body: dict[str, Any] = {}
+
+    @field_validator("extra_body")
+    @classmethod
+    def _mergeable_extra_body(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        owned = [key for key in OWNED_BY_GATEWAY if key in extra]
+        if owned:
+            raise ValueError(f"{owned[0]!r} cannot be set here; it comes from the request and this config")
+        if not isinstance(extra.get("chat_template_kwargs", {}), dict):
+            raise ValueError("'chat_template_kwargs' must be a mapping")
+        return extra
 
     @field_validator("reasoning_parser")
     @classmethod

@@ -113,7 +113,7 @@ class ParsePlan:
             reasoning_parser=model.reasoning_parser if separate else None,
             tool_call_parser=tool_call_parser,
             tools=payload.get("tools"),
-            chat_template_kwargs=request.chat_template_kwargs,
+            chat_template_kwargs=payload.get("chat_template_kwargs"),
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),

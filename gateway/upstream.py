@@ -40,12 +40,15 @@ class Backend:
             limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
         )
 
-    def body(self, payload: dict, keep_special_tokens: bool) -> bytes:
+    def body(self, payload: dict, parsers_need_special_tokens: bool) -> bytes:
         """The client's request for the backend: our model name, gateway-only
-        fields removed, everything else untouched."""
+        fields removed, everything else untouched. Special tokens are kept
+        when the model's `keep_special_tokens` says so, else when the
+        parsers need them; a request's own `skip_special_tokens` wins."""
         body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         body["model"] = self.upstream_model
-        if keep_special_tokens:
+        keep = self.config.keep_special_tokens
+        if keep if keep is not None else parsers_need_special_tokens:
             body.setdefault("skip_special_tokens", False)
         return orjson.dumps(body)
 
