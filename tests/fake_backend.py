@@ -36,6 +36,12 @@ class FakeBackend:
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
         self.requests: list[tuple[dict, dict]] = []
+        self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
+
+    def script_parsed(self, *deltas: dict) -> None:
+        """Answer like a backend with its own parsers on: these deltas streamed
+        as they are, or merged into one message when not streamed."""
+        self.parsed_deltas = list(deltas)
 
     def script(self, *replies: str, chunk_size: int = 4) -> None:
         self.replies = list(replies)
@@ -53,6 +59,8 @@ class FakeBackend:
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
+        if self.parsed_deltas is not None:
+            return self._parsed(body)
         replies = self.replies[: body.get("n") or 1]
         if body.get("stream"):
             return StreamingResponse(self._events(body, replies), media_type="text/event-stream")
@@ -84,3 +92,28 @@ class FakeBackend:
         if (body.get("stream_options") or {}).get("include_usage"):
             yield event([], usage=USAGE)
         yield b"data: [DONE]\n\n"
+
+    def _parsed(self, body: dict) -> Response:
+        def event(delta: dict, reason: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": reason}
+            return b"data: " + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]}) + b"\n\n"
+
+        if body.get("stream"):
+            events = [event({"role": "assistant", "content": ""})]
+            events += [event(delta) for delta in self.parsed_deltas]
+            events += [event({}, self.finish_reason), b"data: [DONE]\n\n"]
+            return StreamingResponse(iter(events), media_type="text/event-stream")
+        message: dict = {"role": "assistant", "content": None}
+        calls: dict[int, dict] = {}
+        for delta in self.parsed_deltas:
+            for key in ("content", "reasoning_content", "reasoning"):
+                if key in delta:
+                    message[key] = (message.get(key) or "") + delta[key]
+            for call in delta.get("tool_calls", ()):
+                merged = calls.setdefault(call["index"], {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}})
+                merged["function"]["name"] += call.get("function", {}).get("name") or ""
+                merged["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
+        if calls:
+            message["tool_calls"] = [calls[index] for index in sorted(calls)]
+        choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
+        return Response(orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": [choice]}), media_type="application/json")
