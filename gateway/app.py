@@ -1,6 +1,7 @@
 """The HTTP service: `create_app(config)` builds the FastAPI app.
 
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
+    POST /v1/completions        text completions, passed through unparsed
     GET  /v1/models             the configured models
     GET  /health                liveness; never calls a backend
 
@@ -18,10 +19,11 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
+from gateway.completions import CompletionRequest, forward_completion
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
 from gateway.extra_body import with_extra_body
-from gateway.request import ParsePlan, read_request
+from gateway.request import ParsePlan, read_checked, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
 from gateway.upstream import Backend, close_backends, open_backends
@@ -49,6 +51,11 @@ async def chat_completions(request: Request) -> Response:
         return await stream_completion(backend, body, plan, chat.model)
     answer = await backend.complete(body)
     return _json(completion(answer, plan, chat.model))
+
+
+async def completions(request: Request) -> Response:
+    payload, checked = read_checked(await request.body(), CompletionRequest)
+    return await forward_completion(_backend(request, checked.model), payload, bool(checked.stream))
 
 
 async def list_models(request: Request) -> Response:
@@ -99,6 +106,7 @@ def create_app(config: Config) -> FastAPI:
     guard = [Depends(_api_key_check(config.server.api_keys))] if config.server.api_keys else []
     v1 = APIRouter(prefix="/v1", dependencies=guard)
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"])
+    v1.add_api_route("/completions", completions, methods=["POST"])
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])

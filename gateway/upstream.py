@@ -30,6 +30,7 @@ class Backend:
         self.name = model.name
         self.upstream_model = model.upstream_model
         self.url = f"{backend.url or DEMO_BASE_URL}/chat/completions"
+        self.completions_url = f"{backend.url or DEMO_BASE_URL}/completions"
         self._secret = backend.api_key
         self._headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
@@ -52,9 +53,10 @@ class Backend:
             body.setdefault("skip_special_tokens", False)
         return orjson.dumps(body)
 
-    async def open(self, body: bytes) -> httpx.Response:
-        """Send `body`; return the still-streaming response once it is a success."""
-        request = self.client.build_request("POST", self.url, content=body, headers=self._headers)
+    async def open(self, body: bytes, url: str | None = None) -> httpx.Response:
+        """Send `body` (to the chat URL unless `url` says otherwise); return
+        the still-streaming response once it is a success."""
+        request = self.client.build_request("POST", url or self.url, content=body, headers=self._headers)
         with self.transport_errors():
             response = await self.client.send(request, stream=True)
         if response.is_success:

@@ -25,7 +25,12 @@ class FakeBackend:
     upstream requests as (headers, JSON body)."""
 
     def __init__(self) -> None:
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/completions", self._completions, methods=["POST"]),
+            ]
+        )
         self.reset()
 
     def reset(self) -> None:
@@ -117,3 +122,23 @@ class FakeBackend:
             message["tool_calls"] = [calls[index] for index in sorted(calls)]
         choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
         return Response(orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": [choice]}), media_type="application/json")
+
+    async def _completions(self, request: Request) -> Response:
+        """Text completions: the first scripted reply as `text`, streamed or whole."""
+        body = orjson.loads(await request.body())
+        self.requests.append((dict(request.headers), body))
+        if self.error is not None:
+            status, content = self.error
+            return Response(content, status_code=status, media_type="application/json")
+        text, size = self.replies[0], self.chunk_size
+        envelope = {"id": "cmpl-up-1", "object": "text_completion", "model": body["model"]}
+        if not body.get("stream"):
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.finish_reason}
+            return Response(orjson.dumps({**envelope, "choices": [choice], "usage": USAGE}), media_type="application/json")
+
+        def event(piece: str, reason: str | None) -> bytes:
+            choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": reason}
+            return b"data: " + orjson.dumps({**envelope, "choices": [choice]}) + b"\n\n"
+
+        events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
+        return StreamingResponse(iter([*events, event("", self.finish_reason), b"data: [DONE]\n\n"]), media_type="text/event-stream")
