@@ -115,11 +115,11 @@ def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: in
                 "keep_special_tokens": False,
             },
             {
-                "name": "qwen3-no-thinking",
+                "name": "qwen3-thinking-on",
                 "backend": {"url": f"{fake_url}/v1", "model": "fake-qwen3"},
                 "reasoning_parser": "qwen3",
                 "tool_call_parser": "qwen25",
-                "extra_body": {"top_k": 20, "chat_template_kwargs": {"enable_thinking": False, "custom": "x"}},
+                "extra_body": {"top_k": 20, "chat_template_kwargs": {"enable_thinking": True, "custom": "x"}},
             },
             {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
             {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},

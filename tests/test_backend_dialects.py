@@ -35,28 +35,29 @@ def test_keep_special_tokens_false_never_asks_even_when_the_parsers_would(client
 
 
 def test_extra_body_fills_in_what_the_client_did_not_send(client, fake):
-    fake.script("Sunny, straight away.")
-    reply = client.chat.completions.create(model="qwen3-no-thinking", messages=MESSAGES, temperature=0.5)
+    fake.script("Thought it over.</think>Sunny.")
+    reply = client.chat.completions.create(model="qwen3-thinking-on", messages=MESSAGES, temperature=0.5)
     assert fake.last_body["top_k"] == 20 and fake.last_body["temperature"] == 0.5
-    assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": False, "custom": "x"}
+    assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": True, "custom": "x"}
     assert fake.last_body["model"] == "fake-qwen3"
-    # the config turned thinking off, so the parser does not start inside reasoning
-    assert reply.choices[0].message.reasoning_content is None
-    assert reply.choices[0].message.content == "Sunny, straight away."
+    # the config turned thinking on, so the parser starts inside reasoning
+    assert reply.choices[0].message.reasoning_content == "Thought it over."
+    assert reply.choices[0].message.content == "Sunny."
 
 
 def test_request_fields_win_over_extra_body_key_by_key(client, fake):
-    fake.script("The answer, thought through.</think>Sunny.")
+    fake.script("No thinking.</think>Sunny.")
     reply = client.chat.completions.create(
-        model="qwen3-no-thinking",
+        model="qwen3-thinking-on",
         messages=MESSAGES,
         stream=True,
-        extra_body={"top_k": 5, "chat_template_kwargs": {"enable_thinking": True}},
+        extra_body={"top_k": 5, "chat_template_kwargs": {"enable_thinking": False}},
     )
-    reasoning = "".join(getattr(chunk.choices[0].delta, "reasoning_content", None) or "" for chunk in reply if chunk.choices)
+    deltas = [chunk.choices[0].delta for chunk in reply if chunk.choices]
     assert fake.last_body["top_k"] == 5
-    assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": True, "custom": "x"}
-    assert reasoning == "The answer, thought through."
+    assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": False, "custom": "x"}
+    assert not any(getattr(delta, "reasoning_content", None) for delta in deltas)
+    assert "".join(delta.content or "" for delta in deltas) == "No thinking.</think>Sunny."
 
 
 @pytest.mark.parametrize(

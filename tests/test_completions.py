@@ -41,7 +41,7 @@ def test_streamed_text_completion_arrives_piece_by_piece(client, fake):
 
 
 def test_extra_body_is_merged_into_text_completions(client, fake):
-    client.completions.create(model="qwen3-no-thinking", prompt="Hi", extra_body={"top_k": 1})
+    client.completions.create(model="qwen3-thinking-on", prompt="Hi", extra_body={"top_k": 1})
     assert fake.last_body["top_k"] == 1 and fake.last_body["chat_template_kwargs"]["custom"] == "x"
 
 
