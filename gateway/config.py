@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from gateway.extra_body import OWNED_BY_GATEWAY
+from gateway.model_families import family_of
 from parsers import reasoning_parser_names, tool_call_parser_names
 
+NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -116,15 +118,38 @@ class ModelConfig(_Section):
             raise ValueError("'chat_template_kwargs' must be a mapping")
         return extra
 
+    _parsers_from_name: bool = PrivateAttr(default=False)
+
     @field_validator("reasoning_parser")
     @classmethod
     def _known_reasoning_parser(cls, name: str) -> str:
-        return _known_name(name, "reasoning", reasoning_parser_names())
+        return _known_name(name, "reasoning", [*reasoning_parser_names(), NO_PARSER])
 
     @field_validator("tool_call_parser")
     @classmethod
     def _known_tool_call_parser(cls, name: str) -> str:
-        return _known_name(name, "tool-call", tool_call_parser_names())
+        return _known_name(name, "tool-call", [*tool_call_parser_names(), NO_PARSER])
+
+    @model_validator(mode="after")
+    def _effective_parsers(self) -> ModelConfig:
+        """An entry naming no parser takes them from its backend model name
+        (model_families.py); `none` turns a stage off."""
+        if self.reasoning_parser is None and self.tool_call_parser is None:
+            picked = self._picked_parsers(self.upstream_model)
+            picked._parsers_from_name = True
+            return picked
+        named = {"reasoning_parser": self.reasoning_parser, "tool_call_parser": self.tool_call_parser}
+        return self.model_copy(update={key: None for key, value in named.items() if value == NO_PARSER})
+
+    def _picked_parsers(self, upstream_model: str) -> ModelConfig:
+        match = family_of(upstream_model)
+        family = match[1] if match else None
+        return self.model_copy(
+            update={
+                "reasoning_parser": family and family.reasoning_parser,
+                "tool_call_parser": family and family.tool_call_parser,
+            }
+        )
 
     @property
     def upstream_model(self) -> str:
