@@ -2,7 +2,7 @@
 
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
     POST /v1/completions        text completions, passed through unparsed
-    GET  /v1/models             the configured models
+    GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
@@ -19,6 +19,7 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
+from gateway.catch_all import route, served_models
 from gateway.completions import CompletionRequest, forward_completion
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
@@ -34,7 +35,7 @@ def _json(payload: dict) -> Response:
 
 
 def _backend(request: Request, model: str) -> Backend:
-    backend = request.app.state.backends.get(model)
+    backend = route(request.app.state.backends, model)
     if backend is None:
         message = f"The model {model!r} does not exist; see GET /v1/models"
         raise ApiError(404, message, param="model", code="model_not_found")
@@ -59,15 +60,17 @@ async def completions(request: Request) -> Response:
 
 
 async def list_models(request: Request) -> Response:
+    """The configured models; a catch-all entry adds what its backend lists."""
+    served = await served_models(request.app.state.backends)
     created = request.app.state.created
     data = [
         {
-            "id": backend.name,
+            "id": name,
             "object": "model",
             "created": created,
             "owned_by": "parsegate-demo" if backend.config.backend.demo else "parsegate",
         }
-        for backend in request.app.state.backends.values()
+        for name, backend in served
     ]
     return _json({"object": "list", "data": data})
 

@@ -19,6 +19,7 @@ from gateway.extra_body import OWNED_BY_GATEWAY
 from gateway.model_families import family_of
 from parsers import reasoning_parser_names, tool_call_parser_names
 
+CATCH_ALL = "*"  # the model entry that serves every name no other entry has
 NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -155,6 +156,14 @@ class ModelConfig(_Section):
     def upstream_model(self) -> str:
         """The model name sent to the backend."""
         return self.backend.model or self.name
+
+    def routed(self, requested: str) -> ModelConfig:
+        """This catch-all entry serving the model name `requested`: sent
+        upstream as `backend.model` if set, else as requested, with the
+        parsers picked from that name unless the entry names its own."""
+        backend = self.backend.model_copy(update={"model": self.backend.model or requested})
+        served = self.model_copy(update={"name": requested, "backend": backend})
+        return served._picked_parsers(served.upstream_model) if self._parsers_from_name else served
 
 
 def _known_name(name: str, kind: str, allowed: list[str]) -> str:

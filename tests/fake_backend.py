@@ -29,6 +29,7 @@ class FakeBackend:
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/completions", self._completions, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
             ]
         )
         self.reset()
@@ -42,6 +43,7 @@ class FakeBackend:
         self.delay = 0.0  # seconds before answering (for timeouts)
         self.requests: list[tuple[dict, dict]] = []
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
+        self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -142,3 +144,11 @@ class FakeBackend:
 
         events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
         return StreamingResponse(iter([*events, event("", self.finish_reason), b"data: [DONE]\n\n"]), media_type="text/event-stream")
+
+    async def _models(self, request: Request) -> Response:
+        self.requests.append((dict(request.headers), {}))
+        if self.error is not None:
+            status, content = self.error
+            return Response(content, status_code=status, media_type="application/json")
+        data = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
+        return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
