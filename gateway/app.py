@@ -1,7 +1,8 @@
 """The HTTP service: `create_app(config)` builds the FastAPI app.
 
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
-    GET  /v1/models             the configured models
+    POST /v1/completions        text completions, passed through unparsed
+    GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
@@ -18,9 +19,12 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
+from gateway.catch_all import route, served_models
+from gateway.completions import CompletionRequest, forward_completion
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
-from gateway.request import ParsePlan, read_request
+from gateway.extra_body import with_extra_body
+from gateway.request import ParsePlan, read_checked, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
 from gateway.upstream import Backend, close_backends, open_backends
@@ -31,7 +35,7 @@ def _json(payload: dict) -> Response:
 
 
 def _backend(request: Request, model: str) -> Backend:
-    backend = request.app.state.backends.get(model)
+    backend = route(request.app.state.backends, model)
     if backend is None:
         message = f"The model {model!r} does not exist; see GET /v1/models"
         raise ApiError(404, message, param="model", code="model_not_found")
@@ -41,24 +45,32 @@ def _backend(request: Request, model: str) -> Backend:
 async def chat_completions(request: Request) -> Response:
     payload, chat = read_request(await request.body())
     backend = _backend(request, chat.model)
+    payload = with_extra_body(payload, backend.config.extra_body)
     plan = ParsePlan.for_request(payload, chat, backend.config)
-    body = backend.body(payload, keep_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
+    body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
     if chat.stream:
         return await stream_completion(backend, body, plan, chat.model)
     answer = await backend.complete(body)
     return _json(completion(answer, plan, chat.model))
 
 
+async def completions(request: Request) -> Response:
+    payload, checked = read_checked(await request.body(), CompletionRequest)
+    return await forward_completion(_backend(request, checked.model), payload, bool(checked.stream))
+
+
 async def list_models(request: Request) -> Response:
+    """The configured models; a catch-all entry adds what its backend lists."""
+    served = await served_models(request.app.state.backends)
     created = request.app.state.created
     data = [
         {
-            "id": backend.name,
+            "id": name,
             "object": "model",
             "created": created,
             "owned_by": "parsegate-demo" if backend.config.backend.demo else "parsegate",
         }
-        for backend in request.app.state.backends.values()
+        for name, backend in served
     ]
     return _json({"object": "list", "data": data})
 
@@ -97,6 +109,7 @@ def create_app(config: Config) -> FastAPI:
     guard = [Depends(_api_key_check(config.server.api_keys))] if config.server.api_keys else []
     v1 = APIRouter(prefix="/v1", dependencies=guard)
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"])
+    v1.add_api_route("/completions", completions, methods=["POST"])
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])

@@ -10,10 +10,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import orjson
 
-from parsers import CallArgs, CallStart, Content, Event, Pipeline, Reasoning
+from parsers import CallArgs, CallStart, Content, Event, Reasoning
+
+if TYPE_CHECKING:
+    from gateway.backend_parsed import ChoiceReader
 
 DONE = b"data: [DONE]\n\n"
 
@@ -54,12 +58,13 @@ class ChunkEncoder:
 
 
 class ChoiceStream:
-    """One streamed choice: its pipeline, and what it has sent so far."""
+    """One streamed choice: its reader (our pipeline, or the backend's own
+    parsed fields), and what it has sent so far."""
 
     __slots__ = ("pipeline", "call_id", "reasoning_keys", "role_sent", "made_call", "finished")
 
     def __init__(
-        self, pipeline: Pipeline, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+        self, pipeline: ChoiceReader, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
     ) -> None:
         self.pipeline = pipeline
         self.call_id = call_id

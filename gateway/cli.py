@@ -1,7 +1,7 @@
 """The `parsegate` command (also `python -m gateway`).
 
     parsegate serve   [--config PATH] [--host HOST] [--port PORT]
-    parsegate parsers [--json]
+    parsegate parsers [--json] [--for MODEL]
     parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                       [--tools FILE.json] [--stream-chunk N] [FILE|-]
 """
@@ -37,7 +37,31 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parsers_for(model: str, as_json: bool) -> int:
+    from gateway.model_families import family_of
+
+    match = family_of(model)
+    pattern, family = match if match else (None, None)
+    pick = {
+        "model": model,
+        "pattern": pattern,
+        "tool_call_parser": family and family.tool_call_parser,
+        "reasoning_parser": family and family.reasoning_parser,
+    }
+    if as_json:
+        print(json.dumps(pick))
+    elif pattern is None:
+        print(f"{model}: no pattern matches; set tool_call_parser / reasoning_parser in config.yaml")
+    else:
+        print(f"{model}: matches {pattern!r}")
+        print(f"  tool_call_parser: {pick['tool_call_parser'] or 'none'}")
+        print(f"  reasoning_parser: {pick['reasoning_parser'] or 'none'}")
+    return 0
+
+
 def _list_parsers(args: argparse.Namespace) -> int:
+    if args.model is not None:
+        return _parsers_for(args.model, args.json)
     tools, reasoning = tool_call_parser_names(), reasoning_parser_names()
     if args.json:
         print(json.dumps({"tool_call_parsers": tools, "reasoning_parsers": reasoning}))
@@ -86,6 +110,9 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
     listing = commands.add_parser("parsers", help="list the parser names")
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument(
+        "--for", dest="model", metavar="MODEL", help="the parsers picked for a backend model name (e.g. Qwen/Qwen3-8B)"
+    )
     parse = commands.add_parser("parse", help="parse one raw model output and print JSON")
     parse.add_argument("--tool-call-parser", metavar="NAME")
     parse.add_argument("--reasoning-parser", metavar="NAME")

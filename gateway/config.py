@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from gateway.extra_body import OWNED_BY_GATEWAY
+from gateway.model_families import family_of
 from parsers import reasoning_parser_names, tool_call_parser_names
 
+CATCH_ALL = "*"  # the model entry that serves every name no other entry has
+NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -104,16 +108,51 @@ class ModelConfig(_Section):
     tool_call_parser: str | None = None
     guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"] = "none"
     reasoning_field: Literal["reasoning_content", "reasoning", "both"] = "reasoning_content"
+    keep_special_tokens: bool | None = None  # None: when the parsers need them
+    extra_body: dict[str, Any] = {}
+
+    @field_validator("extra_body")
+    @classmethod
+    def _mergeable_extra_body(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        owned = [key for key in OWNED_BY_GATEWAY if key in extra]
+        if owned:
+            raise ValueError(f"{owned[0]!r} cannot be set here; it comes from the request and this config")
+        if not isinstance(extra.get("chat_template_kwargs", {}), dict):
+            raise ValueError("'chat_template_kwargs' must be a mapping")
+        return extra
+
+    _parsers_from_name: bool = PrivateAttr(default=False)
 
     @field_validator("reasoning_parser")
     @classmethod
     def _known_reasoning_parser(cls, name: str) -> str:
-        return _known_name(name, "reasoning", reasoning_parser_names())
+        return _known_name(name, "reasoning", [*reasoning_parser_names(), NO_PARSER])
 
     @field_validator("tool_call_parser")
     @classmethod
     def _known_tool_call_parser(cls, name: str) -> str:
-        return _known_name(name, "tool-call", tool_call_parser_names())
+        return _known_name(name, "tool-call", [*tool_call_parser_names(), NO_PARSER])
+
+    @model_validator(mode="after")
+    def _effective_parsers(self) -> ModelConfig:
+        """An entry naming no parser takes them from its backend model name
+        (model_families.py); `none` turns a stage off."""
+        if self.reasoning_parser is None and self.tool_call_parser is None:
+            picked = self._picked_parsers(self.upstream_model)
+            picked._parsers_from_name = True
+            return picked
+        named = {"reasoning_parser": self.reasoning_parser, "tool_call_parser": self.tool_call_parser}
+        return self.model_copy(update={key: None for key, value in named.items() if value == NO_PARSER})
+
+    def _picked_parsers(self, upstream_model: str) -> ModelConfig:
+        match = family_of(upstream_model)
+        family = match[1] if match else None
+        return self.model_copy(
+            update={
+                "reasoning_parser": family and family.reasoning_parser,
+                "tool_call_parser": family and family.tool_call_parser,
+            }
+        )
 
     @property
     def reasoning_keys(self) -> tuple[str, ...]:
@@ -124,6 +163,14 @@ class ModelConfig(_Section):
     def upstream_model(self) -> str:
         """The model name sent to the backend."""
         return self.backend.model or self.name
+
+    def routed(self, requested: str) -> ModelConfig:
+        """This catch-all entry serving the model name `requested`: sent
+        upstream as `backend.model` if set, else as requested, with the
+        parsers picked from that name unless the entry names its own."""
+        backend = self.backend.model_copy(update={"model": self.backend.model or requested})
+        served = self.model_copy(update={"name": requested, "backend": backend})
+        return served._picked_parsers(served.upstream_model) if self._parsers_from_name else served
 
 
 def _known_name(name: str, kind: str, allowed: list[str]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -31,6 +31,9 @@ class _Checked(BaseModel):
     """Strict types; fields not declared are ignored here (and forwarded as sent)."""
 
     model_config = ConfigDict(strict=True)
+
+
+_Request = TypeVar("_Request", bound=BaseModel)
 
 
 class FunctionName(_Checked):
@@ -83,8 +86,8 @@ class ChatRequest(_Checked):
                 raise ApiError(400, f"tool_choice names function {name!r}, which is not in tools", param="tool_choice")
 
 
-def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
-    """The request's JSON object and its checked fields; 400 when malformed."""
+def read_checked(raw: bytes, checked: type[_Request]) -> tuple[dict, _Request]:
+    """The request's JSON object and its `checked` fields; 400 when malformed."""
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
@@ -92,10 +95,15 @@ def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object")
     try:
-        request = ChatRequest.model_validate(payload)
+        return payload, checked.model_validate(payload)
     except ValidationError as error:
         param = key_path(error.errors(include_url=False)[0]["loc"]) or None
         raise ApiError(400, describe_errors(error), param=param) from None
+
+
+def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
+    """A chat completion request's JSON object and its checked fields."""
+    payload, request = read_checked(raw, ChatRequest)
     request.check_tool_choice()
     return payload, request
 
@@ -124,7 +132,7 @@ class ParsePlan:
         upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
         template_kwargs = switched_template_kwargs(payload)
         if template_kwargs is None:
-            template_kwargs = request.chat_template_kwargs
+            template_kwargs = payload.get("chat_template_kwargs")
         else:
             upstream["chat_template_kwargs"] = template_kwargs
         return cls(

@@ -1,20 +1,17 @@
-"""Non-streamed completions: the same pipeline as streaming, fed the whole
-message at once (one `feed` and `finish`), so the two paths cannot drift."""
+"""Non-streamed completions: the same reader as streaming, fed the whole
+message at once (one `read` and `finish`), so the two paths cannot drift."""
 
 from __future__ import annotations
 
 import time
 
+from gateway.backend_parsed import read_message
 from gateway.chunks import completion_id, finish_reason
 from gateway.request import ParsePlan
-from parsers import ParseResult
 
 
-def _message(text: str, plan: ParsePlan) -> dict:
-    pipeline = plan.pipeline()
-    result = ParseResult()
-    result.add(pipeline.feed(text))
-    result.add(pipeline.finish())
+def _message(upstream: dict, plan: ParsePlan) -> dict:
+    result = read_message(upstream, plan)
     calls = [
         {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
         for index, (name, arguments) in enumerate(result.tool_calls)
@@ -29,8 +26,8 @@ def _message(text: str, plan: ParsePlan) -> dict:
 
 
 def _choice(choice: dict, plan: ParsePlan) -> dict:
-    text = (choice.get("message") or {}).get("content")
-    message = _message(text if isinstance(text, str) else "", plan)
+    upstream = choice.get("message")
+    message = _message(upstream if isinstance(upstream, dict) else {}, plan)
     made_call = "tool_calls" in message
     return {
         "index": choice.get("index", 0),

@@ -15,6 +15,7 @@ import orjson
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
+from gateway.backend_parsed import ChoiceReader
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, error_body
 from gateway.request import ParsePlan
@@ -43,12 +44,12 @@ class StreamTranslator:
         stream = self._choices.get(index)
         if stream is None:
             stream = self._choices[index] = ChoiceStream(
-                self._plan.pipeline(), self._plan.call_id, self._plan.reasoning_keys
+                ChoiceReader(self._plan), self._plan.call_id, self._plan.reasoning_keys
             )
         if stream.finished:
             return
-        text = (choice.get("delta") or {}).get("content")
-        events = stream.pipeline.feed(text) if text else []
+        delta = choice.get("delta")
+        events = stream.pipeline.read(delta) if isinstance(delta, dict) else []
         reason = choice.get("finish_reason")
         if reason is not None:
             events = events + stream.finish()

@@ -6,6 +6,7 @@ The URL always comes from config.yaml; nothing in a request can change it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -30,29 +31,36 @@ class Backend:
         self.name = model.name
         self.upstream_model = model.upstream_model
         self.url = f"{backend.url or DEMO_BASE_URL}/chat/completions"
+        self.completions_url = f"{backend.url or DEMO_BASE_URL}/completions"
+        self.models_url = f"{backend.url or DEMO_BASE_URL}/models"
         self._secret = backend.api_key
-        self._headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
-            self._headers["authorization"] = f"Bearer {backend.api_key}"
+            self.headers["authorization"] = f"Bearer {backend.api_key}"
         self.client = httpx.AsyncClient(
             transport=DemoTransport() if backend.demo else None,
             timeout=httpx.Timeout(backend.timeout, connect=min(backend.timeout, 10.0)),
             limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
         )
 
-    def body(self, payload: dict, keep_special_tokens: bool, replaced: dict | None = None) -> bytes:
+    def body(self, payload: dict, parsers_need_special_tokens: bool, replaced: dict | None = None) -> bytes:
         """The client's request for the backend: our model name, gateway-only
-        fields removed, the fields in `replaced` set, everything else untouched."""
+        fields removed, the fields in `replaced` set, everything else
+        untouched. Special tokens are kept when the model's
+        `keep_special_tokens` says so, else when the parsers need them; a
+        request's own `skip_special_tokens` wins."""
         body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         body.update(replaced or ())
         body["model"] = self.upstream_model
-        if keep_special_tokens:
+        keep = self.config.keep_special_tokens
+        if keep if keep is not None else parsers_need_special_tokens:
             body.setdefault("skip_special_tokens", False)
         return orjson.dumps(body)
 
-    async def open(self, body: bytes) -> httpx.Response:
-        """Send `body`; return the still-streaming response once it is a success."""
-        request = self.client.build_request("POST", self.url, content=body, headers=self._headers)
+    async def open(self, body: bytes, url: str | None = None) -> httpx.Response:
+        """Send `body` (to the chat URL unless `url` says otherwise); return
+        the still-streaming response once it is a success."""
+        request = self.client.build_request("POST", url or self.url, content=body, headers=self.headers)
         with self.transport_errors():
             response = await self.client.send(request, stream=True)
         if response.is_success:
@@ -79,6 +87,13 @@ class Backend:
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
             raise ApiError(502, f"the backend for model {self.name!r} sent an invalid response", type=UPSTREAM_ERROR)
         return answer
+
+    def routed(self, model: ModelConfig) -> Backend:
+        """This backend serving `model` (a catch-all entry's pick for one
+        request): same server and pooled client, that model's name and parsers."""
+        view = copy.copy(self)
+        view.config, view.name, view.upstream_model = model, model.name, model.upstream_model
+        return view
 
     @contextmanager
     def transport_errors(self) -> Iterator[None]:

@@ -102,6 +102,32 @@ def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: in
                 "reasoning_parser": "gpt-oss",
                 "tool_call_parser": "gpt-oss",
             },
+            {
+                "name": "special-tokens-on",
+                "backend": {"url": f"{fake_url}/v1"},
+                "keep_special_tokens": True,
+            },
+            {
+                "name": "kimi-special-tokens-off",
+                "backend": {"url": f"{fake_url}/v1"},
+                "reasoning_parser": "kimi_k2",
+                "tool_call_parser": "kimi_k2",
+                "keep_special_tokens": False,
+            },
+            {
+                "name": "qwen3-thinking-on",
+                "backend": {"url": f"{fake_url}/v1", "model": "fake-qwen3"},
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+                "extra_body": {"top_k": 20, "chat_template_kwargs": {"enable_thinking": True, "custom": "x"}},
+            },
+            {"name": "qwen3-by-name", "backend": {"url": f"{fake_url}/v1", "model": "Qwen/Qwen3-8B"}},
+            {
+                "name": "qwen3-opted-out",
+                "backend": {"url": f"{fake_url}/v1", "model": "Qwen/Qwen3-8B"},
+                "reasoning_parser": "none",
+                "tool_call_parser": "none",
+            },
             {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
             {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},
         ]

@@ -30,7 +30,13 @@ class FakeBackend:
     upstream requests as (headers, JSON body)."""
 
     def __init__(self) -> None:
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/completions", self._completions, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
         self.reset()
 
     def reset(self) -> None:
@@ -42,6 +48,13 @@ class FakeBackend:
         self.delay = 0.0  # seconds before answering (for timeouts)
         self.together = False  # stream every choice's piece in one chunk, as a batching server may
         self.requests: list[tuple[dict, dict]] = []
+        self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
+        self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
+
+    def script_parsed(self, *deltas: dict) -> None:
+        """Answer like a backend with its own parsers on: these deltas streamed
+        as they are, or merged into one message when not streamed."""
+        self.parsed_deltas = list(deltas)
 
     def script(self, *replies: str, chunk_size: int = 4) -> None:
         self.replies = list(replies)
@@ -59,6 +72,8 @@ class FakeBackend:
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
+        if self.parsed_deltas is not None:
+            return self._parsed(body)
         replies = self.replies[: body.get("n") or 1]
         if body.get("stream"):
             return StreamingResponse(self._events(body, replies), media_type="text/event-stream")
@@ -101,3 +116,56 @@ class FakeBackend:
         if (body.get("stream_options") or {}).get("include_usage"):
             yield event([], usage=USAGE)
         yield b"data: [DONE]\n\n"
+
+    def _parsed(self, body: dict) -> Response:
+        def event(delta: dict, reason: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": reason}
+            return b"data: " + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]}) + b"\n\n"
+
+        if body.get("stream"):
+            events = [event({"role": "assistant", "content": ""})]
+            events += [event(delta) for delta in self.parsed_deltas]
+            events += [event({}, self.finish_reason), b"data: [DONE]\n\n"]
+            return StreamingResponse(iter(events), media_type="text/event-stream")
+        message: dict = {"role": "assistant", "content": None}
+        calls: dict[int, dict] = {}
+        for delta in self.parsed_deltas:
+            for key in ("content", "reasoning_content", "reasoning"):
+                if key in delta:
+                    message[key] = (message.get(key) or "") + delta[key]
+            for call in delta.get("tool_calls", ()):
+                merged = calls.setdefault(call["index"], {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}})
+                merged["function"]["name"] += call.get("function", {}).get("name") or ""
+                merged["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
+        if calls:
+            message["tool_calls"] = [calls[index] for index in sorted(calls)]
+        choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
+        return Response(orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": [choice]}), media_type="application/json")
+
+    async def _completions(self, request: Request) -> Response:
+        """Text completions: the first scripted reply as `text`, streamed or whole."""
+        body = orjson.loads(await request.body())
+        self.requests.append((dict(request.headers), body))
+        if self.error is not None:
+            status, content = self.error
+            return Response(content, status_code=status, media_type="application/json")
+        text, size = self.replies[0], self.chunk_size
+        envelope = {"id": "cmpl-up-1", "object": "text_completion", "model": body["model"]}
+        if not body.get("stream"):
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.finish_reason}
+            return Response(orjson.dumps({**envelope, "choices": [choice], "usage": USAGE}), media_type="application/json")
+
+        def event(piece: str, reason: str | None) -> bytes:
+            choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": reason}
+            return b"data: " + orjson.dumps({**envelope, "choices": [choice]}) + b"\n\n"
+
+        events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
+        return StreamingResponse(iter([*events, event("", self.finish_reason), b"data: [DONE]\n\n"]), media_type="text/event-stream")
+
+    async def _models(self, request: Request) -> Response:
+        self.requests.append((dict(request.headers), {}))
+        if self.error is not None:
+            status, content = self.error
+            return Response(content, status_code=status, media_type="application/json")
+        data = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
+        return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")

@@ -159,6 +159,7 @@ def test_api_keys_reject_missing_or_wrong_keys(locked_url, fake, headers):
     responses = [
         httpx.get(f"{locked_url}/v1/models", headers=headers),
         httpx.post(f"{locked_url}/v1/chat/completions", json=body, headers=headers),
+        httpx.post(f"{locked_url}/v1/completions", json={"model": "qwen3", "prompt": "Hi"}, headers=headers),
     ]
     for response in responses:
         error = error_of(response, 401)

@@ -1,0 +1,57 @@
+"""Which parsers a model needs, from its name: the pattern table used for
+model entries that name no parsers (and for `parsegate parsers --for`).
+
+Patterns are shell-style (`*`, `?`), matched case-insensitively against the
+last path segment of the backend model name (`Qwen/Qwen3-8B` -> `qwen3-8b`);
+the first matching family wins, so narrower patterns come first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFamily:
+    patterns: tuple[str, ...]
+    tool_call_parser: str | None
+    reasoning_parser: str | None
+
+
+FAMILIES: tuple[ModelFamily, ...] = (
+    ModelFamily(("qwen3-coder*", "qwen3.5*", "qwen3.6*"), "qwen3_coder", "qwen3"),
+    ModelFamily(("qwen3-*thinking*",), "qwen25", "qwen3-thinking"),
+    ModelFamily(("qwen3*", "qwq*"), "qwen25", "qwen3"),
+    ModelFamily(("qwen2.5*",), "qwen25", None),
+    ModelFamily(("deepseek-r1-distill*",), None, "deepseek-r1"),
+    ModelFamily(("deepseek-r1*",), "deepseekv3", "deepseek-r1"),
+    ModelFamily(("deepseek-v3.1*", "deepseek-v3.2-exp*"), "deepseekv31", "deepseek-v3"),
+    ModelFamily(("deepseek-v3.2*",), "deepseekv32", "deepseek-v3"),
+    ModelFamily(("deepseek-v3*",), "deepseekv3", None),
+    ModelFamily(("deepseek-v4.1*",), "deepseekv41", "deepseek-v41"),
+    ModelFamily(("deepseek-v4*",), "deepseekv4", "deepseek-v4"),
+    ModelFamily(("kimi-k2*",), "kimi_k2", "kimi_k2"),
+    ModelFamily(("glm-4.5*", "glm-4.6*"), "glm45", "glm45"),
+    ModelFamily(("glm-4.7*", "glm-5*"), "glm47", "glm45"),
+    ModelFamily(("minimax-m2*",), "minimax-m2", "minimax"),
+    ModelFamily(("gpt-oss*",), "gpt-oss", "gpt-oss"),
+    ModelFamily(("llama-4*",), "pythonic", None),
+    ModelFamily(("llama-3*", "meta-llama-3*"), "llama3", None),
+    ModelFamily(("mistral*", "mixtral*", "ministral*", "devstral*", "magistral*", "codestral*"), "mistral", None),
+    ModelFamily(("gemma-4*",), "gemma4", None),
+    ModelFamily(("lfm2*",), "lfm2", None),
+    ModelFamily(("hermes-2-pro*", "hermes-3*", "hermes-4*"), "hermes", None),
+    ModelFamily(("internlm*", "intern-s1*"), "interns1", "interns1"),
+    ModelFamily(("gigachat3*",), "gigachat3", None),
+)
+
+
+def family_of(model: str) -> tuple[str, ModelFamily] | None:
+    """The first family whose pattern matches `model`, with that pattern."""
+    name = model.rstrip("/").rsplit("/", 1)[-1].lower()
+    for family in FAMILIES:
+        for pattern in family.patterns:
+            if fnmatchcase(name, pattern):
+                return pattern, family
+    return None
