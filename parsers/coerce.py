@@ -12,6 +12,9 @@ text. This module, shared by all of them, turns that text into JSON text:
 - where the schema allows several types (type lists, `anyOf`/`oneOf`,
   enums), the first type the text really is wins, in the order
   null, boolean, integer, number, object/array, string;
+- loose type names are read as the JSON type they mean (`int`, `uint32`,
+  `long` are integer; `float`, `double` number; `bool` boolean; `str`,
+  `text` string; `dict` object; `list`, `tuple` array);
 - a value that fits no allowed type, or a parameter the schema does not
   describe, keeps its raw text as a string. Arguments never go missing.
 """
@@ -56,7 +59,7 @@ def schema_types(schema) -> Types:
     if not isinstance(schema, dict):
         return Types()
     declared = schema.get("type")
-    types = set([declared] if isinstance(declared, str) else declared or ())
+    types = {_standard_type(name) for name in ([declared] if isinstance(declared, str) else declared or ())}
     for key in ("anyOf", "oneOf"):
         for branch in schema.get(key) or ():
             types |= schema_types(branch)
@@ -69,6 +72,28 @@ def schema_types(schema) -> Types:
     if not types and "items" in schema:
         types.add("array")
     return Types(types)
+
+
+_TYPE_PREFIXES = (
+    (("int", "uint", "long", "short", "unsigned"), "integer"),
+    (("num", "float", "double", "decimal"), "number"),
+    (("bool",), "boolean"),
+    (("str", "text", "varchar", "char"), "string"),
+    (("dict", "map"), "object"),
+    (("list", "arr", "tuple", "set"), "array"),
+)
+
+
+def _standard_type(name) -> str:
+    """A JSON schema type for the loose names tool schemas often use
+    (`int`, `uint32`, `float`, `bool`, `str`, `dict`, `List[str]`, `tuple`)."""
+    if not isinstance(name, str) or name in _JSON_TYPES.values():
+        return name
+    lowered = name.lower()
+    for prefixes, standard in _TYPE_PREFIXES:
+        if lowered.startswith(prefixes):
+            return standard
+    return name
 
 
 def is_plain_string(types: Types) -> bool:

@@ -9,12 +9,15 @@ function, open and close a key, open and close a value, and close the
 call. The arguments JSON is written as the tags arrive: `{` and the key
 when a key closes; a value the schema types as a plain string streams as
 JSON string fragments while it is written; any other value is typed when
-it closes (`parsers.coerce`). Every marker is searched from the current
-position only, so the cost is linear in the text.
+it closes (`parsers.coerce`). Values written HTML-escaped (MiMo) are
+decoded as they stream, holding back only a character reference that is
+still being written. Every marker is searched from the current position
+only, so the cost is linear in the text.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -27,6 +30,9 @@ from parsers.markers import marker_set
 
 _WHITESPACE = re.compile(r"\s*")
 _BLANKS = " \t\r\n"
+# What `html.unescape` could still read differently once more text arrives:
+# a trailing `&` and the start of a character reference after it.
+_UNFINISHED_ENTITY = re.compile(r"&(?:#[0-9]*|#[xX][0-9a-fA-F]*|[^\t\n\f <&#;]{0,32})")
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,9 @@ class TagSyntax:
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
     `json_body`: the arguments may instead be one JSON object, streamed
-    verbatim up to the call's close (DeepSeek DSML)."""
+    verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
+    are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
+    they are typed (MiMo)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -53,6 +61,7 @@ class TagSyntax:
     trim: str = "newline"
     gap_pattern: str = r"\s*"
     json_body: bool = False
+    unescape_html: bool = False
 
 
 class TagCall:
@@ -231,8 +240,12 @@ class TagCall:
         if not body:
             self._pending += text
             return
-        self._sink.args(_escape(self._pending + body))
-        self._pending = text[len(body) :]
+        released, self._pending = self._pending + body, text[len(body) :]
+        if self._syntax.unescape_html:
+            held = _unfinished_entity_start(released)
+            released, self._pending = released[:held], released[held:] + self._pending
+        if released:
+            self._sink.args(_escape(self._decoded(released)))
 
     def _trim_leading(self, text: str) -> str:
         trim = self._syntax.trim
@@ -245,15 +258,18 @@ class TagCall:
 
     def _end_value(self) -> None:
         if self._streaming:
-            self._sink.args(_escape(self._trim_trailing(self._pending)) + '"')
+            self._sink.args(_escape(self._decoded(self._trim_trailing(self._pending))) + '"')
             return
-        raw = self._trim_trailing("".join(self._value))
+        raw = self._decoded(self._trim_trailing("".join(self._value)))
         if self._declared_json:
             self._sink.args(_json_or_text(raw))
         elif self._key_types:
             self._sink.args(coerce.to_json(raw, self._key_types))
         else:
             self._sink.args(orjson.dumps(raw).decode())
+
+    def _decoded(self, text: str) -> str:
+        return html.unescape(text) if self._syntax.unescape_html else text
 
     def _trim_trailing(self, text: str) -> str:
         trim = self._syntax.trim
@@ -273,6 +289,16 @@ class TagCall:
 def _escape(text: str) -> str:
     """`text` as the inside of a JSON string."""
     return orjson.dumps(text).decode()[1:-1]
+
+
+def _unfinished_entity_start(text: str) -> int:
+    """Where a character reference that more text could still change starts
+    in `text`, else `len(text)`: everything before it decodes the same
+    whatever follows."""
+    start = text.rfind("&")
+    if start >= 0 and _UNFINISHED_ENTITY.fullmatch(text, start):
+        return start
+    return len(text)
 
 
 def _json_or_text(raw: str) -> str:

@@ -15,7 +15,8 @@ choice, runs one state machine for every format:
 - ``closing``: after the body, optional whitespace and the end marker.
 
 A whitespace-only run between the start of the output, a call or a
-dropped marker, and a call or the end of the output, is formatting, not text: it is dropped
+dropped marker, and a call, the end of a section or the end of the
+output, is formatting, not text: it is dropped
 (`</think>\n\n<tool_call>` gives no content "\n\n"). All other text
 before, between or after calls is content, verbatim.
 """
@@ -195,6 +196,8 @@ class ToolCallParser:
             self._at_boundary = True
         elif hit.marker == self.fmt.section_end and self._in_section:
             self._in_section = False
+            self._gap = ""
+            self._at_boundary = True
         else:
             self._at_boundary = True
         return hit.end

@@ -3,6 +3,8 @@ and well-formed calls come back exactly as generated."""
 
 from __future__ import annotations
 
+import html
+
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -143,3 +145,20 @@ def test_pythonic_calls_round_trip_in_any_split(data):
     split.add(pipeline.finish())
     assert split.to_json() == one_shot.to_json()
     assert [(name, orjson.loads(args)) for name, args in one_shot.tool_calls] == calls
+
+
+html_text = st.lists(st.sampled_from(["&", "amp", "lt", "not", ";", "#", "x", "X", "3", "8", "26", "a", " ", "\n", "é"]), max_size=16).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(html_text, st.data())
+def test_html_escaped_values_decode_the_same_at_any_split(value, data):
+    """MiMo's HTML-escaped string values stream decoded, whatever the split."""
+    tools = [{"type": "function", "function": {"name": "note", "parameters": {"properties": {"text": {"type": "string"}}}}}]
+    text = f"<tool_call>\n<function=note>\n<parameter=text>{value}</parameter>\n</function>\n</tool_call>"
+    cuts = data.draw(split_points(text))
+    pipeline, split = make_pipeline(None, "mimo", tools=tools), ParseResult()
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        split.add(pipeline.feed(text[start:end]))
+    split.add(pipeline.finish())
+    assert [(name, orjson.loads(args)) for name, args in split.tool_calls] == [("note", {"text": html.unescape(value)})]

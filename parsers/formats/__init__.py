@@ -9,5 +9,6 @@ from parsers.formats import (  # noqa: F401
     tool_mistral,
     tool_named,
     tool_pythonic,
+    tool_steptml,
     tool_tags,
 )

@@ -11,6 +11,9 @@ Qwen3-Coder (two calls: two `<tool_call>` blocks)::
     </function>
     </tool_call>
 
+MiMo writes the same tags, values neither trimmed nor on their own lines,
+HTML-escaped (`<parameter=q>a &amp; b</parameter>` is `a & b`).
+
 GLM-4.5 (`glm47` drops the newlines)::
 
     <tool_call>get_weather
@@ -34,29 +37,36 @@ from parsers.registry import register
 from parsers.tag_call import TagCall, TagSyntax
 from parsers.tool_calls import ToolFormat
 
+QWEN3_CODER_SYNTAX = TagSyntax(
+    name_ends=(">",),
+    name_pattern=r"\s*<function=(?P<name>[^>\n]+?)\s*",
+    key_open="<parameter=",
+    key_close=">",
+    value_close="</parameter>",
+    value_also_ends_at=("<parameter=", "</function>", "</tool_call>"),
+    call_closes=("</function>", "</tool_call>"),
+)
 QWEN3_CODER = ToolFormat(
     name="qwen3_coder",
     models="Qwen3-Coder, Qwen3.5 / 3.6",
     call_start="<tool_call>",
     call_end="</tool_call>",
-    body=partial(
-        TagCall,
-        syntax=TagSyntax(
-            name_ends=(">",),
-            name_pattern=r"\s*<function=(?P<name>[^>\n]+?)\s*",
-            key_open="<parameter=",
-            key_close=">",
-            value_close="</parameter>",
-            value_also_ends_at=("<parameter=", "</function>", "</tool_call>"),
-            call_closes=("</function>", "</tool_call>"),
-        ),
-    ),
+    body=partial(TagCall, syntax=QWEN3_CODER_SYNTAX),
     call_template="<tool_call>\n<function={name}>\n{arguments}</function>\n</tool_call>",
     parameter_template="<parameter={key}>\n{value}\n</parameter>\n",
 )
 register(QWEN3_CODER)
 register(replace(QWEN3_CODER, name="step3p5", models="StepFun Step-3.5"))
 register(replace(QWEN3_CODER, name="nanbeige", models="Nanbeige"))
+register(
+    replace(
+        QWEN3_CODER,
+        name="mimo",
+        models="Xiaomi MiMo",
+        body=partial(TagCall, syntax=replace(QWEN3_CODER_SYNTAX, trim="none", unescape_html=True)),
+        parameter_template="<parameter={key}>{value}</parameter>\n",
+    )
+)
 
 GLM_SYNTAX = TagSyntax(
     name_ends=("\n", "\\n"),

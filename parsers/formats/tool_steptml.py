@@ -1,0 +1,51 @@
+"""StepFun Step-3 tool calls (FORMATS.md §1 `step3`): `steptml` invoke
+elements inside Step-3's call tokens, values typed by the tool schema.
+The markers use `｜` (U+FF5C) with ASCII underscores; the call type before
+`<｜tool_sep｜>` must be `function`.
+
+One call (two calls: two `<｜tool_call_begin｜>…<｜tool_call_end｜>` in the block)::
+
+    <｜tool_calls_begin｜>
+    <｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather">
+    <steptml:parameter name="city">Paris</steptml:parameter>
+    </steptml:invoke><｜tool_call_end｜>
+    <｜tool_calls_end｜>
+"""
+
+from functools import partial
+
+from parsers.registry import register
+from parsers.tag_call import TagCall, TagSyntax
+from parsers.tool_calls import ToolFormat
+
+register(
+    ToolFormat(
+        name="step3",
+        models="StepFun Step-3",
+        section_start="<｜tool_calls_begin｜>",
+        section_end="<｜tool_calls_end｜>",
+        call_start="<｜tool_call_begin｜>",
+        call_end="<｜tool_call_end｜>",
+        body=partial(
+            TagCall,
+            syntax=TagSyntax(
+                name_ends=('">',),
+                name_pattern=r'\s*function\s*<｜tool_sep｜>\s*<steptml:invoke\s+name="(?P<name>[^"]+)',
+                key_open="<steptml:parameter",
+                key_close=">",
+                key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
+                value_close="</steptml:parameter>",
+                value_also_ends_at=("</steptml:invoke>",),
+                call_closes=("</steptml:invoke>",),
+                trim="strip",
+            ),
+        ),
+        call_template=(
+            "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜>"
+            '<steptml:invoke name="{name}">\n{arguments}</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>'
+        ),
+        parameter_template='<steptml:parameter name="{key}">{value}</steptml:parameter>\n',
+        dropped_markers=("<｜tool_calls_end｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"),
+        needs_special_tokens=True,
+    )
+)
