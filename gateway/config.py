@@ -76,6 +76,9 @@ class BackendConfig(_Section):
     model: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     timeout: float = Field(default=600.0, gt=0)
+    connect_timeout: float | None = Field(default=None, gt=0)
+    first_byte_timeout: float | None = Field(default=None, gt=0)
+    idle_timeout: float | None = Field(default=None, gt=0)
 
     @field_validator("url")
     @classmethod
@@ -88,6 +91,21 @@ class BackendConfig(_Section):
     @classmethod
     def _expand_key(cls, key: str) -> str:
         return _expand_env(key)
+
+    @property
+    def connect_seconds(self) -> float:
+        """Seconds to open a connection (default: `timeout`, at most 10)."""
+        return self.connect_timeout or min(self.timeout, 10.0)
+
+    @property
+    def first_byte_seconds(self) -> float:
+        """Seconds from sending the request to the response's start (default: `timeout`)."""
+        return self.first_byte_timeout or self.timeout
+
+    @property
+    def idle_seconds(self) -> float:
+        """Seconds of silence allowed between two pieces of a response (default: `timeout`)."""
+        return self.idle_timeout or self.timeout
 
     @model_validator(mode="after")
     def _one_target(self) -> BackendConfig:

@@ -6,8 +6,9 @@ The URL always comes from config.yaml; nothing in a request can change it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import httpx
 import orjson
@@ -36,7 +37,7 @@ class Backend:
             self._headers["authorization"] = f"Bearer {backend.api_key}"
         self.client = httpx.AsyncClient(
             transport=DemoTransport() if backend.demo else None,
-            timeout=httpx.Timeout(backend.timeout, connect=min(backend.timeout, 10.0)),
+            timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
             limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
         )
 
@@ -52,23 +53,48 @@ class Backend:
     async def open(self, body: bytes) -> httpx.Response:
         """Send `body`; return the still-streaming response once it is a success."""
         request = self.client.build_request("POST", self.url, content=body, headers=self._headers)
-        with self.transport_errors():
-            response = await self.client.send(request, stream=True)
+        async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
+            with self.transport_errors():
+                response = await self.client.send(request, stream=True)
         if response.is_success:
             return response
         try:
-            with self.transport_errors():
-                await response.aread()
+            await self._read(response)
         finally:
             await response.aclose()
         raise self._http_error(response)
+
+    async def _read(self, response: httpx.Response) -> bytes:
+        async with self._within(self.config.backend.idle_seconds, "stopped sending"):
+            with self.transport_errors():
+                return await response.aread()
+
+    async def lines(self, response: httpx.Response) -> AsyncIterator[str]:
+        """The response's lines, each due within `idle_timeout` of the last."""
+        iterator = response.aiter_lines()
+        while True:
+            async with self._within(self.config.backend.idle_seconds, "stopped sending"):
+                with self.transport_errors():
+                    line = await anext(iterator, None)
+            if line is None:
+                return
+            yield line
+
+    @asynccontextmanager
+    async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
+        """504 if the block takes longer than `seconds`."""
+        try:
+            async with asyncio.timeout(seconds):
+                yield
+        except TimeoutError:
+            message = f"the backend for model {self.name!r} timed out: {what} for {seconds:g} s"
+            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
 
     async def complete(self, body: bytes) -> dict:
         """Send a non-streamed request and return the backend's JSON answer."""
         response = await self.open(body)
         try:
-            with self.transport_errors():
-                content = await response.aread()
+            content = await self._read(response)
         finally:
             await response.aclose()
         try:
