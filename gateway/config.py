@@ -79,13 +79,22 @@ class BackendConfig(_Section):
     connect_timeout: float | None = Field(default=None, gt=0)
     first_byte_timeout: float | None = Field(default=None, gt=0)
     idle_timeout: float | None = Field(default=None, gt=0)
+    urls: list[str] | None = Field(default=None, min_length=1)
+    retries: int = Field(default=2, ge=0, le=10)
+    breaker_failures: int = Field(default=3, ge=1)
+    breaker_cooldown: float = Field(default=30.0, gt=0)
 
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
-        return url.rstrip("/")
+        return _http_url(url)
+
+    @field_validator("urls", mode="before")
+    @classmethod
+    def _http_urls(cls, urls: object) -> object:
+        if isinstance(urls, str):
+            urls = [url.strip() for url in urls.split(",")]
+        return [_http_url(url) for url in urls] if isinstance(urls, list) else urls
 
     @field_validator("api_key")
     @classmethod
@@ -109,9 +118,22 @@ class BackendConfig(_Section):
 
     @model_validator(mode="after")
     def _one_target(self) -> BackendConfig:
-        if (self.url is None) == (not self.demo):
-            raise ValueError("set exactly one of 'url' (a backend server) or 'demo: true' (the built-in demo)")
+        if [self.url is not None, self.urls is not None, self.demo].count(True) != 1:
+            raise ValueError(
+                "set exactly one of 'url' (a backend server), 'urls' (several) or 'demo: true' (the built-in demo)"
+            )
         return self
+
+    @property
+    def base_urls(self) -> list[str]:
+        """The backend's base URLs (empty for the demo)."""
+        return self.urls or ([self.url] if self.url else [])
+
+
+def _http_url(url: object) -> object:
+    if isinstance(url, str) and not url.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
+    return url.rstrip("/") if isinstance(url, str) else url
 
 
 class ModelConfig(_Section):

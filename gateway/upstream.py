@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager, contextmanager
 import httpx
 import orjson
 
+from gateway.balancer import Balancer
 from gateway.config import Config, ModelConfig
 from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
@@ -20,6 +21,17 @@ from gateway.errors import UPSTREAM_ERROR, ApiError
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
 _ERROR_TEXT_LIMIT = 500
+
+
+_RETRIED_STATUSES = (502, 503)
+
+
+class _ConnectFailed(Exception):
+    """No connection to the backend: safe to try again."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class Backend:
@@ -30,7 +42,11 @@ class Backend:
         self.config = model
         self.name = model.name
         self.upstream_model = model.upstream_model
-        self.url = f"{backend.url or DEMO_BASE_URL}/chat/completions"
+        self.balancer = Balancer(
+            [f"{url}/chat/completions" for url in backend.base_urls or [DEMO_BASE_URL]],
+            threshold=backend.breaker_failures,
+            cooldown=backend.breaker_cooldown,
+        )
         self._secret = backend.api_key
         self._headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
@@ -51,18 +67,42 @@ class Backend:
         return orjson.dumps(body)
 
     async def open(self, body: bytes) -> httpx.Response:
-        """Send `body`; return the still-streaming response once it is a success."""
-        request = self.client.build_request("POST", self.url, content=body, headers=self._headers)
+        """Send `body`; return the still-streaming response once it is a success.
+
+        A failed connection, 502 or 503 is retried (`retries` times, on the
+        next URL in turn): nothing has reached the client yet."""
+        attempts = self.config.backend.retries + 1
+        for attempt in range(1, attempts + 1):
+            endpoint = self.balancer.pick()
+            try:
+                response = await self._send(endpoint.url, body)
+            except _ConnectFailed as failed:
+                self.balancer.failed(endpoint)
+                if attempt == attempts:
+                    raise failed.error from None
+                continue
+            if response.is_success:
+                self.balancer.succeeded(endpoint)
+                return response
+            try:
+                await self._read(response)
+            finally:
+                await response.aclose()
+            if response.status_code >= 500:
+                self.balancer.failed(endpoint)
+            if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
+                raise self._http_error(response)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _send(self, url: str, body: bytes) -> httpx.Response:
+        request = self.client.build_request("POST", url, content=body, headers=self._headers)
         async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
-            with self.transport_errors():
-                response = await self.client.send(request, stream=True)
-        if response.is_success:
-            return response
-        try:
-            await self._read(response)
-        finally:
-            await response.aclose()
-        raise self._http_error(response)
+            try:
+                return await self.client.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                raise _ConnectFailed(self.transport_error(error)) from None
+            except httpx.TransportError as error:
+                raise self.transport_error(error) from None
 
     async def _read(self, response: httpx.Response) -> bytes:
         async with self._within(self.config.backend.idle_seconds, "stopped sending"):
@@ -110,10 +150,13 @@ class Backend:
         """Turn httpx connection failures into 502, timeouts into 504."""
         try:
             yield
-        except httpx.TimeoutException as error:
-            raise ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout") from None
         except httpx.TransportError as error:
-            raise ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable") from None
+            raise self.transport_error(error) from None
+
+    def transport_error(self, error: httpx.TransportError) -> ApiError:
+        if isinstance(error, httpx.TimeoutException):
+            return ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout")
+        return ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable")
 
     def failure_message(self, error: httpx.TransportError) -> str:
         if isinstance(error, httpx.TimeoutException):

@@ -13,6 +13,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.config import Config
+from tests.fake_backend import FakeBackend
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 SHORT = 0.3  # seconds: the configured timeouts of the impatient models
@@ -105,6 +106,7 @@ def test_backend_dropping_the_connection_flushes_what_was_parsed(http, fake):
     fake.drop_after = 4  # the role event, then "<thin", "k>\nSt", "ill t"
     reasoning, _, error = parsed(stream_events(http))
     assert reasoning == "\nStill t"
+    assert len(fake.requests) == 1  # once the stream has started, nothing is retried
     assert error["type"] == "upstream_error" and "'qwen3'" in error["message"]
 
 
@@ -131,3 +133,59 @@ def test_client_disconnect_cancels_the_upstream_request(gateway, fake):
             assert next(response.iter_lines()).startswith("data: ")
             assert fake.held.wait(timeout=5)
     assert fake.stream_abandoned.wait(timeout=1.0)
+
+
+@pytest.fixture(scope="module")
+def second_fake(serve) -> tuple[FakeBackend, str]:
+    backend = FakeBackend()
+    return backend, serve(backend.app)
+
+
+@pytest.fixture
+def other(second_fake) -> FakeBackend:
+    backend, _ = second_fake
+    backend.reset()
+    return backend
+
+
+def spread_gateway(serve, urls: list[str], **backend: object) -> str:
+    config = {"models": [{"name": "spread", "backend": {"urls": urls, **backend}}]}
+    return serve(create_app(Config.model_validate(config)))
+
+
+def ask(base_url: str, model: str = "spread") -> httpx.Response:
+    return httpx.post(f"{base_url}/v1/chat/completions", json={"model": model, "messages": MESSAGES}, timeout=10)
+
+
+def test_requests_spread_round_robin_over_the_urls(serve, fake_backend_server, second_fake, fake, other):
+    gateway = spread_gateway(serve, [f"{fake_backend_server[1]}/v1", f"{second_fake[1]}/v1"])
+    for _ in range(4):
+        assert ask(gateway).status_code == 200
+    assert (len(fake.requests), len(other.requests)) == (2, 2)
+
+
+def test_a_failing_url_is_retried_elsewhere_then_skipped(serve, fake_backend_server, second_fake, fake, other, closed_port):
+    fake.error = (503, b"overloaded")
+    urls = [f"{fake_backend_server[1]}/v1", f"http://127.0.0.1:{closed_port}/v1", f"{second_fake[1]}/v1"]
+    gateway = spread_gateway(serve, urls, retries=2, breaker_failures=2, breaker_cooldown=600)
+    for _ in range(6):
+        response = ask(gateway)
+        assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == "Hello!"
+    assert len(fake.requests) == 2  # failed twice in a row, then skipped
+    assert len(other.requests) == 6
+
+
+def test_retries_end_with_the_last_error(serve, fake_backend_server, fake):
+    fake.error = (503, b"overloaded")
+    gateway = spread_gateway(serve, [f"{fake_backend_server[1]}/v1"], retries=1)
+    response = ask(gateway)
+    assert response.status_code == 503 and response.json()["error"]["message"] == "overloaded"
+    assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("status", [400, 500, 504])
+def test_other_statuses_are_not_retried(serve, fake_backend_server, fake, status):
+    fake.error = (status, b"no")
+    gateway = spread_gateway(serve, [f"{fake_backend_server[1]}/v1"], retries=3)
+    assert ask(gateway).status_code == status
+    assert len(fake.requests) == 1
