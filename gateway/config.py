@@ -57,6 +57,33 @@ class ServerConfig(_Section):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=1, le=65535)
     api_keys: list[str] = Field(default=[], repr=False)
+    api_keys_file: str | None = None
+    metrics_auth: bool = False
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
+    max_concurrent_requests: int = Field(default=1024, ge=1)
+    shutdown_timeout: float = Field(default=30.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_from_file(cls, data: object) -> object:
+        """Keys from `api_keys_file` (one a line; blank lines and `#` comments
+        skipped) join `api_keys`."""
+        if not isinstance(data, dict) or not isinstance(data.get("api_keys_file"), str):
+            return data
+        path = data["api_keys_file"]
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            raise ValueError(f"api_keys_file: cannot read {path}: {error.strerror or error}") from None
+        keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        listed = data.get("api_keys") or []
+        return {**data, "api_keys": [*listed, *keys] if isinstance(listed, list) else listed}
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, keys: object) -> object:
+        return [key.strip() for key in keys.split(",")] if isinstance(keys, str) else keys
 
     @field_validator("api_keys")
     @classmethod

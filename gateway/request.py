@@ -104,9 +104,12 @@ class ParsePlan:
     call_id_template: str | None = None
     earlier_calls: int = 0
     end_of_turn: tuple[str, ...] = ()
+    max_buffered_chars: int | None = None
 
     @classmethod
-    def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
+    def for_request(
+        cls, payload: dict, request: ChatRequest, model: ModelConfig, *, max_buffered_chars: int | None = None
+    ) -> ParsePlan:
         separate = request.separate_reasoning is not False
         tool_call_parser = model.tool_call_parser if request.tools_active() else None
         return cls(
@@ -117,6 +120,7 @@ class ParsePlan:
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),
+            max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
                 for message in request.messages
@@ -143,6 +147,7 @@ class ParsePlan:
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
             end_of_turn=self.end_of_turn,
+            max_buffered_chars=self.max_buffered_chars,
         )
 
     def keeps_special_tokens(self) -> bool:

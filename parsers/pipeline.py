@@ -73,13 +73,17 @@ def make_pipeline(
     stream_reasoning: bool = True,
     force_reasoning: bool | None = None,
     end_of_turn: tuple[str, ...] | None = None,
+    max_buffered_chars: int | None = None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default. `end_of_turn=None`
-    removes the end-of-turn tokens of the named formats.
+    removes the end-of-turn tokens of the named formats. With
+    `max_buffered_chars`, a call not yet recognised (or a body) holding back
+    more text than that is given up: unnamed, it goes out as content;
+    named, it ends with the arguments written so far.
     """
     if end_of_turn is None:
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
@@ -91,7 +95,7 @@ def make_pipeline(
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
     tool_calls = None
     if tool_call_parser is not None:
-        tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools)
+        tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools, max_buffered_chars=max_buffered_chars)
     return Pipeline(reasoning, tool_calls, EndOfTurnFilter(end_of_turn) if end_of_turn else None)
 
 
