@@ -116,7 +116,9 @@ def _backend_error(chunk: object, backend: Backend) -> ApiError:
     """The backend's own in-stream error, passed on when it is OpenAI-shaped."""
     error = ApiError(502, f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
     if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-        error.body = {"error": chunk["error"]}
+        details = chunk["error"]
+        message = details.get("message")
+        error.body = {"error": {**details, "message": backend.redact(message) if isinstance(message, str) else message}}
     return error
 
 

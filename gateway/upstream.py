@@ -165,7 +165,7 @@ class Backend:
             what = "is unreachable"
         else:
             what = "connection failed"
-        detail = self._redact(str(error)) or type(error).__name__
+        detail = self.redact(str(error)) or type(error).__name__
         return f"the backend for model {self.name!r} {what}: {detail}"
 
     def _http_error(self, response: httpx.Response) -> ApiError:
@@ -182,13 +182,13 @@ class Backend:
         param, code = details.get("param"), details.get("code")
         return ApiError(
             response.status_code if response.status_code >= 400 else 502,
-            self._redact(details["message"]),
+            self.redact(details["message"]),
             type=details.get("type") if isinstance(details.get("type"), str) else UPSTREAM_ERROR,
             param=param if isinstance(param, str) else None,
             code=None if code is None else str(code),
         )
 
-    def _redact(self, text: str) -> str:
+    def redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
 
 
