@@ -21,6 +21,7 @@ from gateway.auth import require_api_key
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
 from gateway.limits import ConcurrencyLimit, read_body
+from gateway.reload import reload_on_sighup
 from gateway.request import ParsePlan, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
@@ -69,12 +70,15 @@ async def health() -> Response:
     return _json({"status": "ok"})
 
 
-def create_app(config: Config) -> FastAPI:
-    """The gateway for `config`; backends' clients open at startup, close at shutdown."""
+def create_app(config: Config, config_path: str | None = None) -> FastAPI:
+    """The gateway for `config`; backends' clients open at startup, close at
+    shutdown. With `config_path`, SIGHUP reloads the config from it."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.backends = open_backends(config)
+        app.state.backends = open_backends(app.state.config)
+        if config_path is not None:
+            reload_on_sighup(app, config_path)
         try:
             yield
         finally:

@@ -36,7 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
     host = args.host or config.server.host
     port = args.port or config.server.port
     uvicorn.run(
-        create_app(config),
+        create_app(config, config_path=path),
         host=host,
         port=port,
         loop="auto",

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gateway.env_overlay import apply_environment, config_variables
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -206,10 +208,18 @@ class Config(_Section):
         return models
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate a config file; raise ConfigError with a one-line reason."""
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate a config file, with the `PARSEGATE_…__…` environment
+    variables applied over it; raise ConfigError with a one-line reason.
+    With such variables set, a missing file counts as empty."""
+    environ = os.environ if environ is None else environ
+    overlay = config_variables(environ)
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not overlay:
+            raise ConfigError(f"{path}: cannot read config file: No such file or directory") from None
+        data = {}
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config file: {error.strerror or error}") from None
     except yaml.YAMLError as error:
@@ -217,9 +227,11 @@ def load_config(path: str | Path) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the config must be a mapping with a 'models' list")
     try:
+        data = apply_environment(data, overlay)
         return Config.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"{path}: {describe_errors(error)}") from None
+    except ValueError as error:
+        reason = describe_errors(error) if isinstance(error, ValidationError) else str(error)
+        raise ConfigError(f"{path}: {reason}") from None
 
 
 def describe_errors(error: ValidationError) -> str:

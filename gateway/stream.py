@@ -82,7 +82,7 @@ async def _relay(response: httpx.Response, translator: StreamTranslator, backend
     except ApiError as error:
         failure = error.body
     finally:
-        await response.aclose()  # also when the client went away: the upstream request ends now
+        await backend.release(response)  # also when the client went away: the upstream request ends now
     if failure is None and not translator.complete:
         failure = error_body(f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
     for event in translator.flush_unfinished():
@@ -128,5 +128,5 @@ async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, mode
     response = await backend.open(body)
     translator = StreamTranslator(plan, ChunkEncoder(model))
     return EventSourceResponse(
-        _relay(response, translator, backend), sep="\n", background=BackgroundTask(response.aclose)
+        _relay(response, translator, backend), sep="\n", background=BackgroundTask(backend.release, response)
     )

@@ -51,6 +51,9 @@ class Backend:
         self._headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
             self._headers["authorization"] = f"Bearer {backend.api_key}"
+        self._opening = 0
+        self._open_responses: set[httpx.Response] = set()
+        self._retired = False
         self.client = httpx.AsyncClient(
             transport=DemoTransport() if backend.demo else None,
             timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
@@ -67,9 +70,35 @@ class Backend:
         return orjson.dumps(body)
 
     async def open(self, body: bytes) -> httpx.Response:
-        """Send `body`; return the still-streaming response once it is a success.
+        """Send `body`; return the still-streaming response once it is a
+        success. Give it back with `release`."""
+        self._opening += 1
+        try:
+            response = await self._attempts(body)
+            self._open_responses.add(response)
+            return response
+        finally:
+            self._opening -= 1
+            await self._close_if_retired()
 
-        A failed connection, 502 or 503 is retried (`retries` times, on the
+    async def release(self, response: httpx.Response) -> None:
+        """Close a response from `open` (again is harmless)."""
+        await response.aclose()
+        self._open_responses.discard(response)
+        await self._close_if_retired()
+
+    async def retire(self) -> None:
+        """No new requests will come (the config was reloaded): close the
+        client once the requests in flight are done."""
+        self._retired = True
+        await self._close_if_retired()
+
+    async def _close_if_retired(self) -> None:
+        if self._retired and not self._opening and not self._open_responses and not self.client.is_closed:
+            await self.client.aclose()
+
+    async def _attempts(self, body: bytes) -> httpx.Response:
+        """A failed connection, 502 or 503 is retried (`retries` times, on the
         next URL in turn): nothing has reached the client yet."""
         attempts = self.config.backend.retries + 1
         for attempt in range(1, attempts + 1):
@@ -136,7 +165,7 @@ class Backend:
         try:
             content = await self._read(response)
         finally:
-            await response.aclose()
+            await self.release(response)
         try:
             answer = orjson.loads(content)
         except orjson.JSONDecodeError:

@@ -122,6 +122,7 @@ class GatewayProcess:
         import subprocess
         import sys
 
+        self.config_path = config_path
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
