@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.config import ServerConfig
 from gateway.errors import ApiError
@@ -55,7 +55,17 @@ class ConcurrencyLimit:
             await response(scope, receive, send)
             return
         self.active += 1
+        done = False
+
+        async def send_counted(message: Message) -> None:
+            nonlocal done
+            if message["type"] == "http.response.body" and not message.get("more_body") and not done:
+                done = True  # free the slot before the client sees the end
+                self.active -= 1
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_counted)
         finally:
-            self.active -= 1
+            if not done:
+                self.active -= 1
