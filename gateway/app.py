@@ -10,20 +10,22 @@ With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
 
 from __future__ import annotations
 
-import hmac
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
+from gateway.auth import require_api_key
 from gateway.catch_all import route, served_models
 from gateway.completions import CompletionRequest, forward_completion
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
 from gateway.extra_body import with_extra_body
+from gateway.limits import ConcurrencyLimit, read_body
+from gateway.reload import reload_on_sighup
 from gateway.request import ParsePlan, read_checked, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
@@ -43,10 +45,11 @@ def _backend(request: Request, model: str) -> Backend:
 
 
 async def chat_completions(request: Request) -> Response:
-    payload, chat = read_request(await request.body())
+    server = request.app.state.config.server
+    payload, chat = read_request(await read_body(request, server.max_body_bytes))
     backend = _backend(request, chat.model)
     payload = with_extra_body(payload, backend.config.extra_body)
-    plan = ParsePlan.for_request(payload, chat, backend.config)
+    plan = ParsePlan.for_request(payload, chat, backend.config, max_buffered_chars=server.max_buffered_chars)
     body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
     if chat.stream:
         return await stream_completion(backend, body, plan, chat.model)
@@ -79,25 +82,15 @@ async def health() -> Response:
     return _json({"status": "ok"})
 
 
-def _api_key_check(keys: list[str]) -> Callable[[Request], Awaitable[None]]:
-    """A dependency accepting only `Authorization: Bearer <one of keys>`."""
-    accepted = [key.encode() for key in keys]
-
-    async def check(request: Request) -> None:
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        token = given.strip().encode()
-        if scheme.lower() != "bearer" or not any(hmac.compare_digest(token, key) for key in accepted):
-            raise ApiError(401, "missing or invalid API key", type="authentication_error", code="invalid_api_key")
-
-    return check
-
-
-def create_app(config: Config) -> FastAPI:
-    """The gateway for `config`; backends' clients open at startup, close at shutdown."""
+def create_app(config: Config, config_path: str | None = None) -> FastAPI:
+    """The gateway for `config`; backends' clients open at startup, close at
+    shutdown. With `config_path`, SIGHUP reloads the config from it."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.backends = open_backends(config)
+        app.state.backends = open_backends(app.state.config)
+        if config_path is not None:
+            reload_on_sighup(app, config_path)
         try:
             yield
         finally:
@@ -105,9 +98,10 @@ def create_app(config: Config) -> FastAPI:
 
     app = FastAPI(title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.created = int(time.time())
+    app.state.config = config
     install_error_handlers(app)
-    guard = [Depends(_api_key_check(config.server.api_keys))] if config.server.api_keys else []
-    v1 = APIRouter(prefix="/v1", dependencies=guard)
+    app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"])
     v1.add_api_route("/completions", completions, methods=["POST"])
     v1.add_api_route("/models", list_models, methods=["GET"])

@@ -28,12 +28,21 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"parsegate: {error}", file=sys.stderr)
         return 2
     import uvicorn  # the web stack loads only once there is something to serve
+    from sse_starlette.sse import AppStatus
 
     from gateway.app import create_app
 
+    AppStatus.disable_automatic_graceful_drain()  # streams finish, up to shutdown_timeout
     host = args.host or config.server.host
     port = args.port or config.server.port
-    uvicorn.run(create_app(config), host=host, port=port, loop="auto", http="auto")
+    uvicorn.run(
+        create_app(config, config_path=path),
+        host=host,
+        port=port,
+        loop="auto",
+        http="auto",
+        timeout_graceful_shutdown=config.server.shutdown_timeout,
+    )
     return 0
 
 

@@ -34,17 +34,17 @@ class CompletionRequest(BaseModel):
 
 async def forward_completion(backend: Backend, payload: dict, stream: bool) -> Response:
     body = orjson.dumps({**with_extra_body(payload, backend.config.extra_body), "model": backend.upstream_model})
-    response = await backend.open(body, backend.completions_url)
+    response = await backend.open(body, "/completions")
     media_type = response.headers.get("content-type", "application/json")
     if stream:
         return StreamingResponse(
-            _relay(response, backend), media_type=media_type, background=BackgroundTask(response.aclose)
+            _relay(response, backend), media_type=media_type, background=BackgroundTask(backend.release, response)
         )
     try:
         with backend.transport_errors():
             content = await response.aread()
     finally:
-        await response.aclose()
+        await backend.release(response)
     return Response(content, status_code=response.status_code, media_type=media_type)
 
 

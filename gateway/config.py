@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from gateway.extra_body import OWNED_BY_GATEWAY
 from gateway.model_families import family_of
+from gateway.env_overlay import apply_environment, config_variables
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
@@ -62,6 +64,33 @@ class ServerConfig(_Section):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=1, le=65535)
     api_keys: list[str] = Field(default=[], repr=False)
+    api_keys_file: str | None = None
+    metrics_auth: bool = False
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
+    max_concurrent_requests: int = Field(default=1024, ge=1)
+    shutdown_timeout: float = Field(default=30.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_from_file(cls, data: object) -> object:
+        """Keys from `api_keys_file` (one a line; blank lines and `#` comments
+        skipped) join `api_keys`."""
+        if not isinstance(data, dict) or not isinstance(data.get("api_keys_file"), str):
+            return data
+        path = data["api_keys_file"]
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            raise ValueError(f"api_keys_file: cannot read {path}: {error.strerror or error}") from None
+        keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        listed = data.get("api_keys") or []
+        return {**data, "api_keys": [*listed, *keys] if isinstance(listed, list) else listed}
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, keys: object) -> object:
+        return [key.strip() for key in keys.split(",")] if isinstance(keys, str) else keys
 
     @field_validator("api_keys")
     @classmethod
@@ -81,24 +110,64 @@ class BackendConfig(_Section):
     model: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     timeout: float = Field(default=600.0, gt=0)
+    connect_timeout: float | None = Field(default=None, gt=0)
+    first_byte_timeout: float | None = Field(default=None, gt=0)
+    idle_timeout: float | None = Field(default=None, gt=0)
+    urls: list[str] | None = Field(default=None, min_length=1)
+    retries: int = Field(default=2, ge=0, le=10)
+    breaker_failures: int = Field(default=3, ge=1)
+    breaker_cooldown: float = Field(default=30.0, gt=0)
 
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
-        return url.rstrip("/")
+        return _http_url(url)
+
+    @field_validator("urls", mode="before")
+    @classmethod
+    def _http_urls(cls, urls: object) -> object:
+        if isinstance(urls, str):
+            urls = [url.strip() for url in urls.split(",")]
+        return [_http_url(url) for url in urls] if isinstance(urls, list) else urls
 
     @field_validator("api_key")
     @classmethod
     def _expand_key(cls, key: str) -> str:
         return _expand_env(key)
 
+    @property
+    def connect_seconds(self) -> float:
+        """Seconds to open a connection (default: `timeout`, at most 10)."""
+        return self.connect_timeout or min(self.timeout, 10.0)
+
+    @property
+    def first_byte_seconds(self) -> float:
+        """Seconds from sending the request to the response's start (default: `timeout`)."""
+        return self.first_byte_timeout or self.timeout
+
+    @property
+    def idle_seconds(self) -> float:
+        """Seconds of silence allowed between two pieces of a response (default: `timeout`)."""
+        return self.idle_timeout or self.timeout
+
     @model_validator(mode="after")
     def _one_target(self) -> BackendConfig:
-        if (self.url is None) == (not self.demo):
-            raise ValueError("set exactly one of 'url' (a backend server) or 'demo: true' (the built-in demo)")
+        if [self.url is not None, self.urls is not None, self.demo].count(True) != 1:
+            raise ValueError(
+                "set exactly one of 'url' (a backend server), 'urls' (several) or 'demo: true' (the built-in demo)"
+            )
         return self
+
+    @property
+    def base_urls(self) -> list[str]:
+        """The backend's base URLs (empty for the demo)."""
+        return self.urls or ([self.url] if self.url else [])
+
+
+def _http_url(url: object) -> object:
+    if isinstance(url, str) and not url.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
+    return url.rstrip("/") if isinstance(url, str) else url
 
 
 class ModelConfig(_Section):
@@ -194,10 +263,18 @@ class Config(_Section):
         return models
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate a config file; raise ConfigError with a one-line reason."""
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate a config file, with the `PARSEGATE_…__…` environment
+    variables applied over it; raise ConfigError with a one-line reason.
+    With such variables set, a missing file counts as empty."""
+    environ = os.environ if environ is None else environ
+    overlay = config_variables(environ)
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not overlay:
+            raise ConfigError(f"{path}: cannot read config file: No such file or directory") from None
+        data = {}
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config file: {error.strerror or error}") from None
     except yaml.YAMLError as error:
@@ -205,9 +282,11 @@ def load_config(path: str | Path) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the config must be a mapping with a 'models' list")
     try:
+        data = apply_environment(data, overlay)
         return Config.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"{path}: {describe_errors(error)}") from None
+    except ValueError as error:
+        reason = describe_errors(error) if isinstance(error, ValidationError) else str(error)
+        raise ConfigError(f"{path}: {reason}") from None
 
 
 def describe_errors(error: ValidationError) -> str:

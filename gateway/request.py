@@ -123,9 +123,12 @@ class ParsePlan:
     tool_choice: ToolChoicePlan = ToolChoicePlan()
     upstream: dict = field(default_factory=dict)  # request fields set for the backend
     reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+    max_buffered_chars: int | None = None
 
     @classmethod
-    def for_request(cls, payload: dict, request: ChatRequest, model: ModelConfig) -> ParsePlan:
+    def for_request(
+        cls, payload: dict, request: ChatRequest, model: ModelConfig, *, max_buffered_chars: int | None = None
+    ) -> ParsePlan:
         separate = request.separate_reasoning is not False
         tool_choice = plan_tool_choice(payload, request.tools_active(), model)
         tool_call_parser = tool_choice.tool_call_parser
@@ -146,6 +149,7 @@ class ParsePlan:
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),
+            max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
                 for message in request.messages
@@ -176,6 +180,7 @@ class ParsePlan:
             force_reasoning=False if choice.call_array else None,
             end_of_turn=self.end_of_turn,
             tool_stage=CallArrayParser() if choice.call_array else None,
+            max_buffered_chars=self.max_buffered_chars,
         )
         if choice.names is None and choice.max_calls is None:
             return pipeline

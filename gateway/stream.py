@@ -17,7 +17,7 @@ from starlette.background import BackgroundTask
 
 from gateway.backend_parsed import ChoiceReader
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
-from gateway.errors import UPSTREAM_ERROR, error_body
+from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.request import ParsePlan
 from gateway.upstream import Backend
 
@@ -78,24 +78,15 @@ class StreamTranslator:
 
 
 async def _relay(response: httpx.Response, translator: StreamTranslator, backend: Backend) -> AsyncIterator[bytes]:
-    failure: dict | None = None
     try:
-        async for line in response.aiter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                break
-            chunk = orjson.loads(data)
-            if not isinstance(chunk, dict) or "error" in chunk:
-                failure = _backend_error_event(chunk, backend)
-                break
-            for event in translator.translate(chunk):
+        failure = None
+        async for events in _translated(response, translator, backend):
+            for event in events:
                 yield event
-    except httpx.TransportError as error:
-        failure = error_body(backend.failure_message(error), type=UPSTREAM_ERROR)
-    except orjson.JSONDecodeError:
-        failure = error_body(f"the backend for model {backend.name!r} sent a malformed chunk", type=UPSTREAM_ERROR)
+    except ApiError as error:
+        failure = error.body
+    finally:
+        await backend.release(response)  # also when the client went away: the upstream request ends now
     if failure is None and not translator.complete:
         failure = error_body(f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
     for event in translator.flush_unfinished():
@@ -105,11 +96,34 @@ async def _relay(response: httpx.Response, translator: StreamTranslator, backend
     yield DONE
 
 
-def _backend_error_event(chunk: object, backend: Backend) -> dict:
+async def _translated(
+    response: httpx.Response, translator: StreamTranslator, backend: Backend
+) -> AsyncIterator[list[bytes]]:
+    """Each upstream chunk's events; the backend's failures raise ApiError."""
+    async for line in backend.lines(response):
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return
+        try:
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            message = f"the backend for model {backend.name!r} sent a malformed chunk"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
+        if not isinstance(chunk, dict) or "error" in chunk:
+            raise _backend_error(chunk, backend)
+        yield translator.translate(chunk)
+
+
+def _backend_error(chunk: object, backend: Backend) -> ApiError:
     """The backend's own in-stream error, passed on when it is OpenAI-shaped."""
+    error = ApiError(502, f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
     if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-        return {"error": chunk["error"]}
-    return error_body(f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
+        details = chunk["error"]
+        message = details.get("message")
+        error.body = {"error": {**details, "message": backend.redact(message) if isinstance(message, str) else message}}
+    return error
 
 
 async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, model: str) -> EventSourceResponse:
@@ -118,5 +132,5 @@ async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, mode
     response = await backend.open(body)
     translator = StreamTranslator(plan, ChunkEncoder(model))
     return EventSourceResponse(
-        _relay(response, translator, backend), sep="\n", background=BackgroundTask(response.aclose)
+        _relay(response, translator, backend), sep="\n", background=BackgroundTask(backend.release, response)
     )

@@ -6,13 +6,15 @@ The URL always comes from config.yaml; nothing in a request can change it.
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import httpx
 import orjson
 
+from gateway.balancer import Balancer
 from gateway.config import Config, ModelConfig
 from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
@@ -20,6 +22,17 @@ from gateway.errors import UPSTREAM_ERROR, ApiError
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
 _ERROR_TEXT_LIMIT = 500
+
+
+_RETRIED_STATUSES = (502, 503)
+
+
+class _ConnectFailed(Exception):
+    """No connection to the backend: safe to try again."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class Backend:
@@ -30,16 +43,21 @@ class Backend:
         self.config = model
         self.name = model.name
         self.upstream_model = model.upstream_model
-        self.url = f"{backend.url or DEMO_BASE_URL}/chat/completions"
-        self.completions_url = f"{backend.url or DEMO_BASE_URL}/completions"
-        self.models_url = f"{backend.url or DEMO_BASE_URL}/models"
+        self.balancer = Balancer(
+            backend.base_urls or [DEMO_BASE_URL],
+            threshold=backend.breaker_failures,
+            cooldown=backend.breaker_cooldown,
+        )
         self._secret = backend.api_key
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
+        self._opening = 0
+        self._open_responses: set[httpx.Response] = set()
+        self._retired = False
         self.client = httpx.AsyncClient(
             transport=DemoTransport() if backend.demo else None,
-            timeout=httpx.Timeout(backend.timeout, connect=min(backend.timeout, 10.0)),
+            timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
             limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
         )
 
@@ -57,29 +75,103 @@ class Backend:
             body.setdefault("skip_special_tokens", False)
         return orjson.dumps(body)
 
-    async def open(self, body: bytes, url: str | None = None) -> httpx.Response:
-        """Send `body` (to the chat URL unless `url` says otherwise); return
-        the still-streaming response once it is a success."""
-        request = self.client.build_request("POST", url or self.url, content=body, headers=self.headers)
-        with self.transport_errors():
-            response = await self.client.send(request, stream=True)
-        if response.is_success:
-            return response
+    async def open(self, body: bytes, path: str = "/chat/completions") -> httpx.Response:
+        """Send `body` to `path` on the backend; return the still-streaming
+        response once it is a success. Give it back with `release`."""
+        self._opening += 1
         try:
-            with self.transport_errors():
-                await response.aread()
+            response = await self._attempts(body, path)
+            self._open_responses.add(response)
+            return response
         finally:
-            await response.aclose()
-        raise self._http_error(response)
+            self._opening -= 1
+            await self._close_if_retired()
+
+    async def release(self, response: httpx.Response) -> None:
+        """Close a response from `open` (again is harmless)."""
+        await response.aclose()
+        self._open_responses.discard(response)
+        await self._close_if_retired()
+
+    async def retire(self) -> None:
+        """No new requests will come (the config was reloaded): close the
+        client once the requests in flight are done."""
+        self._retired = True
+        await self._close_if_retired()
+
+    async def _close_if_retired(self) -> None:
+        if self._retired and not self._opening and not self._open_responses and not self.client.is_closed:
+            await self.client.aclose()
+
+    async def _attempts(self, body: bytes, path: str) -> httpx.Response:
+        """A failed connection, 502 or 503 is retried (`retries` times, on the
+        next URL in turn): nothing has reached the client yet."""
+        attempts = self.config.backend.retries + 1
+        for attempt in range(1, attempts + 1):
+            endpoint = self.balancer.pick()
+            try:
+                response = await self._send(endpoint.url + path, body)
+            except _ConnectFailed as failed:
+                self.balancer.failed(endpoint)
+                if attempt == attempts:
+                    raise failed.error from None
+                continue
+            if response.is_success:
+                self.balancer.succeeded(endpoint)
+                return response
+            try:
+                await self._read(response)
+            finally:
+                await response.aclose()
+            if response.status_code >= 500:
+                self.balancer.failed(endpoint)
+            if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
+                raise self._http_error(response)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _send(self, url: str, body: bytes) -> httpx.Response:
+        request = self.client.build_request("POST", url, content=body, headers=self.headers)
+        async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
+            try:
+                return await self.client.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                raise _ConnectFailed(self.transport_error(error)) from None
+            except httpx.TransportError as error:
+                raise self.transport_error(error) from None
+
+    async def _read(self, response: httpx.Response) -> bytes:
+        async with self._within(self.config.backend.idle_seconds, "stopped sending"):
+            with self.transport_errors():
+                return await response.aread()
+
+    async def lines(self, response: httpx.Response) -> AsyncIterator[str]:
+        """The response's lines, each due within `idle_timeout` of the last."""
+        iterator = response.aiter_lines()
+        while True:
+            async with self._within(self.config.backend.idle_seconds, "stopped sending"):
+                with self.transport_errors():
+                    line = await anext(iterator, None)
+            if line is None:
+                return
+            yield line
+
+    @asynccontextmanager
+    async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
+        """504 if the block takes longer than `seconds`."""
+        try:
+            async with asyncio.timeout(seconds):
+                yield
+        except TimeoutError:
+            message = f"the backend for model {self.name!r} timed out: {what} for {seconds:g} s"
+            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
 
     async def complete(self, body: bytes) -> dict:
         """Send a non-streamed request and return the backend's JSON answer."""
         response = await self.open(body)
         try:
-            with self.transport_errors():
-                content = await response.aread()
+            content = await self._read(response)
         finally:
-            await response.aclose()
+            await self.release(response)
         try:
             answer = orjson.loads(content)
         except orjson.JSONDecodeError:
@@ -88,22 +180,18 @@ class Backend:
             raise ApiError(502, f"the backend for model {self.name!r} sent an invalid response", type=UPSTREAM_ERROR)
         return answer
 
-    def routed(self, model: ModelConfig) -> Backend:
-        """This backend serving `model` (a catch-all entry's pick for one
-        request): same server and pooled client, that model's name and parsers."""
-        view = copy.copy(self)
-        view.config, view.name, view.upstream_model = model, model.name, model.upstream_model
-        return view
-
     @contextmanager
     def transport_errors(self) -> Iterator[None]:
         """Turn httpx connection failures into 502, timeouts into 504."""
         try:
             yield
-        except httpx.TimeoutException as error:
-            raise ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout") from None
         except httpx.TransportError as error:
-            raise ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable") from None
+            raise self.transport_error(error) from None
+
+    def transport_error(self, error: httpx.TransportError) -> ApiError:
+        if isinstance(error, httpx.TimeoutException):
+            return ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout")
+        return ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable")
 
     def failure_message(self, error: httpx.TransportError) -> str:
         if isinstance(error, httpx.TimeoutException):
@@ -112,7 +200,7 @@ class Backend:
             what = "is unreachable"
         else:
             what = "connection failed"
-        detail = self._redact(str(error)) or type(error).__name__
+        detail = self.redact(str(error)) or type(error).__name__
         return f"the backend for model {self.name!r} {what}: {detail}"
 
     def _http_error(self, response: httpx.Response) -> ApiError:
@@ -129,13 +217,24 @@ class Backend:
         param, code = details.get("param"), details.get("code")
         return ApiError(
             response.status_code if response.status_code >= 400 else 502,
-            self._redact(details["message"]),
+            self.redact(details["message"]),
             type=details.get("type") if isinstance(details.get("type"), str) else UPSTREAM_ERROR,
             param=param if isinstance(param, str) else None,
             code=None if code is None else str(code),
         )
 
-    def _redact(self, text: str) -> str:
+    @property
+    def models_url(self) -> str:
+        return f"{self.balancer.pick().url}/models"
+
+    def routed(self, model: ModelConfig) -> Backend:
+        """This backend serving `model` (a catch-all entry's pick for one
+        request): same server and pooled client, that model's name and parsers."""
+        view = copy.copy(self)
+        view.config, view.name, view.upstream_model = model, model.name, model.upstream_model
+        return view
+
+    def redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
 
 

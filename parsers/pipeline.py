@@ -74,6 +74,7 @@ def make_pipeline(
     force_reasoning: bool | None = None,
     end_of_turn: tuple[str, ...] | None = None,
     tool_stage=None,
+    max_buffered_chars: int | None = None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
@@ -81,7 +82,10 @@ def make_pipeline(
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default. `end_of_turn=None`
     removes the end-of-turn tokens of the named formats. `tool_stage` is a
-    ready tool-call stage to use instead of a named parser.
+    ready tool-call stage to use instead of a named parser. With
+    `max_buffered_chars`, a call not yet recognised (or a body) holding back
+    more text than that is given up: unnamed, it goes out as content;
+    named, it ends with the arguments written so far.
     """
     if end_of_turn is None:
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
@@ -93,7 +97,7 @@ def make_pipeline(
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
     tool_calls = tool_stage
     if tool_call_parser is not None:
-        tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools)
+        tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools, max_buffered_chars=max_buffered_chars)
     return Pipeline(reasoning, tool_calls, EndOfTurnFilter(end_of_turn) if end_of_turn else None)
 
 

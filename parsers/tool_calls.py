@@ -96,9 +96,11 @@ class ToolFormat:
 class ToolCallParser:
     """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`."""
 
-    def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None):
+    def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None, max_buffered_chars: int | None = None):
         self.fmt = fmt
         self.tools = tools or []
+        self._max_buffered = max_buffered_chars
+        self._tentative_chars = 0
         self._state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
         self._in_section = False
         self._held_back = ""
@@ -204,6 +206,7 @@ class ToolCallParser:
 
     def _begin_body(self, tentative: list[str]) -> None:
         self._tentative = tentative
+        self._tentative_chars = sum(map(len, tentative))
         self._body = self.fmt.body(self)
         self._body_first_call = self._call_count
         self._state = "body"
@@ -211,13 +214,23 @@ class ToolCallParser:
     def _step_body(self, buf: str, pos: int) -> int | None:
         body = self._body
         new_pos = body.step(buf, pos)
-        if self._committed_nothing():
+        committed_nothing = self._committed_nothing()
+        if committed_nothing:
             self._tentative.append(buf[pos:new_pos])
+            self._tentative_chars += new_pos - pos
         if body.status in (DONE, FAILED):
             self._end_body()
             return new_pos
+        if self._over_budget(len(buf) - new_pos + (self._tentative_chars if committed_nothing else 0)):
+            if not committed_nothing:
+                body.finish()  # keep the call as written so far
+            self._end_body()  # a call not yet named goes out as content
+            return new_pos  # what the body held back is read again, as text
         self._hold(buf, new_pos)
         return None
+
+    def _over_budget(self, held_chars: int) -> bool:
+        return self._max_buffered is not None and held_chars > self._max_buffered
 
     def _committed_nothing(self) -> bool:
         return self._call_count == self._body_first_call and not self._call_open

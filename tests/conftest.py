@@ -138,3 +138,70 @@ def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: in
 def gateway_url(serve: Callable[[object], str], gateway_config: dict) -> str:
     """The real gateway app, served on loopback in front of the fake backend."""
     return serve(create_app(Config.model_validate(gateway_config)))
+
+
+class GatewayProcess:
+    """A real `parsegate serve` subprocess; its log lines are collected."""
+
+    def __init__(self, config_path: str, env: dict[str, str] | None = None) -> None:
+        import os
+        import subprocess
+        import sys
+
+        self.config_path = config_path
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gateway", "serve", "--config", config_path, "--port", str(self.port)],
+            env={**os.environ, **(env or {})},
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._up = threading.Event()
+        self._readers = [
+            threading.Thread(target=self._collect, args=(stream,), daemon=True)
+            for stream in (self.process.stderr, self.process.stdout)
+        ]
+        for reader in self._readers:
+            reader.start()
+        self._up.wait(timeout=30)
+        if not self._up.is_set():
+            raise RuntimeError("parsegate serve did not start:\n" + "".join(self.log))
+
+    def _collect(self, stream) -> None:
+        for line in stream:
+            self.log.append(line)
+            if "Uvicorn running on" in line:
+                self._up.set()
+        self._up.set()
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+        code = self.process.wait(timeout=30)
+        for reader in self._readers:
+            reader.join(timeout=10)
+        return code
+
+
+@pytest.fixture
+def gateway_process(tmp_path) -> Iterator[Callable[..., GatewayProcess]]:
+    """`gateway_process(config, env=None)` runs `parsegate serve` on a config
+    mapping (written as YAML) and stops it after the test."""
+    import yaml
+
+    started: list[GatewayProcess] = []
+
+    def start(config: dict, env: dict[str, str] | None = None) -> GatewayProcess:
+        path = tmp_path / f"config-{len(started)}.yaml"
+        path.write_text(yaml.safe_dump(config))
+        started.append(GatewayProcess(str(path), env))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()

@@ -9,6 +9,7 @@ background thread) and read back what the gateway sent upstream.
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import orjson
 from starlette.applications import Starlette
@@ -37,9 +38,12 @@ class FakeBackend:
                 Route("/v1/models", self._models, methods=["GET"]),
             ]
         )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._gate: asyncio.Event | None = None
         self.reset()
 
     def reset(self) -> None:
+        self.release()
         self.replies: list[str] = ["Hello!"]
         self.chunk_size = 4
         self.finish_reason = "stop"
@@ -47,6 +51,12 @@ class FakeBackend:
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
         self.together = False  # stream every choice's piece in one chunk, as a batching server may
+        self.hold_headers = False  # answer nothing until `release()`
+        self.hold_after: int | None = None  # stream this many events, then wait for `release()`
+        self.drop_after: int | None = None  # stream this many events, then drop the connection
+        self.raw_stream: list[bytes] | None = None  # stream these bytes instead of the script
+        self.stream_abandoned = threading.Event()  # a stream ended because the gateway went away
+        self.held = threading.Event()  # a request is waiting for `release()`
         self.requests: list[tuple[dict, dict]] = []
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
@@ -60,6 +70,19 @@ class FakeBackend:
         self.replies = list(replies)
         self.chunk_size = chunk_size
 
+    def release(self) -> None:
+        """Let every request held by `hold_headers` / `hold_after` go on."""
+        if self._gate is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._gate.set)
+        self._gate = None
+
+    async def _wait_for_release(self) -> None:
+        if self._gate is None:
+            self._loop, self._gate = asyncio.get_running_loop(), asyncio.Event()
+        gate = self._gate
+        self.held.set()
+        await gate.wait()
+
     @property
     def last_body(self) -> dict:
         return self.requests[-1][1]
@@ -69,6 +92,8 @@ class FakeBackend:
         self.requests.append((dict(request.headers), body))
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.hold_headers:
+            await self._wait_for_release()
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
@@ -76,7 +101,8 @@ class FakeBackend:
             return self._parsed(body)
         replies = self.replies[: body.get("n") or 1]
         if body.get("stream"):
-            return StreamingResponse(self._events(body, replies), media_type="text/event-stream")
+            events = self._events(body, replies) if self.raw_stream is None else _raw(self.raw_stream)
+            return StreamingResponse(self._faulty(events), media_type="text/event-stream")
         choices = [
             {
                 "index": i,
@@ -169,3 +195,22 @@ class FakeBackend:
             return Response(content, status_code=status, media_type="application/json")
         data = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
         return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+    async def _faulty(self, events):
+        """`events`, held or dropped as scripted; notes a gateway that left."""
+        finished = False
+        try:
+            for count, event in enumerate([event async for event in events]):
+                if count == self.hold_after:
+                    await self._wait_for_release()
+                if count == self.drop_after:
+                    raise ConnectionAbortedError("fake backend dropped the connection")
+                yield event
+            finished = True
+        finally:
+            if not finished:
+                self.stream_abandoned.set()
+
+
+async def _raw(pieces: list[bytes]):
+    for piece in pieces:
+        yield piece

@@ -176,3 +176,29 @@ def test_arguments_text_is_exactly_what_the_model_wrote():
     result = parse_text('<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>", None, "hermes", chunk_size=3)
     assert result.tool_calls == [("f", arguments)]
     assert orjson.loads(arguments)["n"] == 1.0
+
+
+class TestBufferCap:
+    """`max_buffered_chars`: a call that is not recognised in time gives up
+    its held-back text as content; nothing is lost."""
+
+    NAME_LAST = '<tool_call>{"arguments": {"x": "' + "y" * 300 + '"}, "name": "f"}</tool_call> after'
+
+    def test_an_unnamed_call_past_the_cap_becomes_content_as_it_streams(self):
+        pipeline = make_pipeline(None, "qwen25", max_buffered_chars=100)
+        fed, emitted = 0, 0
+        for start in range(0, len(self.NAME_LAST), 7):
+            piece = self.NAME_LAST[start : start + 7]
+            events = pipeline.feed(piece)
+            fed += len(piece)
+            assert all(type(event) is Content for event in events)
+            emitted += sum(len(event.text) for event in events)
+            assert fed - emitted <= 100 + 7
+        result = parse_text(self.NAME_LAST, None, "qwen25", chunk_size=7, max_buffered_chars=100)
+        assert result.content == self.NAME_LAST and result.tool_calls == []
+
+    def test_calls_within_the_cap_parse_as_usual(self):
+        text = '<tool_call>{"name": "f", "arguments": {"x": "' + "y" * 300 + '"}}</tool_call>'
+        result = parse_text(text, None, "qwen25", chunk_size=7, max_buffered_chars=100)
+        assert result.tool_calls == [("f", '{"x": "' + "y" * 300 + '"}')]
+        assert parse_text(self.NAME_LAST, None, "qwen25", chunk_size=7).tool_calls[0][0] == "f"

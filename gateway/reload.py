@@ -1,0 +1,58 @@
+"""Config reload on SIGHUP, without dropping requests in flight.
+
+The new file (with the environment applied) is validated first; if it is
+invalid it is refused, logged, and the running config stays. Otherwise the
+new config and backends take over for new requests: a model whose entry did
+not change keeps its backend (its pool and circuit-breaker state); the
+others are retired and close once their last request is done.
+`server.host`/`server.port` apply at the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from gateway.config import ConfigError, load_config
+from gateway.upstream import Backend
+
+logger = logging.getLogger("parsegate.reload")
+
+
+async def reload_config(app: FastAPI, path: str | Path) -> bool:
+    """Load `path` into the running app; False (and the old config kept) if invalid."""
+    try:
+        config = load_config(path)
+    except ConfigError as error:
+        logger.error("config reload refused, keeping the running config: %s", error)
+        return False
+    old_config, old = app.state.config, app.state.backends
+    backends = {
+        model.name: old[model.name] if model.name in old and old[model.name].config == model else Backend(model)
+        for model in config.models
+    }
+    app.state.config, app.state.backends = config, backends
+    for name, backend in old.items():
+        if backends.get(name) is not backend:
+            await backend.retire()
+    if (config.server.host, config.server.port) != (old_config.server.host, old_config.server.port):
+        logger.warning("config reloaded; server.host and server.port change at the next start")
+    logger.warning("config reloaded from %s: models %s", path, ", ".join(backends))
+    return True
+
+
+def reload_on_sighup(app: FastAPI, path: str | Path) -> None:
+    """From now on, SIGHUP reloads `path` (call inside the running loop)."""
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task] = set()
+
+    def on_signal() -> None:
+        task = loop.create_task(reload_config(app, path))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, on_signal)
