@@ -3,6 +3,7 @@
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
     GET  /v1/models             the configured models
     GET  /health                liveness; never calls a backend
+    GET  /metrics               Prometheus metrics (gateway/metrics.py)
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
 """
@@ -20,6 +21,8 @@ from fastapi.responses import Response
 
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
+from gateway.metrics import Metrics
+from gateway.observe import ObserveMiddleware, upstream_error_kind
 from gateway.request import ParsePlan, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
@@ -42,11 +45,17 @@ async def chat_completions(request: Request) -> Response:
     payload, chat = read_request(await request.body())
     backend = _backend(request, chat.model)
     plan = ParsePlan.for_request(payload, chat, backend.config)
+    record = request.state.record
+    record.serves(backend.name, plan.tool_call_parser, bool(chat.stream))
     body = backend.body(payload, keep_special_tokens=plan.keeps_special_tokens())
-    if chat.stream:
-        return await stream_completion(backend, body, plan, chat.model)
-    answer = await backend.complete(body)
-    return _json(completion(answer, plan, chat.model))
+    try:
+        if chat.stream:
+            return await stream_completion(backend, body, plan, chat.model, record)
+        answer = await backend.complete(body)
+    except ApiError as error:
+        record.upstream_failed(upstream_error_kind(error))
+        raise
+    return _json(completion(answer, plan, chat.model, record))
 
 
 async def list_models(request: Request) -> Response:
@@ -93,6 +102,9 @@ def create_app(config: Config) -> FastAPI:
 
     app = FastAPI(title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.created = int(time.time())
+    metrics = Metrics()
+    metrics.declare_models([model.name for model in config.models])
+    app.add_middleware(ObserveMiddleware, metrics=metrics)
     install_error_handlers(app)
     guard = [Depends(_api_key_check(config.server.api_keys))] if config.server.api_keys else []
     v1 = APIRouter(prefix="/v1", dependencies=guard)
@@ -100,4 +112,5 @@ def create_app(config: Config) -> FastAPI:
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/metrics", metrics.endpoint, methods=["GET"])
     return app

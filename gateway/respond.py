@@ -6,15 +6,17 @@ from __future__ import annotations
 import time
 
 from gateway.chunks import completion_id, finish_reason
+from gateway.observe import RequestRecord
 from gateway.request import ParsePlan
 from parsers import ParseResult
 
 
-def _message(text: str, plan: ParsePlan) -> dict:
+def _message(text: str, plan: ParsePlan, record: RequestRecord) -> dict:
     pipeline = plan.pipeline()
     result = ParseResult()
     result.add(pipeline.feed(text))
     result.add(pipeline.finish())
+    record.parsed(pipeline.outcomes)
     calls = [
         {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
         for index, (name, arguments) in enumerate(result.tool_calls)
@@ -26,9 +28,9 @@ def _message(text: str, plan: ParsePlan) -> dict:
     return message
 
 
-def _choice(choice: dict, plan: ParsePlan) -> dict:
+def _choice(choice: dict, plan: ParsePlan, record: RequestRecord) -> dict:
     text = (choice.get("message") or {}).get("content")
-    message = _message(text if isinstance(text, str) else "", plan)
+    message = _message(text if isinstance(text, str) else "", plan, record)
     return {
         "index": choice.get("index", 0),
         "message": message,
@@ -37,15 +39,17 @@ def _choice(choice: dict, plan: ParsePlan) -> dict:
     }
 
 
-def completion(answer: dict, plan: ParsePlan, model: str) -> dict:
-    """The client's `chat.completion` for the backend's `answer`."""
+def completion(answer: dict, plan: ParsePlan, model: str, record: RequestRecord) -> dict:
+    """The client's `chat.completion` for the backend's `answer`; its usage
+    and parse outcomes go to `record`."""
     body = {
         "id": completion_id(),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [_choice(choice, plan) for choice in answer["choices"] if isinstance(choice, dict)],
+        "choices": [_choice(choice, plan, record) for choice in answer["choices"] if isinstance(choice, dict)],
     }
     if answer.get("usage") is not None:
         body["usage"] = answer["usage"]
+        record.usage(answer["usage"])
     return body

@@ -17,52 +17,66 @@ from starlette.background import BackgroundTask
 
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, error_body
+from gateway.observe import RequestRecord
 from gateway.request import ParsePlan
 from gateway.upstream import Backend
 
 
 class StreamTranslator:
-    """Turns one request's upstream chunks into gateway SSE events."""
+    """Turns one request's upstream chunks into gateway SSE events; timing,
+    usage and parse outcomes go to the request's record."""
 
-    def __init__(self, plan: ParsePlan, encoder: ChunkEncoder) -> None:
+    def __init__(self, plan: ParsePlan, encoder: ChunkEncoder, record: RequestRecord) -> None:
         self._plan = plan
         self._encoder = encoder
+        self._record = record
         self._choices: dict[int, ChoiceStream] = {}
 
     def translate(self, chunk: dict) -> list[bytes]:
         events: list[bytes] = []
+        carried_text = False
         for choice in chunk.get("choices") or ():
-            self._translate_choice(choice, events)
+            carried_text |= self._translate_choice(choice, events)
+        if carried_text:
+            self._record.text_chunk()
         usage = chunk.get("usage")
         if usage:
             events.append(self._encoder.usage(usage))
+            self._record.usage(usage)
         return events
 
-    def _translate_choice(self, choice: dict, out: list[bytes]) -> None:
+    def _translate_choice(self, choice: dict, out: list[bytes]) -> bool:
+        """Translate one choice's delta; True when it carried text."""
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
             stream = self._choices[index] = ChoiceStream(self._plan.pipeline(), self._plan.call_id)
         if stream.finished:
-            return
+            return False
         text = (choice.get("delta") or {}).get("content")
         events = stream.pipeline.feed(text) if text else []
         reason = choice.get("finish_reason")
         if reason is not None:
-            events = events + stream.finish()
+            events = events + self._finish(stream)
         delta = stream.delta(events)
         logprobs = choice.get("logprobs")
         if delta or logprobs:
             out.append(self._encoder.choice(index, delta, logprobs=logprobs))
         if reason is not None:
             out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason)))
+        return bool(text)
+
+    def _finish(self, stream: ChoiceStream) -> list:
+        events = stream.finish()
+        self._record.parsed(stream.pipeline.outcomes)
+        return events
 
     def flush_unfinished(self) -> list[bytes]:
         """The backend stopped early: whatever unfinished choices still hold."""
         out = []
         for index, stream in self._choices.items():
             if not stream.finished:
-                delta = stream.delta(stream.finish())
+                delta = stream.delta(self._finish(stream))
                 if delta:
                     out.append(self._encoder.choice(index, delta))
         return out
@@ -73,8 +87,11 @@ class StreamTranslator:
         return bool(self._choices) and all(stream.finished for stream in self._choices.values())
 
 
-async def _relay(response: httpx.Response, translator: StreamTranslator, backend: Backend) -> AsyncIterator[bytes]:
+async def _relay(
+    response: httpx.Response, translator: StreamTranslator, backend: Backend, record: RequestRecord
+) -> AsyncIterator[bytes]:
     failure: dict | None = None
+    failure_kind = "stream_error"
     try:
         async for line in response.aiter_lines():
             if not line.startswith("data:"):
@@ -90,13 +107,17 @@ async def _relay(response: httpx.Response, translator: StreamTranslator, backend
                 yield event
     except httpx.TransportError as error:
         failure = error_body(backend.failure_message(error), type=UPSTREAM_ERROR)
+        failure_kind = "timeout" if isinstance(error, httpx.TimeoutException) else "connection_lost"
     except orjson.JSONDecodeError:
         failure = error_body(f"the backend for model {backend.name!r} sent a malformed chunk", type=UPSTREAM_ERROR)
+        failure_kind = "malformed_chunk"
     if failure is None and not translator.complete:
         failure = error_body(f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
+        failure_kind = "stream_cut"
     for event in translator.flush_unfinished():
         yield event
     if failure is not None:
+        record.upstream_failed(failure_kind)
         yield sse_event(failure)
     yield DONE
 
@@ -108,11 +129,13 @@ def _backend_error_event(chunk: object, backend: Backend) -> dict:
     return error_body(f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
 
 
-async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, model: str) -> EventSourceResponse:
+async def stream_completion(
+    backend: Backend, body: bytes, plan: ParsePlan, model: str, record: RequestRecord
+) -> EventSourceResponse:
     """Open the backend stream (errors before the first byte are plain HTTP
     errors) and relay it as parsed SSE chunks."""
     response = await backend.open(body)
-    translator = StreamTranslator(plan, ChunkEncoder(model))
+    translator = StreamTranslator(plan, ChunkEncoder(model), record)
     return EventSourceResponse(
-        _relay(response, translator, backend), sep="\n", background=BackgroundTask(response.aclose)
+        _relay(response, translator, backend, record), sep="\n", background=BackgroundTask(response.aclose)
     )

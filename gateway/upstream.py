@@ -15,6 +15,7 @@ import orjson
 from gateway.config import Config, ModelConfig
 from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
+from gateway.observe import request_id_headers
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -51,7 +52,8 @@ class Backend:
 
     async def open(self, body: bytes) -> httpx.Response:
         """Send `body`; return the still-streaming response once it is a success."""
-        request = self.client.build_request("POST", self.url, content=body, headers=self._headers)
+        headers = {**self._headers, **request_id_headers()}
+        request = self.client.build_request("POST", self.url, content=body, headers=headers)
         with self.transport_errors():
             response = await self.client.send(request, stream=True)
         if response.is_success:
@@ -76,7 +78,8 @@ class Backend:
         except orjson.JSONDecodeError:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
-            raise ApiError(502, f"the backend for model {self.name!r} sent an invalid response", type=UPSTREAM_ERROR)
+            message = f"the backend for model {self.name!r} sent an invalid response"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
         return answer
 
     @contextmanager

@@ -22,6 +22,7 @@ before, between or after calls is content, verbatim.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 
 import orjson
@@ -92,8 +93,21 @@ class ToolFormat:
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
 
 
+@dataclass
+class CallOutcomes:
+    """What one tool-call stage made of its text, counted per call:
+    `calls` parsed, `fallbacks` (text that began with a call marker but
+    held no call, returned as content), and `invalid_arguments` (calls whose
+    arguments were not valid JSON when the call ended)."""
+
+    calls: int = 0
+    fallbacks: int = 0
+    invalid_arguments: int = 0
+
+
 class ToolCallParser:
-    """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`."""
+    """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`.
+    `outcomes` counts its calls, fallbacks and invalid arguments."""
 
     def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None):
         self.fmt = fmt
@@ -104,8 +118,11 @@ class ToolCallParser:
         self._events: list[Event] = []
         self._call_count = 0
         self._call_open = False
+        self._arguments = io.StringIO()
+        self.outcomes = CallOutcomes()
         self._body = None
         self._body_first_call = 0
+        self._body_marked = False
         self._tentative: list[str] = []
         self._gap = ""
         self._at_boundary = True
@@ -122,9 +139,11 @@ class ToolCallParser:
         self._tentative.clear()
         self._gap = ""
         self._call_open = True
+        self._arguments = io.StringIO()
         self._events.append(CallStart(self._call_count, name))
 
     def args(self, text: str) -> None:
+        self._arguments.write(text)
         self._events.append(CallArgs(self._call_count, text))
 
     def parameter_types(self, name: str) -> dict:
@@ -137,9 +156,18 @@ class ToolCallParser:
 
     def end(self) -> None:
         self._events.append(CallEnd(self._call_count))
+        self._count_call(self._arguments.getvalue())
+        self._arguments = io.StringIO()
         self._call_count += 1
         self._call_open = False
         self._at_boundary = True
+
+    def _count_call(self, arguments: str) -> None:
+        self.outcomes.calls += 1
+        try:
+            orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            self.outcomes.invalid_arguments += 1
 
     def feed(self, text: str) -> list[Event]:
         buf = self._held_back + text
@@ -201,6 +229,7 @@ class ToolCallParser:
 
     def _begin_body(self, tentative: list[str]) -> None:
         self._tentative = tentative
+        self._body_marked = bool(tentative)
         self._body = self.fmt.body(self)
         self._body_first_call = self._call_count
         self._state = "body"
@@ -221,6 +250,7 @@ class ToolCallParser:
 
     def _end_body(self) -> None:
         if self._committed_nothing():
+            self.outcomes.fallbacks += self._body_marked
             self._events.append(Content(self._gap + "".join(self._tentative)))
             self._gap = ""
             self._at_boundary = False
