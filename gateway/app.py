@@ -26,6 +26,7 @@ from gateway.observe import ObserveMiddleware, upstream_error_kind
 from gateway.request import ParsePlan, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
+from gateway.tracing import trace_app, trace_backends, without_native_telemetry
 from gateway.upstream import Backend, close_backends, open_backends
 
 
@@ -95,12 +96,17 @@ def create_app(config: Config) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.backends = open_backends(config)
+        if config.server.opentelemetry:
+            trace_backends(app.state.backends)
         try:
             yield
         finally:
             await close_backends(app.state.backends)
 
-    app = FastAPI(title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+        **without_native_telemetry(),
+    )
     app.state.created = int(time.time())
     metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
@@ -113,4 +119,6 @@ def create_app(config: Config) -> FastAPI:
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])
     app.add_api_route("/metrics", metrics.endpoint, methods=["GET"])
+    if config.server.opentelemetry:
+        trace_app(app)
     return app

@@ -1,6 +1,6 @@
 """The `parsegate` command (also `python -m gateway`).
 
-    parsegate serve   [--config PATH] [--host HOST] [--port PORT]
+    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--log-format text|json]
     parsegate parsers [--json]
     parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                       [--tools FILE.json] [--stream-chunk N] [FILE|-]
@@ -30,10 +30,14 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn  # the web stack loads only once there is something to serve
 
     from gateway.app import create_app
+    from gateway.logs import logging_config
 
     host = args.host or config.server.host
     port = args.port or config.server.port
-    uvicorn.run(create_app(config), host=host, port=port, loop="auto", http="auto")
+    log_config = logging_config(args.log_format or config.server.log_format)
+    uvicorn.run(
+        create_app(config), host=host, port=port, loop="auto", http="auto", log_config=log_config, access_log=False
+    )
     return 0
 
 
@@ -84,6 +88,7 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     serve.add_argument("--config", help=f"config file (default: $PARSEGATE_CONFIG, else ./{DEFAULT_CONFIG})")
     serve.add_argument("--host", help="listen address (default: server.host)")
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
+    serve.add_argument("--log-format", choices=("text", "json"), help="log lines (default: server.log_format)")
     listing = commands.add_parser("parsers", help="list the parser names")
     listing.add_argument("--json", action="store_true", help="print JSON")
     parse = commands.add_parser("parse", help="parse one raw model output and print JSON")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -57,6 +58,17 @@ class ServerConfig(_Section):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=1, le=65535)
     api_keys: list[str] = Field(default=[], repr=False)
+    log_format: Literal["text", "json"] = "text"
+    opentelemetry: bool = False
+
+    @field_validator("opentelemetry")
+    @classmethod
+    def _tracing_installed(cls, enabled: bool) -> bool:
+        from gateway.tracing import tracing_installed
+
+        if enabled and not tracing_installed():
+            raise ValueError("needs the OpenTelemetry instrumentations: pip install 'parsegate[otel]'")
+        return enabled
 
     @field_validator("api_keys")
     @classmethod

@@ -174,7 +174,6 @@ class ObserveMiddleware:
 
     def _log(self, scope: Scope, record: RequestRecord) -> None:
         fields = record.fields()
-        summary = " ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
         client = scope.get("client")
         fields.update(method=scope["method"], path=scope["path"], client=client[0] if client else None)
-        access_log.info("%s %s %s", scope["method"], scope["path"], summary, extra=fields)
+        access_log.info("%s %s %s", scope["method"], scope["path"], record.status, extra=fields)
