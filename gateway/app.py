@@ -4,6 +4,7 @@
     POST /v1/completions        text completions, passed through unparsed
     GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
+    GET  /metrics               Prometheus metrics (gateway/metrics.py)
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
 """
@@ -18,17 +19,20 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
-from gateway.auth import require_api_key
+from gateway.auth import require_api_key, require_metrics_key
 from gateway.catch_all import route, served_models
 from gateway.completions import CompletionRequest, forward_completion
 from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
 from gateway.extra_body import with_extra_body
 from gateway.limits import ConcurrencyLimit, read_body
+from gateway.metrics import Metrics
+from gateway.observe import ObserveMiddleware, upstream_error_kind
 from gateway.reload import reload_on_sighup
 from gateway.request import ParsePlan, read_checked, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
+from gateway.tracing import trace_app, trace_backends, without_native_telemetry
 from gateway.upstream import Backend, close_backends, open_backends
 
 
@@ -50,11 +54,17 @@ async def chat_completions(request: Request) -> Response:
     backend = _backend(request, chat.model)
     payload = with_extra_body(payload, backend.config.extra_body)
     plan = ParsePlan.for_request(payload, chat, backend.config, max_buffered_chars=server.max_buffered_chars)
+    record = request.state.record
+    record.serves(backend.name, plan.tool_call_parser, bool(chat.stream))
     body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
-    if chat.stream:
-        return await stream_completion(backend, body, plan, chat.model)
-    answer = await backend.complete(body)
-    return _json(completion(answer, plan, chat.model))
+    try:
+        if chat.stream:
+            return await stream_completion(backend, body, plan, chat.model, record)
+        answer = await backend.complete(body)
+    except ApiError as error:
+        record.upstream_failed(upstream_error_kind(error))
+        raise
+    return _json(completion(answer, plan, chat.model, record))
 
 
 async def completions(request: Request) -> Response:
@@ -89,6 +99,8 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.backends = open_backends(app.state.config)
+        if config.server.opentelemetry:
+            trace_backends(app.state.backends)
         if config_path is not None:
             reload_on_sighup(app, config_path)
         try:
@@ -96,9 +108,15 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
         finally:
             await close_backends(app.state.backends)
 
-    app = FastAPI(title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+        **without_native_telemetry(),
+    )
     app.state.created = int(time.time())
     app.state.config = config
+    metrics = Metrics()
+    metrics.declare_models([model.name for model in config.models])
+    app.add_middleware(ObserveMiddleware, metrics=metrics)
     install_error_handlers(app)
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
@@ -107,4 +125,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/metrics", metrics.endpoint, methods=["GET"], dependencies=[Depends(require_metrics_key)])
+    if config.server.opentelemetry:
+        trace_app(app)
     return app

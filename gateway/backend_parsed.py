@@ -18,7 +18,7 @@ import dataclasses
 import orjson
 
 from gateway.request import ParsePlan
-from parsers import CallArgs, CallEnd, CallStart, Content, Event, ParseResult, Pipeline, Reasoning
+from parsers import CallArgs, CallEnd, CallOutcomes, CallStart, Content, Event, ParseResult, Pipeline, Reasoning
 
 _CALL_EVENTS = (CallStart, CallArgs, CallEnd)
 
@@ -79,6 +79,12 @@ class ChoiceReader:
     def finish(self) -> list[Event]:
         return self._renumber(self._pipeline.finish()) if self._pipeline else []
 
+    @property
+    def outcomes(self) -> CallOutcomes | None:
+        """The current pipeline's tool-call outcomes (None once the backend's
+        own tool calls took over, or without a tool-call stage)."""
+        return self._pipeline.outcomes if self._pipeline is not None else None
+
     def _retire_pipeline(self, successor: Pipeline | None) -> list[Event]:
         """Flush what the current pipeline holds and hand over to `successor`."""
         events = self._renumber(self._pipeline.finish())
@@ -113,10 +119,11 @@ class ChoiceReader:
         return events
 
 
-def read_message(message: dict, plan: ParsePlan) -> ParseResult:
-    """A whole non-streamed message, read as the streamed deltas would be."""
+def read_message(message: dict, plan: ParsePlan) -> tuple[ParseResult, CallOutcomes | None]:
+    """A whole non-streamed message, read as the streamed deltas would be,
+    and the tool-call outcomes of reading it."""
     reader = ChoiceReader(plan)
     result = ParseResult()
     result.add(reader.read(message))
     result.add(reader.finish())
-    return result
+    return result, reader.outcomes

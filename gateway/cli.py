@@ -1,6 +1,6 @@
 """The `parsegate` command (also `python -m gateway`).
 
-    parsegate serve   [--config PATH] [--host HOST] [--port PORT]
+    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--log-format text|json]
     parsegate parsers [--json] [--for MODEL]
     parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                       [--tools FILE.json] [--stream-chunk N] [FILE|-]
@@ -31,6 +31,7 @@ def _serve(args: argparse.Namespace) -> int:
     from sse_starlette.sse import AppStatus
 
     from gateway.app import create_app
+    from gateway.logs import logging_config
 
     AppStatus.disable_automatic_graceful_drain()  # streams finish, up to shutdown_timeout
     host = args.host or config.server.host
@@ -42,6 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
         loop="auto",
         http="auto",
         timeout_graceful_shutdown=config.server.shutdown_timeout,
+        log_config=logging_config(args.log_format or config.server.log_format),
+        access_log=False,
     )
     return 0
 
@@ -117,6 +120,7 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     serve.add_argument("--config", help=f"config file (default: $PARSEGATE_CONFIG, else ./{DEFAULT_CONFIG})")
     serve.add_argument("--host", help="listen address (default: server.host)")
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
+    serve.add_argument("--log-format", choices=("text", "json"), help="log lines (default: server.log_format)")
     listing = commands.add_parser("parsers", help="list the parser names")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.add_argument(

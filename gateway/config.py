@@ -70,6 +70,8 @@ class ServerConfig(_Section):
     max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
     max_concurrent_requests: int = Field(default=1024, ge=1)
     shutdown_timeout: float = Field(default=30.0, ge=0)
+    log_format: Literal["text", "json"] = "text"
+    opentelemetry: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -91,6 +93,15 @@ class ServerConfig(_Section):
     @classmethod
     def _split_keys(cls, keys: object) -> object:
         return [key.strip() for key in keys.split(",")] if isinstance(keys, str) else keys
+
+    @field_validator("opentelemetry")
+    @classmethod
+    def _tracing_installed(cls, enabled: bool) -> bool:
+        from gateway.tracing import tracing_installed
+
+        if enabled and not tracing_installed():
+            raise ValueError("needs the OpenTelemetry instrumentations: pip install 'parsegate[otel]'")
+        return enabled
 
     @field_validator("api_keys")
     @classmethod

@@ -7,11 +7,13 @@ import time
 
 from gateway.backend_parsed import read_message
 from gateway.chunks import completion_id, finish_reason
+from gateway.observe import RequestRecord
 from gateway.request import ParsePlan
 
 
-def _message(upstream: dict, plan: ParsePlan) -> dict:
-    result = read_message(upstream, plan)
+def _message(upstream: dict, plan: ParsePlan, record: RequestRecord) -> dict:
+    result, outcomes = read_message(upstream, plan)
+    record.parsed(outcomes)
     calls = [
         {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
         for index, (name, arguments) in enumerate(result.tool_calls)
@@ -25,9 +27,9 @@ def _message(upstream: dict, plan: ParsePlan) -> dict:
     return message
 
 
-def _choice(choice: dict, plan: ParsePlan) -> dict:
+def _choice(choice: dict, plan: ParsePlan, record: RequestRecord) -> dict:
     upstream = choice.get("message")
-    message = _message(upstream if isinstance(upstream, dict) else {}, plan)
+    message = _message(upstream if isinstance(upstream, dict) else {}, plan, record)
     made_call = "tool_calls" in message
     return {
         "index": choice.get("index", 0),
@@ -38,15 +40,17 @@ def _choice(choice: dict, plan: ParsePlan) -> dict:
     }
 
 
-def completion(answer: dict, plan: ParsePlan, model: str) -> dict:
-    """The client's `chat.completion` for the backend's `answer`."""
+def completion(answer: dict, plan: ParsePlan, model: str, record: RequestRecord) -> dict:
+    """The client's `chat.completion` for the backend's `answer`; its usage
+    and parse outcomes go to `record`."""
     body = {
         "id": completion_id(),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [_choice(choice, plan) for choice in answer["choices"] if isinstance(choice, dict)],
+        "choices": [_choice(choice, plan, record) for choice in answer["choices"] if isinstance(choice, dict)],
     }
     if answer.get("usage") is not None:
         body["usage"] = answer["usage"]
+        record.usage(answer["usage"])
     return body

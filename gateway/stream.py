@@ -18,28 +18,36 @@ from starlette.background import BackgroundTask
 from gateway.backend_parsed import ChoiceReader
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
+from gateway.observe import RequestRecord, stream_failure_kind
 from gateway.request import ParsePlan
 from gateway.upstream import Backend
 
 
 class StreamTranslator:
-    """Turns one request's upstream chunks into gateway SSE events."""
+    """Turns one request's upstream chunks into gateway SSE events; timing,
+    usage and parse outcomes go to the request's record."""
 
-    def __init__(self, plan: ParsePlan, encoder: ChunkEncoder) -> None:
+    def __init__(self, plan: ParsePlan, encoder: ChunkEncoder, record: RequestRecord) -> None:
         self._plan = plan
         self._encoder = encoder
+        self._record = record
         self._choices: dict[int, ChoiceStream] = {}
 
     def translate(self, chunk: dict) -> list[bytes]:
         events: list[bytes] = []
+        carried_text = False
         for choice in chunk.get("choices") or ():
-            self._translate_choice(choice, events)
+            carried_text |= self._translate_choice(choice, events)
+        if carried_text:
+            self._record.text_chunk()
         usage = chunk.get("usage")
         if usage:
             events.append(self._encoder.usage(usage))
+            self._record.usage(usage)
         return events
 
-    def _translate_choice(self, choice: dict, out: list[bytes]) -> None:
+    def _translate_choice(self, choice: dict, out: list[bytes]) -> bool:
+        """Translate one choice's delta; True when it carried text."""
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
@@ -47,12 +55,13 @@ class StreamTranslator:
                 ChoiceReader(self._plan), self._plan.call_id, self._plan.reasoning_keys
             )
         if stream.finished:
-            return
-        delta = choice.get("delta")
-        events = stream.pipeline.read(delta) if isinstance(delta, dict) else []
+            return False
+        part = choice.get("delta")
+        part = part if isinstance(part, dict) else {}
+        events = stream.pipeline.read(part)
         reason = choice.get("finish_reason")
         if reason is not None:
-            events = events + stream.finish()
+            events = events + self._finish(stream)
         delta = stream.delta(events)
         logprobs = choice.get("logprobs")
         if delta or logprobs:
@@ -60,13 +69,19 @@ class StreamTranslator:
         if reason is not None:
             unmet = self._plan.tool_choice.unmet(stream.made_call)
             out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason), extra=unmet))
+        return bool(part.get("content"))
+
+    def _finish(self, stream: ChoiceStream) -> list:
+        events = stream.finish()
+        self._record.parsed(stream.pipeline.outcomes)
+        return events
 
     def flush_unfinished(self) -> list[bytes]:
         """The backend stopped early: whatever unfinished choices still hold."""
         out = []
         for index, stream in self._choices.items():
             if not stream.finished:
-                delta = stream.delta(stream.finish())
+                delta = stream.delta(self._finish(stream))
                 if delta:
                     out.append(self._encoder.choice(index, delta))
         return out
@@ -77,7 +92,10 @@ class StreamTranslator:
         return bool(self._choices) and all(stream.finished for stream in self._choices.values())
 
 
-async def _relay(response: httpx.Response, translator: StreamTranslator, backend: Backend) -> AsyncIterator[bytes]:
+async def _relay(
+    response: httpx.Response, translator: StreamTranslator, backend: Backend, record: RequestRecord
+) -> AsyncIterator[bytes]:
+    failure_kind = "stream_error"
     try:
         failure = None
         async for events in _translated(response, translator, backend):
@@ -85,13 +103,16 @@ async def _relay(response: httpx.Response, translator: StreamTranslator, backend
                 yield event
     except ApiError as error:
         failure = error.body
+        failure_kind = stream_failure_kind(error)
     finally:
         await backend.release(response)  # also when the client went away: the upstream request ends now
     if failure is None and not translator.complete:
         failure = error_body(f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
+        failure_kind = "stream_cut"
     for event in translator.flush_unfinished():
         yield event
     if failure is not None:
+        record.upstream_failed(failure_kind)
         yield sse_event(failure)
     yield DONE
 
@@ -126,11 +147,13 @@ def _backend_error(chunk: object, backend: Backend) -> ApiError:
     return error
 
 
-async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, model: str) -> EventSourceResponse:
+async def stream_completion(
+    backend: Backend, body: bytes, plan: ParsePlan, model: str, record: RequestRecord
+) -> EventSourceResponse:
     """Open the backend stream (errors before the first byte are plain HTTP
     errors) and relay it as parsed SSE chunks."""
     response = await backend.open(body)
-    translator = StreamTranslator(plan, ChunkEncoder(model))
+    translator = StreamTranslator(plan, ChunkEncoder(model), record)
     return EventSourceResponse(
-        _relay(response, translator, backend), sep="\n", background=BackgroundTask(backend.release, response)
+        _relay(response, translator, backend, record), sep="\n", background=BackgroundTask(backend.release, response)
     )

@@ -18,6 +18,7 @@ from gateway.balancer import Balancer
 from gateway.config import Config, ModelConfig
 from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
+from gateway.observe import request_id_headers
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -130,7 +131,7 @@ class Backend:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _send(self, url: str, body: bytes) -> httpx.Response:
-        request = self.client.build_request("POST", url, content=body, headers=self.headers)
+        request = self.client.build_request("POST", url, content=body, headers={**self.headers, **request_id_headers()})
         async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
             try:
                 return await self.client.send(request, stream=True)
@@ -177,7 +178,8 @@ class Backend:
         except orjson.JSONDecodeError:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
-            raise ApiError(502, f"the backend for model {self.name!r} sent an invalid response", type=UPSTREAM_ERROR)
+            message = f"the backend for model {self.name!r} sent an invalid response"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
         return answer
 
     @contextmanager

@@ -19,10 +19,12 @@ from parsers.registry import (
     tool_call_parser_names,
     tool_format,
 )
+from parsers.tool_calls import CallOutcomes
 
 __all__ = [
     "CallArgs",
     "CallEnd",
+    "CallOutcomes",
     "CallStart",
     "Content",
     "Event",

@@ -15,17 +15,23 @@ an array, and text after it, is content; leading whitespace is dropped.
 
 from __future__ import annotations
 
+import io
+
 from parsers.events import CallArgs, CallEnd, CallStart, Content, Event
 from parsers.json_call import RUNNING, JsonCalls
+from parsers.tool_calls import CallOutcomes
 
 _WHITESPACE = " \t\r\n"
 
 
 class CallArrayParser:
     """Streaming reader of a JSON array of calls: `feed(text) -> events`,
-    `finish() -> events`. Same interface as `ToolCallParser`."""
+    `finish() -> events`. Same interface as `ToolCallParser`, `outcomes`
+    included."""
 
     def __init__(self) -> None:
+        self.outcomes = CallOutcomes()
+        self._arguments = io.StringIO()
         self._events: list[Event] = []
         self._body = JsonCalls(self)
         self._state = "lead"
@@ -43,9 +49,12 @@ class CallArrayParser:
 
     def args(self, text: str) -> None:
         self._events.append(CallArgs(self._call_count, text))
+        self._arguments.write(text)
 
     def end(self) -> None:
         self._events.append(CallEnd(self._call_count))
+        self.outcomes.count_call(self._arguments.getvalue())
+        self._arguments = io.StringIO()
         self._call_count += 1
         self._named = False
 
@@ -96,6 +105,7 @@ class CallArrayParser:
         """The array ended, failed, or the text ended inside it."""
         if not self._committed():
             self._events.append(Content("".join(self._tentative)))
+            self.outcomes.fallbacks += bool(self._tentative and any(self._tentative))
         elif self._named:
             self.end()
         self._tentative.clear()

@@ -23,6 +23,11 @@ class CallFilter:
         self._max_calls = max_calls
         self._kept: dict[int, int] = {}  # parser's call index -> index sent
 
+    @property
+    def outcomes(self):
+        """The wrapped pipeline's call outcomes (dropped calls included)."""
+        return self.pipeline.outcomes
+
     def feed(self, text: str) -> list[Event]:
         return self._filter(self.pipeline.feed(text))
 

@@ -7,7 +7,7 @@ import orjson
 from parsers.end_of_turn import EndOfTurnFilter
 from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
 from parsers.registry import reasoning_format, tool_format
-from parsers.tool_calls import ToolCallParser
+from parsers.tool_calls import CallOutcomes, ToolCallParser
 
 
 class Pipeline:
@@ -20,6 +20,12 @@ class Pipeline:
         self.reasoning = reasoning
         self.tool_calls = tool_calls
         self.end_of_turn = end_of_turn
+
+    @property
+    def outcomes(self) -> CallOutcomes | None:
+        """The tool-call stage's counts of calls, fallbacks and invalid
+        arguments so far; None without a tool-call stage."""
+        return self.tool_calls.outcomes if self.tool_calls is not None else None
 
     def feed(self, text: str) -> list[Event]:
         if self.end_of_turn is not None:

@@ -23,6 +23,7 @@ before, between or after calls is content, verbatim.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 
 import orjson
@@ -93,8 +94,29 @@ class ToolFormat:
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
 
 
+@dataclass
+class CallOutcomes:
+    """What one tool-call stage made of its text, counted per call:
+    `calls` parsed, `fallbacks` (text that began with a call marker but
+    held no call, returned as content), and `invalid_arguments` (calls whose
+    arguments were not valid JSON when the call ended)."""
+
+    calls: int = 0
+    fallbacks: int = 0
+    invalid_arguments: int = 0
+
+    def count_call(self, arguments: str) -> None:
+        """One call ended with these arguments."""
+        self.calls += 1
+        try:
+            orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            self.invalid_arguments += 1
+
+
 class ToolCallParser:
-    """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`."""
+    """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`.
+    `outcomes` counts its calls, fallbacks and invalid arguments."""
 
     def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None, max_buffered_chars: int | None = None):
         self.fmt = fmt
@@ -107,8 +129,11 @@ class ToolCallParser:
         self._events: list[Event] = []
         self._call_count = 0
         self._call_open = False
+        self._arguments = io.StringIO()
+        self.outcomes = CallOutcomes()
         self._body = None
         self._body_first_call = 0
+        self._body_marked = False
         self._tentative: list[str] = []
         self._gap = ""
         self._at_boundary = True
@@ -125,9 +150,11 @@ class ToolCallParser:
         self._tentative.clear()
         self._gap = ""
         self._call_open = True
+        self._arguments = io.StringIO()
         self._events.append(CallStart(self._call_count, name))
 
     def args(self, text: str) -> None:
+        self._arguments.write(text)
         self._events.append(CallArgs(self._call_count, text))
 
     def parameter_types(self, name: str) -> dict:
@@ -140,6 +167,8 @@ class ToolCallParser:
 
     def end(self) -> None:
         self._events.append(CallEnd(self._call_count))
+        self.outcomes.count_call(self._arguments.getvalue())
+        self._arguments = io.StringIO()
         self._call_count += 1
         self._call_open = False
         self._at_boundary = True
@@ -207,6 +236,7 @@ class ToolCallParser:
     def _begin_body(self, tentative: list[str]) -> None:
         self._tentative = tentative
         self._tentative_chars = sum(map(len, tentative))
+        self._body_marked = bool(tentative)
         self._body = self.fmt.body(self)
         self._body_first_call = self._call_count
         self._state = "body"
@@ -237,6 +267,7 @@ class ToolCallParser:
 
     def _end_body(self) -> None:
         if self._committed_nothing():
+            self.outcomes.fallbacks += self._body_marked
             self._events.append(Content(self._gap + "".join(self._tentative)))
             self._gap = ""
             self._at_boundary = False

@@ -1,0 +1,81 @@
+"""Prometheus metrics, served at `GET /metrics` in the text format.
+
+Each app has its own registry, so several gateways in one process (tests)
+never share counts. Label values are configured model names, parser names,
+HTTP statuses and the fixed error kinds below: nothing a client writes
+becomes a label.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+UNKNOWN_MODEL = "unknown"  # the label of requests that named no configured model
+UPSTREAM_ERROR_KINDS = (
+    "unreachable",  # connection refused or failed before a response
+    "timeout",  # the backend did not answer in time
+    "invalid_response",  # a non-streamed answer that is not a chat completion
+    "backend_4xx",  # the backend answered with a client error
+    "backend_5xx",  # the backend answered with a server error
+    "stream_error",  # the backend sent an error event mid-stream
+    "stream_cut",  # the stream ended before every choice finished
+    "malformed_chunk",  # a stream chunk that is not JSON
+    "connection_lost",  # the connection failed mid-stream
+)
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+_CHUNK_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+class Metrics:
+    """The gateway's metric families, in a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        registry = self.registry
+        self.requests = Counter(
+            "parsegate_requests", "Chat completion requests, by model and HTTP status.",
+            ["model", "status"], registry=registry,
+        )
+        self.time_to_first_token = Histogram(
+            "parsegate_time_to_first_token_seconds",
+            "Streamed requests: from the request's arrival to the backend's first chunk of text.",
+            ["model"], buckets=_LATENCY_BUCKETS, registry=registry,
+        )
+        self.inter_chunk_latency = Histogram(
+            "parsegate_inter_chunk_latency_seconds",
+            "Streamed requests: time between consecutive backend chunks of text.",
+            ["model"], buckets=_CHUNK_BUCKETS, registry=registry,
+        )
+        self.tokens = Counter(
+            "parsegate_tokens", "Tokens the backend reported in `usage`, by kind (prompt, completion).",
+            ["model", "kind"], registry=registry,
+        )
+        self.upstream_errors = Counter(
+            "parsegate_upstream_errors", "Backend failures, by kind.", ["model", "kind"], registry=registry,
+        )
+        self.tool_calls = Counter(
+            "parsegate_tool_calls", "Tool calls parsed.", ["model", "parser"], registry=registry,
+        )
+        self.tool_call_fallbacks = Counter(
+            "parsegate_tool_call_fallbacks",
+            "Text that began with a tool-call marker but held no call, returned as content.",
+            ["model", "parser"], registry=registry,
+        )
+        self.invalid_arguments = Counter(
+            "parsegate_tool_call_invalid_arguments",
+            "Tool calls whose arguments were not valid JSON when the call ended.",
+            ["model", "parser"], registry=registry,
+        )
+
+    def declare_models(self, names: list[str]) -> None:
+        """Start every model's upstream-error series at zero, so a dashboard
+        sees them before the first failure."""
+        for name in names:
+            for kind in UPSTREAM_ERROR_KINDS:
+                self.upstream_errors.labels(name, kind)
+
+    async def endpoint(self, request: Request) -> Response:
+        """`GET /metrics`."""
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
