@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import ParseResult, make_pipeline, parse_text, tool_call_parser_names, tool_format
+from bench.workloads import distinct_tool_parsers
+from parsers import ParseResult, make_pipeline, parse_text, tool_format
 
 # Prose that likes to look like markers: partial tags, angle brackets, braces.
 MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
@@ -92,7 +93,7 @@ def test_arbitrary_text_loses_nothing_without_markers(text, data):
     assert (result.content or "") == text
 
 
-TOOL_FORMATS = sorted({tool_format(name).name: name for name in tool_call_parser_names()}.values())
+TOOL_FORMATS = distinct_tool_parsers()
 
 
 @st.composite
