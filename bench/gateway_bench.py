@@ -46,8 +46,8 @@ def scenarios(quick: bool) -> dict[str, list[str]]:
     }
 
 
-def run_scenario(python: str, name: str, args: list[str], out: Path) -> list[dict]:
-    serve = f"{python} -m gateway serve --config {REPO / 'bench' / 'gateway.yaml'}"
+def run_scenario(python: str, name: str, args: list[str], out: Path, workers: int) -> list[dict]:
+    serve = f"{python} -m gateway serve --config {REPO / 'bench' / 'gateway.yaml'} --workers {workers}"
     command = [
         python, str(SHARED / "run_gateway_bench.py"), *args, "--tools", "--chunks", str(CHUNKS),
         "--targets", "pt-sse,gw", "--extra", f"gw={GATEWAY_URL}::{serve}", "--out", str(out),
@@ -70,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="one repeat, fewer requests (about 3 minutes)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with the repo and ../shared/bench/requirements-bench.txt")
+    parser.add_argument("--workers", type=int, default=1, help="parsegate serve --workers N (pinned, like the pass-through, to the one proxy core)")
     parser.add_argument("--only", default="", help="comma list of scenarios: burst,paced,ttfb,idle")
     args = parser.parse_args()
     chosen = set(filter(None, args.only.split(",")))
@@ -77,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="parsegate-bench-") as folder:
         for name, scenario_args in scenarios(args.quick).items():
             if not chosen or name in chosen:
-                results[name] = run_scenario(args.python, name, scenario_args, Path(folder) / f"{name}.jsonl")
+                results[name] = run_scenario(args.python, name, scenario_args, Path(folder) / f"{name}.jsonl", args.workers)
 
     lines = ["| measure | pass-through `pt-sse` | parsegate | parsegate / pass-through | target | met |", "|---|---|---|---|---|---|"]
 
