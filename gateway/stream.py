@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator
 
 import httpx
 import orjson
-from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, error_body
 from gateway.request import ParsePlan
+from gateway.sse import EventStream, data_payloads
 from gateway.upstream import Backend
 
 
@@ -76,11 +76,8 @@ class StreamTranslator:
 async def _relay(response: httpx.Response, translator: StreamTranslator, backend: Backend) -> AsyncIterator[bytes]:
     failure: dict | None = None
     try:
-        async for line in response.aiter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
+        async for data in data_payloads(response):
+            if data == b"[DONE]":
                 break
             chunk = orjson.loads(data)
             if not isinstance(chunk, dict) or "error" in chunk:
@@ -108,11 +105,9 @@ def _backend_error_event(chunk: object, backend: Backend) -> dict:
     return error_body(f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
 
 
-async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, model: str) -> EventSourceResponse:
+async def stream_completion(backend: Backend, body: bytes, plan: ParsePlan, model: str) -> EventStream:
     """Open the backend stream (errors before the first byte are plain HTTP
     errors) and relay it as parsed SSE chunks."""
     response = await backend.open(body)
     translator = StreamTranslator(plan, ChunkEncoder(model))
-    return EventSourceResponse(
-        _relay(response, translator, backend), sep="\n", background=BackgroundTask(response.aclose)
-    )
+    return EventStream(_relay(response, translator, backend), background=BackgroundTask(response.aclose))
