@@ -1,101 +1,109 @@
 """Parser micro-benchmark: streamed cost per chunk as the input grows.
 
-For every registered tool-call format: one call whose string argument
-grows 1 -> 4 -> 16 -> 64 KB, and one call whose small parameters grow
-125 -> 500 -> 2,000. For every reasoning format: reasoning text
-1 -> 64 KB, with stream_reasoning on and off. Everything is fed in
-4-character chunks, so markers are split. Prints microseconds per chunk
-and the log-log slope between 16 and 64 KB (1.0 = linear, 2.0 = quadratic).
+For every registered tool-call format (aliases share a row): one call whose
+string argument grows 1 -> 4 -> 16 -> 64 KB, and one call with 2,000 small
+parameters. For every reasoning format: reasoning text 1 -> 64 KB, with
+stream_reasoning on and off. Everything is fed in 4-character chunks, laid
+out so that the markers are cut by a chunk boundary. Prints CPU
+microseconds per chunk (best of several runs) and the log-log slope of
+total time between 16 and 64 KB (1.0 = linear, 2.0 = quadratic), then the
+targets of issue 6.
 
-    python bench/parser_bench.py [--sizes 1,4,16,64] [--chunk 4] [--names qwen25,hermes]
+    python -m bench.parser_bench [--quick] [--names qwen25,qwen3] [--chunk 4]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import time
+import statistics
 
-import orjson
+from bench.workloads import (
+    aliases,
+    best_seconds,
+    distinct_reasoning_parsers,
+    distinct_tool_parsers,
+    long_argument_call,
+    many_parameters_call,
+    reasoning_output,
+    reasoning_pipeline,
+    tool_pipeline,
+)
+from parsers import reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
 
-from parsers import make_pipeline, reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
-
-
-def feed_all(pipeline, text: str, chunk: int) -> tuple[float, int]:
-    pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
-    started = time.process_time()
-    for piece in pieces:
-        pipeline.feed(piece)
-    pipeline.finish()
-    return time.process_time() - started, len(pieces)
-
-
-def tool_text(name: str, kilobytes: int) -> str:
-    value = ("lorem ipsum dolor sit amet " * 40)[:1023] + "\\n"
-    arguments = '{"path": "/tmp/out.txt", "content": "' + value * kilobytes + '"}'
-    return "Writing it.\n" + tool_format(name).render_call("write_file", arguments)
+SLOPE_TARGET, TOOL_TARGET_US, REASONING_TARGET_US = 1.1, 5.0, 3.0
 
 
-def many_parameters_text(name: str, count: int) -> str:
-    arguments = orjson.dumps({f"p{i}": (i if i % 2 else f"v{i}") for i in range(count)}).decode()
-    return tool_format(name).render_call("configure", arguments)
+def per_chunk_us(make, text: str, chunk: int, repeats: int) -> float:
+    seconds, chunks = best_seconds(make, text, chunk, repeats)
+    return seconds * 1e6 / chunks
 
 
-def reasoning_text(name: str, kilobytes: int) -> str:
-    fmt = reasoning_format(name)
-    return fmt.start + ("thinking about it " * 57)[:1024] * kilobytes + fmt.end + "Answer."
+def slope(per_size: dict[int, float], small: int, large: int, chunk: int, texts: dict[int, str]) -> float:
+    """Log-log slope of total time against input size, between two sizes."""
+    total = {size: per_size[size] * len(texts[size]) / chunk for size in (small, large)}
+    return math.log(total[large] / total[small]) / math.log(len(texts[large]) / len(texts[small]))
 
 
-def measure(make, text: str, chunk: int, repeats: int = 5) -> float:
-    """Best of `repeats`, in CPU time of this process: microseconds per chunk."""
-    best = math.inf
-    for _ in range(repeats):
-        seconds, chunks = feed_all(make(), text, chunk)
-        best = min(best, seconds * 1e6 / chunks)
-    return best
+def growth(make, texts: dict[int, str], chunk: int, repeats: int) -> tuple[dict[int, float], float]:
+    sizes = sorted(texts)
+    per_size = {size: per_chunk_us(make, texts[size], chunk, repeats) for size in sizes}
+    return per_size, slope(per_size, sizes[-2], sizes[-1], chunk, texts)
 
 
-def slope(us_small: float, us_large: float, size_small: int, size_large: int) -> float:
-    """Log-log slope of total time against input size."""
-    total_small, total_large = us_small * size_small, us_large * size_large
-    return math.log(total_large / total_small) / math.log(size_large / size_small)
-
-
-def report(label: str, per_size: dict[int, float], sizes: list[int]) -> None:
-    cells = " | ".join(f"{per_size[s]:.2f}" for s in sizes)
-    print(f"| {label} | {cells} | {slope(per_size[sizes[-2]], per_size[sizes[-1]], sizes[-2], sizes[-1]):.2f} |")
-
-
-def table(title: str, columns: list[str]) -> None:
-    print(f"\n{title}\n\n| parser | {' | '.join(columns)} | slope |\n|---|{'---|' * len(columns)}---|")
+def label(name: str, names: list[str], lookup) -> str:
+    return ", ".join(f"`{alias}`" for alias in aliases(name, names, lookup))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1,4,16,64", help="KB sizes")
-    parser.add_argument("--chunk", type=int, default=4)
-    parser.add_argument("--names", default="", help="only these parser names")
+    parser.add_argument("--quick", action="store_true", help="16 and 64 KB only, best of 2 (about 20 s)")
+    parser.add_argument("--names", default="", help="comma list: only these parser names (tool or reasoning)")
+    parser.add_argument("--chunk", type=int, default=4, help="characters per streamed chunk")
+    parser.add_argument("--params", type=int, default=2000, help="parameters in the many-parameters call")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes, repeats = ([16, 64], 2) if args.quick else ([1, 4, 16, 64], 5)
     only = set(filter(None, args.names.split(",")))
-    counts = [125, 500, 2000]
-    names = [name for name in tool_call_parser_names() if not only or name in only]
-    reasoning_names = [name for name in reasoning_parser_names() if not only or name in only]
-    print(f"µs per {args.chunk}-char chunk (CPU time, best of 5); slope = log-log of total time over the last two sizes")
-    table("One call, one growing string argument", [f"{s} KB" for s in sizes])
-    for name in names:
-        make = lambda: make_pipeline(None, name)  # noqa: E731
-        report(f"tool `{name}`", {s: measure(make, tool_text(name, s), args.chunk) for s in sizes}, sizes)
-    table("One call, many small parameters", [f"{n} params" for n in counts])
-    for name in names:
-        make = lambda: make_pipeline(None, name)  # noqa: E731
-        report(f"tool `{name}`", {n: measure(make, many_parameters_text(name, n), args.chunk) for n in counts}, counts)
-    table("Reasoning text", [f"{s} KB" for s in sizes])
-    for name in reasoning_names:
+    chosen = lambda names: [n for n in names if not only or n in only]  # noqa: E731
+    tool_names, reasoning_names = tool_call_parser_names(), reasoning_parser_names()
+
+    print(f"CPU µs per {args.chunk}-character chunk, best of {repeats}; "
+          f"slope = log-log slope of total time from {sizes[-2]} to {sizes[-1]} KB (1.0 = linear)\n")
+    print(f"| tool-call parser | {' | '.join(f'{s} KB' for s in sizes)} | slope | {args.params} params | slope |")
+    print(f"|---|{'---|' * len(sizes)}---|---|---|")
+    at_64, worst_slope = [], 0.0
+    for name in chosen(distinct_tool_parsers()):
+        make = lambda: tool_pipeline(name)  # noqa: E731
+        per_size, grow = growth(make, {s: long_argument_call(name, s, args.chunk) for s in sizes}, args.chunk, repeats)
+        params = {n: many_parameters_call(name, n, args.chunk) for n in (args.params // 4, args.params)}
+        per_count, params_grow = growth(make, params, args.chunk, repeats)
+        at_64.append(per_size[sizes[-1]])
+        worst_slope = max(worst_slope, grow, params_grow)
+        cells = " | ".join(f"{per_size[s]:.2f}" for s in sizes)
+        print(f"| {label(name, tool_names, tool_format)} | {cells} | {grow:.2f} | {per_count[args.params]:.2f} | {params_grow:.2f} |")
+
+    print(f"\n| reasoning parser | stream_reasoning | {' | '.join(f'{s} KB' for s in sizes)} | slope |")
+    print(f"|---|---|{'---|' * len(sizes)}---|")
+    worst_reasoning = 0.0
+    for name in chosen(distinct_reasoning_parsers()):
         for streamed in (True, False):
-            make = lambda: make_pipeline(name, None, force_reasoning=False, stream_reasoning=streamed)  # noqa: E731
-            label = f"reasoning `{name}` stream_reasoning={'on' if streamed else 'off'}"
-            report(label, {s: measure(make, reasoning_text(name, s), args.chunk) for s in sizes}, sizes)
+            make = lambda: reasoning_pipeline(name, streamed)  # noqa: E731
+            texts = {s: reasoning_output(name, s, args.chunk) for s in sizes}
+            per_size, grow = growth(make, texts, args.chunk, repeats)
+            worst_reasoning = max(worst_reasoning, *per_size.values())
+            worst_slope = max(worst_slope, grow)
+            cells = " | ".join(f"{per_size[s]:.2f}" for s in sizes)
+            print(f"| {label(name, reasoning_names, reasoning_format)} | {'on' if streamed else 'off'} | {cells} | {grow:.2f} |")
+
+    print("\n| target | measured | met |\n|---|---|---|")
+    if at_64:
+        mean = statistics.mean(at_64)
+        print(f"| tool parser mean at {sizes[-1]} KB ≤ {TOOL_TARGET_US} µs/chunk | {mean:.2f} | {'yes' if mean <= TOOL_TARGET_US else 'NO'} |")
+    if worst_reasoning:
+        print(f"| reasoning parser ≤ {REASONING_TARGET_US} µs/chunk (worst) | {worst_reasoning:.2f} | "
+              f"{'yes' if worst_reasoning <= REASONING_TARGET_US else 'NO'} |")
+    print(f"| every format linear, slope ≤ {SLOPE_TARGET} (worst) | {worst_slope:.2f} | {'yes' if worst_slope <= SLOPE_TARGET else 'NO'} |")
+
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,6 @@
 """The `parsegate` command (also `python -m gateway`).
 
-    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--log-format text|json]
+    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--log-format text|json]
     parsegate parsers [--json] [--for MODEL]
     parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                       [--tools FILE.json] [--stream-chunk N] [FILE|-]
@@ -27,24 +27,15 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"parsegate: {error}", file=sys.stderr)
         return 2
-    import uvicorn  # the web stack loads only once there is something to serve
-    from sse_starlette.sse import AppStatus
+    from gateway.serve import serve  # the web stack loads only once there is something to serve
 
-    from gateway.app import create_app
-    from gateway.logs import logging_config
-
-    AppStatus.disable_automatic_graceful_drain()  # streams finish, up to shutdown_timeout
-    host = args.host or config.server.host
-    port = args.port or config.server.port
-    uvicorn.run(
-        create_app(config, config_path=path),
-        host=host,
-        port=port,
-        loop="auto",
-        http="auto",
-        timeout_graceful_shutdown=config.server.shutdown_timeout,
-        log_config=logging_config(args.log_format or config.server.log_format),
-        access_log=False,
+    serve(
+        config,
+        path,
+        args.host or config.server.host,
+        args.port or config.server.port,
+        workers=args.workers,
+        log_format=args.log_format or config.server.log_format,
     )
     return 0
 
@@ -113,6 +104,13 @@ def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    number = int(text) if text.isdigit() else 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return number
+
+
 def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(prog="parsegate", description="OpenAI-compatible parsing gateway")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -120,6 +118,7 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     serve.add_argument("--config", help=f"config file (default: $PARSEGATE_CONFIG, else ./{DEFAULT_CONFIG})")
     serve.add_argument("--host", help="listen address (default: server.host)")
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
+    serve.add_argument("--workers", type=_positive, default=1, metavar="N", help="worker processes (default: 1)")
     serve.add_argument("--log-format", choices=("text", "json"), help="log lines (default: server.log_format)")
     listing = commands.add_parser("parsers", help="list the parser names")
     listing.add_argument("--json", action="store_true", help="print JSON")

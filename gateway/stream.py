@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import orjson
-from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from gateway.backend_parsed import ChoiceReader
@@ -20,6 +19,7 @@ from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_
 from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.observe import RequestRecord, stream_failure_kind
 from gateway.request import ParsePlan
+from gateway.sse import EventStream, data_payloads
 from gateway.upstream import Backend
 
 
@@ -121,11 +121,8 @@ async def _translated(
     response: httpx.Response, translator: StreamTranslator, backend: Backend
 ) -> AsyncIterator[list[bytes]]:
     """Each upstream chunk's events; the backend's failures raise ApiError."""
-    async for line in backend.lines(response):
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if data == "[DONE]":
+    async for data in backend.payloads(response):
+        if data == b"[DONE]":
             return
         try:
             chunk = orjson.loads(data)
@@ -149,11 +146,9 @@ def _backend_error(chunk: object, backend: Backend) -> ApiError:
 
 async def stream_completion(
     backend: Backend, body: bytes, plan: ParsePlan, model: str, record: RequestRecord
-) -> EventSourceResponse:
+) -> EventStream:
     """Open the backend stream (errors before the first byte are plain HTTP
     errors) and relay it as parsed SSE chunks."""
     response = await backend.open(body)
     translator = StreamTranslator(plan, ChunkEncoder(model), record)
-    return EventSourceResponse(
-        _relay(response, translator, backend, record), sep="\n", background=BackgroundTask(backend.release, response)
-    )
+    return EventStream(_relay(response, translator, backend, record), background=BackgroundTask(backend.release, response))

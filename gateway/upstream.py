@@ -19,6 +19,7 @@ from gateway.config import Config, ModelConfig
 from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
 from gateway.observe import request_id_headers
+from gateway.sse import data_payloads
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -145,16 +146,17 @@ class Backend:
             with self.transport_errors():
                 return await response.aread()
 
-    async def lines(self, response: httpx.Response) -> AsyncIterator[str]:
-        """The response's lines, each due within `idle_timeout` of the last."""
-        iterator = response.aiter_lines()
+    async def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The `data:` payloads of a streamed response, each due within
+        `idle_timeout` of the last."""
+        iterator = data_payloads(response)
         while True:
             async with self._within(self.config.backend.idle_seconds, "stopped sending"):
                 with self.transport_errors():
-                    line = await anext(iterator, None)
-            if line is None:
+                    data = await anext(iterator, None)
+            if data is None:
                 return
-            yield line
+            yield data
 
     @asynccontextmanager
     async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:

@@ -16,6 +16,8 @@ class EndOfTurnFilter:
         self._held_back = ""
 
     def feed(self, text: str) -> str:
+        if not self._held_back and not self._tokens.may_start_in(text):
+            return text
         buf = self._held_back + text
         pieces = []
         pos = 0

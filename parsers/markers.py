@@ -29,7 +29,7 @@ class Hit(NamedTuple):
 class MarkerSet:
     """An immutable set of literal markers with precomputed prefixes."""
 
-    __slots__ = ("markers", "_pattern", "_prefixes", "_first_chars", "_longest")
+    __slots__ = ("markers", "_pattern", "_prefixes", "_first_char_pattern", "_longest")
 
     def __init__(self, markers: tuple[str, ...]):
         self.markers = markers
@@ -38,7 +38,7 @@ class MarkerSet:
         ordered = sorted(markers, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(m) for m in ordered))
         self._prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
-        self._first_chars = tuple(sorted({m[0] for m in markers}))
+        self._first_char_pattern = re.compile("[" + "".join(re.escape(c) for c in sorted({m[0] for m in markers})) + "]")
         self._longest = max(len(m) for m in markers)
 
     def search(self, buf: str, pos: int = 0) -> Hit | None:
@@ -47,20 +47,22 @@ class MarkerSet:
             return None
         return Hit(match.start(), match.end(), match.group())
 
+    def may_start_in(self, buf: str) -> bool:
+        """Whether any marker, or the start of one, could be in `buf`: one
+        C-speed scan, so that text with none passes without further work."""
+        return self._first_char_pattern.search(buf) is not None
+
     def safe_end(self, buf: str, pos: int = 0) -> int:
         """Index before which `buf[pos:]` holds no (partial) marker, assuming
         `search` found none: the start of the longest suffix that is a
         proper prefix of a marker, else `len(buf)`."""
         n = len(buf)
-        start = max(pos, n - self._longest + 1)
-        while start < n:
-            candidates = [i for i in (buf.find(c, start) for c in self._first_chars) if i >= 0]
-            if not candidates:
-                return n
-            start = min(candidates)
+        candidate = self._first_char_pattern.search(buf, max(pos, n - self._longest + 1))
+        while candidate is not None:
+            start = candidate.start()
             if buf[start:] in self._prefixes:
                 return start
-            start += 1
+            candidate = self._first_char_pattern.search(buf, start + 1)
         return n
 
 

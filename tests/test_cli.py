@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from openai import OpenAI
 
 from gateway.cli import main
 from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
@@ -190,3 +191,31 @@ def test_serve_runs_the_shipped_config_with_no_flags_but_port():
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_serve_with_workers_starts_them_all_and_answers():
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", "--port", str(port), "--workers", "2"],
+        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    try:
+        started = 0
+        for line in server.stderr:  # each worker logs its startup; this blocks until both are up
+            started += "Application startup complete" in line
+            if started == 2:
+                break
+        assert server.poll() is None, "the server exited"
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        reply = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content
+        assert reply.choices[0].message.reasoning_content
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two"])
+def test_serve_rejects_a_worker_count_below_one(capsys, monkeypatch, workers):
+    code, _, error = in_process(capsys, monkeypatch, "serve", "--workers", workers)
+    assert code == 2 and "--workers" in error

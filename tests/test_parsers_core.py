@@ -1,14 +1,13 @@
-"""Unit tests of the parser core: marker sets, the JSON scanner, the stages'
-event streams, and a guard against quadratic parsing."""
+"""Unit tests of the parser core: marker sets, the JSON scanner and the
+stages' event streams (the guard against quadratic parsing is
+test_linearity.py)."""
 
 from __future__ import annotations
-
-import time
 
 import orjson
 import pytest
 
-from parsers import CallArgs, CallEnd, CallStart, Content, Reasoning, make_pipeline, parse_text, tool_format
+from parsers import CallArgs, CallEnd, CallStart, Content, Reasoning, make_pipeline, parse_text
 from parsers.json_scan import JsonValueScanner
 from parsers.markers import marker_set
 
@@ -128,47 +127,6 @@ class TestThinkingSwitches:
         result = parse_text("words", parser, chat_template_kwargs=kwargs)
         assert (result.reasoning_content == "words") is thinking
         assert (result.content == "words") is not thinking
-
-
-def _streamed_seconds(argument_chars: int) -> float:
-    value = ("x" * 63 + "\\n") * (argument_chars // 65)
-    text = '<tool_call>\n{"name": "write_file", "arguments": {"content": "' + value + '"}}\n</tool_call>'
-    pipeline = make_pipeline("qwen3", "qwen25", force_reasoning=False)
-    started = time.process_time()
-    for start in range(0, len(text), 4):
-        pipeline.feed(text[start : start + 4])
-    pipeline.finish()
-    return time.process_time() - started
-
-
-def test_streaming_a_long_argument_is_linear():
-    """Guard against quadratic parsing: 8x the text must cost well under the
-    64x a quadratic parser would. CPU time of this process, the best of
-    several interleaved runs, so that other load on the machine does not count."""
-    small, large = [], []
-    for _ in range(7):
-        small.append(_streamed_seconds(8 * 1024))
-        large.append(_streamed_seconds(64 * 1024))
-    assert min(large) < 24 * min(small), f"8 KB: {min(small):.4f}s, 64 KB: {min(large):.4f}s"
-
-
-def _converted_seconds(parser: str, argument_chars: int) -> float:
-    value = ("x" * 63 + "\\n") * (argument_chars // 65)
-    text = tool_format(parser).render_call("write_file", '{"path": "a", "content": "' + value + '"}')
-    pipeline = make_pipeline(None, parser)
-    started = time.process_time()
-    for start in range(0, len(text), 4):
-        pipeline.feed(text[start : start + 4])
-    pipeline.finish()
-    return time.process_time() - started
-
-
-@pytest.mark.parametrize("parser", ["pythonic", "gemma4"])
-def test_converting_a_long_argument_is_linear(parser):
-    """Formats whose arguments are converted to JSON stream them linearly too."""
-    small = min(_converted_seconds(parser, 8 * 1024) for _ in range(5))
-    large = min(_converted_seconds(parser, 64 * 1024) for _ in range(5))
-    assert large < 16 * small, f"8 KB: {small:.4f}s, 64 KB: {large:.4f}s"
 
 
 def test_arguments_text_is_exactly_what_the_model_wrote():

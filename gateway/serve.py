@@ -1,0 +1,43 @@
+"""Running the gateway: one process, or N uvicorn worker processes that
+share the listening socket, to use several cores. uvicorn picks uvloop and
+httptools when they are installed (the `speed` extra).
+
+Workers are separate processes, each loading the config again: the path
+goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
+In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import uvicorn
+
+from gateway.app import create_app
+from gateway.config import Config, load_config
+from gateway.logs import logging_config
+
+CONFIG_VARIABLE = "PARSEGATE_CONFIG"
+
+
+def serve(config: Config, config_path: str, host: str, port: int, *, workers: int = 1, log_format: str = "text") -> None:
+    options = {
+        "host": host,
+        "port": port,
+        "loop": "auto",
+        "http": "auto",
+        "timeout_graceful_shutdown": config.server.shutdown_timeout,
+        "log_config": logging_config(log_format),
+        "access_log": False,
+    }
+    if workers == 1:
+        uvicorn.run(create_app(config, config_path=config_path), **options)
+        return
+    os.environ[CONFIG_VARIABLE] = os.path.abspath(config_path)
+    uvicorn.run("gateway.serve:app_from_environment", factory=True, workers=workers, **options)
+
+
+def app_from_environment():
+    """The app of one worker process."""
+    path = os.environ[CONFIG_VARIABLE]
+    return create_app(load_config(path), config_path=path)
