@@ -162,7 +162,11 @@ class FakeBackend:
             for call in delta.get("tool_calls", ()):
                 merged = calls.setdefault(call["index"], {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}})
                 merged["function"]["name"] += call.get("function", {}).get("name") or ""
-                merged["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
+                arguments = call.get("function", {}).get("arguments") or ""
+                if isinstance(arguments, str):
+                    merged["function"]["arguments"] += arguments
+                else:  # some servers send the arguments as an object
+                    merged["function"]["arguments"] = arguments
         if calls:
             message["tool_calls"] = [calls[index] for index in sorted(calls)]
         choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}

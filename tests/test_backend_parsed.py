@@ -100,3 +100,9 @@ def test_backend_calls_after_our_parsed_calls_keep_distinct_indices(client, fake
     assert [(index, call["name"]) for index, call in sorted(choice["calls"].items())] == [(0, "get_time"), (1, "get_weather")]
     assert choice["calls"][0]["id"] != choice["calls"][1]["id"]
     assert streamed_result(choice)["tool_calls"] == [("get_time", {}), ("get_weather", {"city": "Paris"})]
+
+
+def test_arguments_sent_as_an_object_become_json_text(client, fake):
+    call = {"index": 0, "id": "x", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Köln"}}}
+    result = both_ways(client, fake, {"tool_calls": [call]})
+    assert result["tool_calls"] == [("get_weather", {"city": "Köln"})]
