@@ -63,7 +63,9 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{serve(app)}/v1", api_key="unused", max_retries=0, timeout=10)
 
 
-@pytest.mark.parametrize(("server", "choice"), list(UPSTREAM))
+@pytest.mark.parametrize(
+    ("server", "choice"), list(UPSTREAM), ids=[f"{server}-{'absent' if c is ABSENT else c}" for server, c in UPSTREAM]
+)
 def test_each_server_is_sent_the_tool_choice_it_needs(client, fake, server, choice):
     constraint = REQUIRED_CONSTRAINT[server] if choice == "required" else None
     fake.script('[{"name": "get_time", "parameters": {}}]' if constraint else ONE_CALL)
