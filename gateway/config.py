@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from gateway.extra_body import OWNED_BY_GATEWAY
 from gateway.model_families import family_of
 from gateway.env_overlay import apply_environment, config_variables
+from gateway.servers import SERVERS, ServerKind
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
@@ -128,6 +129,7 @@ class BackendConfig(_Section):
     retries: int = Field(default=2, ge=0, le=10)
     breaker_failures: int = Field(default=3, ge=1)
     breaker_cooldown: float = Field(default=30.0, gt=0)
+    server: ServerKind = "other"  # what the backend is (servers.py)
 
     @field_validator("url")
     @classmethod
@@ -186,7 +188,7 @@ class ModelConfig(_Section):
     backend: BackendConfig
     reasoning_parser: str | None = None
     tool_call_parser: str | None = None
-    guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"] = "none"
+    guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"] | None = None  # None: the server's
     reasoning_field: Literal["reasoning_content", "reasoning", "both"] = "reasoning_content"
     keep_special_tokens: bool | None = None  # None: when the parsers need them
     extra_body: dict[str, Any] = {}
@@ -212,6 +214,13 @@ class ModelConfig(_Section):
     @classmethod
     def _known_tool_call_parser(cls, name: str) -> str:
         return _known_name(name, "tool-call", [*tool_call_parser_names(), NO_PARSER])
+
+    @model_validator(mode="after")
+    def _server_dialect(self) -> ModelConfig:
+        """Unset `guided_decoding` is the backend server's dialect."""
+        if self.guided_decoding is not None:
+            return self
+        return self.model_copy(update={"guided_decoding": SERVERS[self.backend.server].guided_decoding})
 
     @model_validator(mode="after")
     def _effective_parsers(self) -> ModelConfig:

@@ -3,6 +3,8 @@
 - `none` (or no tools): no tool parsing.
 - `auto`: the model's own parser. With a `strict` tool and a backend
   dialect that takes structural tags, the format's structural tag is sent.
+  The backend server may need another `tool_choice` so that it neither
+  refuses the request nor parses the calls itself (servers.py).
 - `required` / named: with a `guided_decoding` dialect, the backend is sent
   the JSON-schema constraint for an array of calls and the reply is read as
   that array; without one, the model's own parser reads it. A named choice
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from gateway.config import ModelConfig
 from gateway.constraints import DIALECTS, call_array_schema, has_strict_tool, structural_tag
 from gateway.errors import ApiError
+from gateway.servers import SERVERS
 from parsers import tool_format
 
 NO_CALL = {
@@ -74,4 +77,7 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
         tag = structural_tag(tool_format(parser).name, tools)
         if tag is not None:
             upstream = {**dialect.structural_tag(tag), "tool_choice": dialect.tool_choice}
+    server_choice = SERVERS[model.backend.server].tool_choice_when_parsing
+    if parser and server_choice:
+        upstream = {**upstream, "tool_choice": server_choice}
     return ToolChoicePlan(parser, upstream=upstream, **limits)

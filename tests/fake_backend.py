@@ -19,6 +19,14 @@ from starlette.routing import Route
 
 BACKEND_KEY = "sk-backend-test-key"  # what the gateway's config sends upstream
 USAGE = {"prompt_tokens": 7, "completion_tokens": 11, "total_tokens": 18}
+VLLM_AUTO_REFUSED = {  # vLLM's answer to tool_choice "auto" without --enable-auto-tool-choice
+    "error": {
+        "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
+}
 
 
 def token_logprobs(text: str) -> dict:
@@ -60,6 +68,7 @@ class FakeBackend:
         self.requests: list[tuple[dict, dict]] = []
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
+        self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -97,6 +106,8 @@ class FakeBackend:
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
+        if self.refuse_auto_tools and body.get("tools") and body.get("tool_choice", "auto") == "auto":
+            return Response(orjson.dumps(VLLM_AUTO_REFUSED), status_code=400, media_type="application/json")
         if self.parsed_deltas is not None:
             return self._parsed(body)
         replies = self.replies[: body.get("n") or 1]

@@ -1,0 +1,34 @@
+"""What each kind of backend server (`backend.server`) means for requests.
+
+- `guided_decoding`: the dialect the server takes constraints in, used when
+  the model entry sets no `guided_decoding` of its own.
+- `tool_choice_when_parsing`: what `tool_choice` to send in place of an
+  absent or `"auto"` one when parsegate parses the tool calls itself (None:
+  the request's own). A vLLM server run without `--enable-auto-tool-choice`
+  refuses `"auto"` (the default it fills in when tools are present) with a
+  400; with `"none"` it still renders the tools into the prompt (vLLM 0.10
+  and later, unless `--exclude-tools-when-tool-choice-none`) and parses
+  nothing. SGLang drops the tools from the prompt on `"none"` and llama.cpp's
+  server takes `"auto"`, so both get the request's own choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ServerKind = Literal["vllm", "sglang", "llamacpp", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"]
+    tool_choice_when_parsing: str | None = None
+
+
+SERVERS: dict[str, Server] = {
+    "vllm": Server(guided_decoding="vllm", tool_choice_when_parsing="none"),
+    "sglang": Server(guided_decoding="sglang"),
+    "llamacpp": Server(guided_decoding="llamacpp"),
+    "other": Server(guided_decoding="none"),
+}
