@@ -82,7 +82,7 @@ def test_backend_down_is_502(http, stream):
 
 
 def test_backend_timeout_is_504(http, fake):
-    fake.delay = 1.0
+    fake.hold_headers = True  # the `slow` model has `timeout: 0.2`
     error = error_of(http.post("/v1/chat/completions", json={"model": "slow", "messages": MESSAGES}), 504)
     assert "timed out" in error["message"]
 
