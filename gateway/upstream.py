@@ -17,6 +17,7 @@ from gateway.balancer import Balancer
 from gateway.config import Config, ModelConfig
 from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
+from gateway.idle import IdleExpired, within_idle
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -140,14 +141,14 @@ class Backend:
 
     async def lines(self, response: httpx.Response) -> AsyncIterator[str]:
         """The response's lines, each due within `idle_timeout` of the last."""
-        iterator = response.aiter_lines()
-        while True:
-            async with self._within(self.config.backend.idle_seconds, "stopped sending"):
-                with self.transport_errors():
-                    line = await anext(iterator, None)
-            if line is None:
-                return
-            yield line
+        seconds = self.config.backend.idle_seconds
+        try:
+            with self.transport_errors():
+                async for line in within_idle(response.aiter_lines(), seconds):
+                    yield line
+        except IdleExpired:
+            message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
+            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
 
     @asynccontextmanager
     async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
