@@ -119,7 +119,7 @@ class FakeBackend:
     async def _faulty(self, events):
         """`events`, held or dropped as scripted; notes a gateway that left."""
         finished = False
-        count, test = 0, self._test
+        count, test, abandoned = 0, self._test, self.stream_abandoned
         try:
             async for event in events:
                 if self._test != test:  # the gateway left and a later test began
@@ -134,7 +134,7 @@ class FakeBackend:
             finished = True
         finally:
             if not finished:
-                self.stream_abandoned.set()
+                abandoned.set()
 
 
 async def _raw(pieces: list[bytes]):
