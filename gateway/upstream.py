@@ -111,6 +111,9 @@ class Backend:
                 if attempt == attempts:
                     raise failed.error from None
                 continue
+            except ApiError:  # a timeout or a broken connection: the request may have been processed
+                self.balancer.failed(endpoint)
+                raise
             if response.is_success:
                 self.balancer.succeeded(endpoint)
                 return response
@@ -172,7 +175,8 @@ class Backend:
         except orjson.JSONDecodeError:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
-            raise ApiError(502, f"the backend for model {self.name!r} sent an invalid response", type=UPSTREAM_ERROR)
+            message = f"the backend for model {self.name!r} sent a response that is not a JSON chat completion"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed")
         return answer
 
     @contextmanager

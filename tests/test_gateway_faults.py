@@ -218,3 +218,11 @@ def test_other_statuses_are_not_retried(serve, fake_backend_server, fake, status
     gateway = spread_gateway(serve, [f"{fake_backend_server[1]}/v1"], retries=3)
     assert ask(gateway).status_code == status
     assert len(fake.requests) == 1
+
+
+def test_a_url_that_times_out_is_skipped_too(serve, fake_backend_server, second_fake, fake, other):
+    fake.hold_headers = True
+    urls = [f"{fake_backend_server[1]}/v1", f"{second_fake[1]}/v1"]
+    gateway = spread_gateway(serve, urls, first_byte_timeout=SHORT, breaker_failures=1, breaker_cooldown=600)
+    assert [ask(gateway).status_code for _ in range(3)] == [504, 200, 200]
+    assert len(fake.requests) == 1 and len(other.requests) == 2
