@@ -175,8 +175,8 @@ class Backend:
         except orjson.JSONDecodeError:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
-            message = f"the backend for model {self.name!r} sent a response that is not a JSON chat completion"
-            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed")
+            message = f"the backend for model {self.name!r} sent an invalid response"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
         return answer
 
     @contextmanager

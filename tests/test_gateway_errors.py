@@ -111,7 +111,7 @@ def test_backend_key_never_reaches_the_client(http, fake):
 def test_backend_invalid_json_is_502(http, fake):
     fake.error = (200, b"this is not JSON")
     error = error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 502)
-    assert error["code"] == "upstream_malformed" and "not a JSON chat completion" in error["message"]
+    assert error["code"] == "upstream_invalid_response" and "invalid response" in error["message"]
 
 
 def test_stream_cut_short_flushes_then_sends_an_error_event(http, client, fake):
