@@ -6,11 +6,11 @@ The URL always comes from config.yaml; nothing in a request can change it.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
+import anyio
 import httpx
 import orjson
 
@@ -20,6 +20,7 @@ from gateway.demo_backend import DemoTransport
 from gateway.errors import UPSTREAM_ERROR, ApiError
 from gateway.observe import request_id_headers
 from gateway.sse import data_payloads
+from gateway.idle import IdleExpired, within_idle
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -118,6 +119,9 @@ class Backend:
                 if attempt == attempts:
                     raise failed.error from None
                 continue
+            except ApiError:  # a timeout or a broken connection: the request may have been processed
+                self.balancer.failed(endpoint)
+                raise
             if response.is_success:
                 self.balancer.succeeded(endpoint)
                 return response
@@ -149,20 +153,20 @@ class Backend:
     async def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The `data:` payloads of a streamed response, each due within
         `idle_timeout` of the last."""
-        iterator = data_payloads(response)
-        while True:
-            async with self._within(self.config.backend.idle_seconds, "stopped sending"):
-                with self.transport_errors():
-                    data = await anext(iterator, None)
-            if data is None:
-                return
-            yield data
+        seconds = self.config.backend.idle_seconds
+        try:
+            with self.transport_errors():
+                async for data in within_idle(data_payloads(response), seconds):
+                    yield data
+        except IdleExpired:
+            message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
+            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
 
     @asynccontextmanager
     async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
         """504 if the block takes longer than `seconds`."""
         try:
-            async with asyncio.timeout(seconds):
+            with anyio.fail_after(seconds):
                 yield
         except TimeoutError:
             message = f"the backend for model {self.name!r} timed out: {what} for {seconds:g} s"

@@ -78,6 +78,7 @@ class TagCall:
         self._declared_json = False
         self._streaming = False
         self._value: list[str] = []
+        self.held_chars = 0  # text of a typed value held until the value ends
         self._pending = ""
         self._leading_done = False
         self._name_ends = marker_set(*syntax.name_ends)
@@ -223,6 +224,7 @@ class TagCall:
         self._wrote_key = True
         self._sink.args(separator + orjson.dumps(key).decode() + ": " + ('"' if self._streaming else ""))
         self._value.clear()
+        self.held_chars = 0
         self._pending = ""
         self._leading_done = False
 
@@ -235,6 +237,7 @@ class TagCall:
                 return
         if not self._streaming:
             self._value.append(text)
+            self.held_chars += len(text)
             return
         body = text.rstrip(_BLANKS)
         if not body:

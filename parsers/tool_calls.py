@@ -251,7 +251,8 @@ class ToolCallParser:
         if body.status in (DONE, FAILED):
             self._end_body()
             return new_pos
-        if self._over_budget(len(buf) - new_pos + (self._tentative_chars if committed_nothing else 0)):
+        held = self._tentative_chars if committed_nothing else getattr(body, "held_chars", 0)
+        if self._over_budget(len(buf) - new_pos + held):
             if not committed_nothing:
                 body.finish()  # keep the call as written so far
             self._end_body()  # a call not yet named goes out as content

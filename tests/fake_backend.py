@@ -48,9 +48,11 @@ class FakeBackend:
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._gate: asyncio.Event | None = None
+        self._test = 0  # bumped by reset(): a request held across it belongs to an earlier test
         self.reset()
 
     def reset(self) -> None:
+        self._test += 1
         self.release()
         self.replies: list[str] = ["Hello!"]
         self.chunk_size = 4
@@ -65,6 +67,7 @@ class FakeBackend:
         self.raw_stream: list[bytes] | None = None  # stream these bytes instead of the script
         self.stream_abandoned = threading.Event()  # a stream ended because the gateway went away
         self.held = threading.Event()  # a request is waiting for `release()`
+        self.sent_bytes = 0  # bytes of stream events the server has taken (written or buffered)
         self.requests: list[tuple[dict, dict]] = []
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
@@ -85,12 +88,14 @@ class FakeBackend:
             self._loop.call_soon_threadsafe(self._gate.set)
         self._gate = None
 
-    async def _wait_for_release(self) -> None:
+    async def _wait_for_release(self) -> bool:
+        """Wait for `release()`; False if the test that held the request is over."""
         if self._gate is None:
             self._loop, self._gate = asyncio.get_running_loop(), asyncio.Event()
-        gate = self._gate
+        gate, test = self._gate, self._test
         self.held.set()
         await gate.wait()
+        return self._test == test
 
     @property
     def last_body(self) -> dict:
@@ -101,8 +106,8 @@ class FakeBackend:
         self.requests.append((dict(request.headers), body))
         if self.delay:
             await asyncio.sleep(self.delay)
-        if self.hold_headers:
-            await self._wait_for_release()
+        if self.hold_headers and not await self._wait_for_release():
+            return Response(status_code=503)
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
@@ -213,17 +218,22 @@ class FakeBackend:
     async def _faulty(self, events):
         """`events`, held or dropped as scripted; notes a gateway that left."""
         finished = False
+        count, test, abandoned = 0, self._test, self.stream_abandoned
         try:
-            for count, event in enumerate([event async for event in events]):
-                if count == self.hold_after:
-                    await self._wait_for_release()
+            async for event in events:
+                if self._test != test:  # the gateway left and a later test began
+                    return
+                if count == self.hold_after and not await self._wait_for_release():
+                    return
                 if count == self.drop_after:
                     raise ConnectionAbortedError("fake backend dropped the connection")
                 yield event
+                count += 1
+                self.sent_bytes += len(event)
             finished = True
         finally:
             if not finished:
-                self.stream_abandoned.set()
+                abandoned.set()
 
 
 async def _raw(pieces: list[bytes]):

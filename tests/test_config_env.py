@@ -58,3 +58,25 @@ def test_without_a_file_the_environment_is_the_config(tmp_path):
 def test_a_bad_variable_is_named(config_file, variable, value, fragment):
     with pytest.raises(ConfigError, match=fragment):
         load_config(config_file, {variable: value})
+
+
+def test_parsegate_serve_runs_on_the_environment_alone(tmp_path, fake_backend_server, fake):
+    import httpx
+
+    from tests.conftest import GatewayProcess
+
+    gateway = GatewayProcess(str(tmp_path / "absent.yaml"), env={
+        "PARSEGATE_SERVER__API_KEYS": "sk-env-key",
+        "PARSEGATE_MODELS__0__NAME": "from-env",
+        "PARSEGATE_MODELS__0__BACKEND__URL": f"{fake_backend_server[1]}/v1",
+    })
+    try:
+        headers = {"authorization": "Bearer sk-env-key"}
+        assert httpx.get(f"{gateway.url}/v1/models", timeout=5).status_code == 401
+        models = httpx.get(f"{gateway.url}/v1/models", headers=headers, timeout=5).json()["data"]
+        assert [model["id"] for model in models] == ["from-env"]
+        body = {"model": "from-env", "messages": [{"role": "user", "content": "Hi"}]}
+        reply = httpx.post(f"{gateway.url}/v1/chat/completions", json=body, headers=headers, timeout=10)
+        assert reply.json()["choices"][0]["message"]["content"] == "Hello!"
+    finally:
+        gateway.stop()

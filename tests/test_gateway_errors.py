@@ -82,7 +82,7 @@ def test_backend_down_is_502(http, stream):
 
 
 def test_backend_timeout_is_504(http, fake):
-    fake.delay = 1.0
+    fake.hold_headers = True  # the `slow` model has `timeout: 0.2`
     error = error_of(http.post("/v1/chat/completions", json={"model": "slow", "messages": MESSAGES}), 504)
     assert "timed out" in error["message"]
 
@@ -110,7 +110,8 @@ def test_backend_key_never_reaches_the_client(http, fake):
 
 def test_backend_invalid_json_is_502(http, fake):
     fake.error = (200, b"this is not JSON")
-    error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 502)
+    error = error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 502)
+    assert error["code"] == "upstream_invalid_response" and "invalid response" in error["message"]
 
 
 def test_stream_cut_short_flushes_then_sends_an_error_event(http, client, fake):

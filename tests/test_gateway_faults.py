@@ -5,6 +5,7 @@ backend cut mid-stream, and a client that goes away."""
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -124,6 +125,34 @@ def test_stream_that_is_not_sse_is_an_error_event(http, fake):
     assert content == "" and "ended the stream early" in error["message"]
 
 
+def test_a_client_that_stops_reading_stops_the_backend(gateway, fake):
+    """Backpressure: the gateway reads upstream only as fast as the client
+    reads, so a stalled client leaves the backend blocked far from the end."""
+    total = 48 << 20
+    fake.script("x" * total, chunk_size=16384)
+    small_window = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)])
+    body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
+    with httpx.Client(transport=small_window, base_url=gateway, timeout=30) as client:
+        with client.stream("POST", "/v1/chat/completions", json=body) as response:
+            raw = response.iter_raw(1024)
+            next(raw)
+            wait_until_steady(lambda: fake.sent_bytes)
+            assert 0 < fake.sent_bytes < total // 2
+
+
+def wait_until_steady(value, polls: int = 3) -> None:
+    """Poll `value` until it stops changing (the backend is blocked), for at most 20 s."""
+    pause, last, steady = threading.Event(), None, 0
+    for _ in range(200):
+        current = value()
+        steady = steady + 1 if current == last else 0
+        if steady == polls:
+            return
+        last = current
+        pause.wait(0.1)
+    raise AssertionError("the value never settled")
+
+
 def test_client_disconnect_cancels_the_upstream_request(gateway, fake):
     fake.script("Thinking of a long answer", chunk_size=4)
     fake.hold_after = 3
@@ -189,3 +218,11 @@ def test_other_statuses_are_not_retried(serve, fake_backend_server, fake, status
     gateway = spread_gateway(serve, [f"{fake_backend_server[1]}/v1"], retries=3)
     assert ask(gateway).status_code == status
     assert len(fake.requests) == 1
+
+
+def test_a_url_that_times_out_is_skipped_too(serve, fake_backend_server, second_fake, fake, other):
+    fake.hold_headers = True
+    urls = [f"{fake_backend_server[1]}/v1", f"{second_fake[1]}/v1"]
+    gateway = spread_gateway(serve, urls, first_byte_timeout=SHORT, breaker_failures=1, breaker_cooldown=600)
+    assert [ask(gateway).status_code for _ in range(3)] == [504, 200, 200]
+    assert len(fake.requests) == 1 and len(other.requests) == 2

@@ -160,3 +160,14 @@ class TestBufferCap:
         result = parse_text(text, None, "qwen25", chunk_size=7, max_buffered_chars=100)
         assert result.tool_calls == [("f", '{"x": "' + "y" * 300 + '"}')]
         assert parse_text(self.NAME_LAST, None, "qwen25", chunk_size=7).tool_calls[0][0] == "f"
+
+    def test_a_named_call_holding_a_long_typed_value_ends_and_the_rest_is_content(self):
+        digits = "1" * 300
+        text = f"<tool_call>\n<function=f>\n<parameter=n>\n{digits}\n</parameter>\n</function>\n</tool_call> after"
+        tools = [{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+        result = parse_text(text, None, "qwen3_coder", chunk_size=7, max_buffered_chars=100, tools=tools)
+        [(name, arguments)] = result.tool_calls
+        kept = arguments.removeprefix('{"n": ').removesuffix("}")
+        assert name == "f" and kept == "1" * len(kept) and 90 <= len(kept) <= 110
+        assert result.content == digits[len(kept):] + "\n</parameter>\n</function>\n</tool_call> after"

@@ -1,0 +1,27 @@
+"""The README's Operations examples are configs the gateway accepts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.config import Config
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+OPERATIONS = README[README.index("## Operations") : README.index("\n## ", README.index("## Operations") + 1)]
+DEMO_MODEL = {"name": "demo", "backend": {"demo": True}}
+
+
+@pytest.mark.parametrize("block", re.findall(r"```yaml\n(.*?)```", OPERATIONS, re.DOTALL))
+def test_operations_yaml_examples_are_valid_configs(block, monkeypatch, tmp_path):
+    monkeypatch.setenv("PARSEGATE_KEY_TEAM_A", "sk-team-a")
+    data = yaml.safe_load(block)
+    server = data.get("server", {})
+    if "api_keys_file" in server:
+        keys = tmp_path / "keys"
+        keys.write_text("sk-from-file\n")
+        server["api_keys_file"] = str(keys)
+    Config.model_validate({"models": [DEMO_MODEL], **data})
