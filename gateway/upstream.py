@@ -38,6 +38,21 @@ class _ConnectFailed(Exception):
         self.error = error
 
 
+class _InFlight:
+    """A backend's requests in flight and whether it is retired: one object
+    shared by the backend and every per-request `routed` view of it, so a
+    reload closes the pool only after the last of them is done."""
+
+    def __init__(self) -> None:
+        self.opening = 0
+        self.responses: set[httpx.Response] = set()
+        self.retired = False
+
+    @property
+    def idle(self) -> bool:
+        return not self.opening and not self.responses
+
+
 class Backend:
     """One model's backend: where it lives, how to call it, its pooled client."""
 
@@ -55,9 +70,7 @@ class Backend:
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
-        self._opening = 0
-        self._open_responses: set[httpx.Response] = set()
-        self._retired = False
+        self._in_flight = _InFlight()
         self.client = httpx.AsyncClient(
             transport=DemoTransport() if backend.demo else None,
             timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
@@ -81,29 +94,29 @@ class Backend:
     async def open(self, body: bytes, path: str = "/chat/completions") -> httpx.Response:
         """Send `body` to `path` on the backend; return the still-streaming
         response once it is a success. Give it back with `release`."""
-        self._opening += 1
+        self._in_flight.opening += 1
         try:
             response = await self._attempts(body, path)
-            self._open_responses.add(response)
+            self._in_flight.responses.add(response)
             return response
         finally:
-            self._opening -= 1
+            self._in_flight.opening -= 1
             await self._close_if_retired()
 
     async def release(self, response: httpx.Response) -> None:
         """Close a response from `open` (again is harmless)."""
         await response.aclose()
-        self._open_responses.discard(response)
+        self._in_flight.responses.discard(response)
         await self._close_if_retired()
 
     async def retire(self) -> None:
         """No new requests will come (the config was reloaded): close the
         client once the requests in flight are done."""
-        self._retired = True
+        self._in_flight.retired = True
         await self._close_if_retired()
 
     async def _close_if_retired(self) -> None:
-        if self._retired and not self._opening and not self._open_responses and not self.client.is_closed:
+        if self._in_flight.retired and self._in_flight.idle and not self.client.is_closed:
             await self.client.aclose()
 
     async def _attempts(self, body: bytes, path: str) -> httpx.Response:
@@ -237,7 +250,8 @@ class Backend:
 
     def routed(self, model: ModelConfig) -> Backend:
         """This backend serving `model` (a catch-all entry's pick for one
-        request): same server and pooled client, that model's name and parsers."""
+        request): same server, pooled client, balancer and in-flight count
+        (shared, not copied), that model's name and parsers."""
         view = copy.copy(self)
         view.config, view.name, view.upstream_model = model, model.name, model.upstream_model
         return view

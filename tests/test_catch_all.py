@@ -3,12 +3,16 @@ goes to a default backend, as requested, with parsers picked from that name."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import openai
 import pytest
 
 from gateway.app import create_app
-from gateway.config import Config
+from gateway.catch_all import route
+from gateway.config import Config, ModelConfig
+from gateway.upstream import Backend
 
 from tests.fake_backend import BACKEND_KEY
 from tests.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
@@ -93,3 +97,41 @@ def test_text_completions_route_the_same_way(client, fake):
 def test_without_a_catch_all_unknown_names_are_404(gateway_url):
     response = httpx.post(f"{gateway_url}/v1/chat/completions", json={"model": "Qwen/Qwen3-8B", "messages": MESSAGES})
     assert response.status_code == 404 and response.json()["error"]["code"] == "model_not_found"
+
+
+STREAM_BODY = b'{"model": "x", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
+
+
+def catch_all_backend(fake_url: str) -> Backend:
+    return Backend(ModelConfig.model_validate({"name": "*", "backend": {"url": f"{fake_url}/v1"}}))
+
+
+def test_a_reload_closes_the_catch_all_pool_once_its_last_stream_ends(fake_backend_server, fake):
+    async def run() -> tuple[bool, bool]:
+        backend = catch_all_backend(fake_backend_server[1])
+        view = route({"*": backend}, "Qwen/Qwen3-8B")
+        response = await view.open(STREAM_BODY)
+        await backend.retire()  # SIGHUP changed the "*" entry
+        open_while_streaming = not backend.client.is_closed
+        await view.release(response)
+        return open_while_streaming, backend.client.is_closed
+
+    assert asyncio.run(run()) == (True, True)
+
+
+def test_a_reload_keeps_the_catch_all_pool_for_a_request_still_connecting(fake_backend_server, fake):
+    fake.hold_headers = True
+
+    async def run() -> tuple[bool, int]:
+        backend = catch_all_backend(fake_backend_server[1])
+        view = route({"*": backend}, "Qwen/Qwen3-8B")
+        opening = asyncio.create_task(view.open(STREAM_BODY))
+        await asyncio.to_thread(fake.held.wait, 10)
+        await backend.retire()
+        closed_early = backend.client.is_closed
+        fake.release()
+        response = await opening
+        await view.release(response)
+        return closed_early, response.status_code
+
+    assert asyncio.run(run()) == (False, 200)
