@@ -28,6 +28,7 @@ from gateway.extra_body import with_extra_body
 from gateway.limits import ConcurrencyLimit, read_body
 from gateway.metrics import Metrics
 from gateway.observe import ObserveMiddleware, upstream_error_kind
+from gateway.reasoning_switch import with_thinking_switch
 from gateway.reload import reload_on_sighup
 from gateway.request import ParsePlan, read_checked, read_request
 from gateway.respond import completion
@@ -52,7 +53,7 @@ async def chat_completions(request: Request) -> Response:
     server = request.app.state.config.server
     payload, chat = read_request(await read_body(request, server.max_body_bytes))
     backend = _backend(request, chat.model)
-    payload = with_extra_body(payload, backend.config.extra_body)
+    payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
     plan = ParsePlan.for_request(payload, chat, backend.config, max_buffered_chars=server.max_buffered_chars)
     record = request.state.record
     record.serves(backend.name, plan.tool_call_parser, bool(chat.stream))

@@ -23,13 +23,14 @@ def _thinking_on(payload: dict) -> bool | None:
     return enabled if isinstance(enabled, bool) else None
 
 
-def switched_template_kwargs(payload: dict) -> dict | None:
-    """The request's `chat_template_kwargs` with the thinking switches its
-    reasoning effort implies, or None when it sets no effort."""
+def with_thinking_switch(payload: dict) -> dict:
+    """The client's request with the thinking switches its reasoning effort
+    implies set in `chat_template_kwargs` (unchanged without an effort).
+    Applied before the model's `extra_body`, so the client's switch wins."""
     on = _thinking_on(payload)
     if on is None:
-        return None
+        return payload
     kwargs = dict(payload.get("chat_template_kwargs") or {})
     for key in _SWITCHES:
         kwargs.setdefault(key, on)
-    return kwargs
+    return {**payload, "chat_template_kwargs": kwargs}

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gateway.config import ModelConfig, describe_errors, key_path
 from gateway.errors import ApiError
 from gateway.history import history_fields
-from gateway.reasoning_switch import switched_template_kwargs
 from gateway.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
 from parsers.call_array import CallArrayParser
@@ -133,11 +132,6 @@ class ParsePlan:
         tool_choice = plan_tool_choice(payload, request.tools_active(), model)
         tool_call_parser = tool_choice.tool_call_parser
         upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
-        template_kwargs = switched_template_kwargs(payload)
-        if template_kwargs is None:
-            template_kwargs = payload.get("chat_template_kwargs")
-        else:
-            upstream["chat_template_kwargs"] = template_kwargs
         return cls(
             reasoning_parser=model.reasoning_parser if separate else None,
             tool_call_parser=tool_call_parser,
@@ -145,7 +139,7 @@ class ParsePlan:
             upstream=upstream,
             reasoning_keys=model.reasoning_keys,
             tools=payload.get("tools"),
-            chat_template_kwargs=template_kwargs,
+            chat_template_kwargs=payload.get("chat_template_kwargs"),
             stream_reasoning=request.stream_reasoning is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),

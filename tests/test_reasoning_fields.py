@@ -23,6 +23,12 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     models += [
         {"name": "deepseek", "backend": backend, "reasoning_parser": "deepseek-v3"},
         {"name": "r1", "backend": backend, "reasoning_parser": "deepseek-r1"},
+        {
+            "name": "qwen3-thinking-by-config",
+            "backend": backend,
+            "reasoning_parser": "qwen3",
+            "extra_body": {"chat_template_kwargs": {"enable_thinking": True, "custom": "x"}},
+        },
     ]
     url = serve(create_app(Config.model_validate({"models": models})))
     return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
@@ -104,3 +110,10 @@ def test_the_clients_own_template_switch_wins(client, fake):
 
 def test_an_always_thinking_model_ignores_effort_none(client, fake):
     assert reply(client, fake, "Hmm.</think>Yes.", model="r1", reasoning_effort="none") == ("Hmm.", "Yes.")
+
+
+def test_a_clients_effort_wins_over_the_configs_thinking_switch(client, fake):
+    text = "No thinking here.</think>"
+    result = reply(client, fake, text, model="qwen3-thinking-by-config", reasoning_effort="none")
+    assert result == (None, text)
+    assert fake.last_body["chat_template_kwargs"] == {"thinking": False, "enable_thinking": False, "custom": "x"}
