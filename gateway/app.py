@@ -117,9 +117,9 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     app.state.config = config
     metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
-    app.add_middleware(ObserveMiddleware, metrics=metrics)
     install_error_handlers(app)
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
+    app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"])
     v1.add_api_route("/completions", completions, methods=["POST"])

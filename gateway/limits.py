@@ -13,7 +13,7 @@ from gateway.config import ServerConfig
 from gateway.errors import ApiError
 
 RETRY_AFTER_SECONDS = 1
-_UNLIMITED_PATHS = ("/health",)
+_UNLIMITED_PATHS = ("/health", "/metrics")  # probes and scrapes get through a full gateway
 
 
 async def read_body(request: Request, limit: int) -> bytes:

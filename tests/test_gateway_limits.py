@@ -47,10 +47,18 @@ def test_past_the_concurrency_limit_clients_get_429_with_retry_after(gateway, fa
         with client.stream("POST", "/v1/chat/completions", json=body) as streaming:
             lines = streaming.iter_lines()
             assert next(lines).startswith("data: ")
-            refused = client.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES})
+            refused = client.post(
+                "/v1/chat/completions",
+                json={"model": "qwen3", "messages": MESSAGES},
+                headers={"x-request-id": "refused-1"},
+            )
             assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
             assert refused.json()["error"]["code"] == "too_many_requests"
+            assert refused.headers["x-request-id"] == "refused-1"
             assert client.get("/health").status_code == 200
+            scrape = client.get("/metrics")
+            assert scrape.status_code == 200
+            assert 'parsegate_requests_total{model="unknown",status="429"} 1.0'  # refused unread in scrape.text
             fake.release()
             assert [line for line in lines if line.startswith("data: ")][-1] == "data: [DONE]"
         assert client.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
