@@ -4,6 +4,7 @@
     GET  /v1/models             the configured models
     GET  /health                liveness; never calls a backend
     GET  /metrics               Prometheus metrics (gateway/metrics.py)
+    GET  /openapi.json          the OpenAPI description (gateway/openapi.py)
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
 """
@@ -23,6 +24,7 @@ from gateway.config import Config
 from gateway.errors import ApiError, install_error_handlers
 from gateway.metrics import Metrics
 from gateway.observe import ObserveMiddleware, upstream_error_kind
+from gateway.openapi import chat_completions_openapi
 from gateway.request import ParsePlan, read_request
 from gateway.respond import completion
 from gateway.stream import stream_completion
@@ -104,7 +106,7 @@ def create_app(config: Config) -> FastAPI:
             await close_backends(app.state.backends)
 
     app = FastAPI(
-        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url="/openapi.json",
         **without_native_telemetry(),
     )
     app.state.created = int(time.time())
@@ -114,7 +116,7 @@ def create_app(config: Config) -> FastAPI:
     install_error_handlers(app)
     guard = [Depends(_api_key_check(config.server.api_keys))] if config.server.api_keys else []
     v1 = APIRouter(prefix="/v1", dependencies=guard)
-    v1.add_api_route("/chat/completions", chat_completions, methods=["POST"])
+    v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])
