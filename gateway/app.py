@@ -5,6 +5,7 @@
     GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
     GET  /metrics               Prometheus metrics (gateway/metrics.py)
+    GET  /openapi.json          the OpenAPI description (gateway/openapi.py)
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
 """
@@ -28,6 +29,7 @@ from gateway.extra_body import with_extra_body
 from gateway.limits import ConcurrencyLimit, read_body
 from gateway.metrics import Metrics
 from gateway.observe import ObserveMiddleware, upstream_error_kind
+from gateway.openapi import chat_completions_openapi, completions_openapi
 from gateway.reasoning_switch import with_thinking_switch
 from gateway.reload import reload_on_sighup
 from gateway.request import ParsePlan, read_checked, read_request
@@ -110,7 +112,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
             await close_backends(app.state.backends)
 
     app = FastAPI(
-        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url="/openapi.json",
         **without_native_telemetry(),
     )
     app.state.created = int(time.time())
@@ -121,8 +123,8 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
     app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
-    v1.add_api_route("/chat/completions", chat_completions, methods=["POST"])
-    v1.add_api_route("/completions", completions, methods=["POST"])
+    v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
+    v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
     app.add_api_route("/health", health, methods=["GET"])

@@ -74,6 +74,7 @@ class RequestRecord:
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.upstream_error: str | None = None
+        self._inter_chunk = None  # the model's inter-chunk histogram, once the model is known
 
     def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
         """The request names configured `model`; its parse uses `tool_call_parser`."""

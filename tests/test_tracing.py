@@ -8,6 +8,7 @@ import time
 import openai
 import pytest
 from opentelemetry import trace
+from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -35,8 +36,17 @@ def finished_spans(exporter: InMemorySpanExporter, kinds: set[SpanKind]) -> list
     return list(exporter.get_finished_spans())
 
 
-def test_requests_are_traced_through_to_the_backend(serve, gateway_config, spans, fake):
-    traced = serve(create_app(Config.model_validate({**gateway_config, "server": {"opentelemetry": True}})))
+@pytest.fixture
+def traced_gateway(serve, gateway_config):
+    """A gateway with the flag on; its instrumentation, which also patches
+    Starlette's BackgroundTask class, is removed afterwards."""
+    app = create_app(Config.model_validate({**gateway_config, "server": {"opentelemetry": True}}))
+    yield serve(app)
+    FastAPIInstrumentor.uninstrument_app(app)
+
+
+def test_requests_are_traced_through_to_the_backend(traced_gateway, spans, fake):
+    traced = traced_gateway
     client = openai.OpenAI(base_url=f"{traced}/v1", api_key="unused", max_retries=0, timeout=10)
     client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
 
@@ -53,6 +63,7 @@ def test_without_the_flag_nothing_is_traced(gateway_url, spans, fake):
     spans.clear()
     client = openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
     client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
+    list(client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}], stream=True))
     assert spans.get_finished_spans() == () and "traceparent" not in fake.requests[-1][0]
 
 

