@@ -58,7 +58,7 @@ async def chat_completions(request: Request) -> Response:
     payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
     plan = ParsePlan.for_request(payload, chat, backend.config, max_buffered_chars=server.max_buffered_chars)
     record = request.state.record
-    record.serves(backend.name, plan.tool_call_parser, bool(chat.stream))
+    record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
     body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
     try:
         if chat.stream:

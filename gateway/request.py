@@ -151,6 +151,12 @@ class ParsePlan:
             ),
         )
 
+    @property
+    def tool_stage_name(self) -> str | None:
+        """What reads the tool calls, for metrics: the parser's name, or
+        `call_array` for a reply constrained to an array of calls."""
+        return "call_array" if self.tool_choice.call_array else self.tool_call_parser
+
     def call_id(self, name: str, index: int) -> str:
         """The id of this turn's call number `index`: OpenAI's `call_` and 24
         hex digits, or the model family's own numbering (Kimi K2:

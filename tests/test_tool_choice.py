@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import openai
 import pytest
 
@@ -47,6 +48,19 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     ]
     url = serve(create_app(Config.model_validate({"models": models})))
     return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+
+
+def call_array_calls_counted(client) -> float:
+    metrics = httpx.get(str(client.base_url).removesuffix("/v1/") + "/metrics").text
+    sample = 'parsegate_tool_calls_total{model="qwen3-vllm",parser="call_array"} '
+    lines = [line for line in metrics.splitlines() if line.startswith(sample)]
+    return float(lines[0].removeprefix(sample)) if lines else 0.0
+
+
+def test_calls_read_from_a_constrained_array_are_counted_under_call_array(client, fake):
+    before = call_array_calls_counted(client)
+    both_ways(client, fake, ARRAY_OF_TWO, model="qwen3-vllm", tools=TOOLS, tool_choice="required")
+    assert call_array_calls_counted(client) - before == 4  # two calls, streamed and not
 
 
 def choice_extras(client, **request) -> tuple[dict, dict]:
