@@ -4,6 +4,8 @@ httptools when they are installed (the `speed` extra).
 
 Workers are separate processes, each loading the config again: the path
 goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
+With workers, SIGHUP goes to uvicorn's supervisor, which replaces them one
+by one; a new worker gets `WORKER_START_SECONDS` to come up.
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
 """
 
@@ -18,6 +20,7 @@ from gateway.config import Config, load_config
 from gateway.logs import logging_config
 
 CONFIG_VARIABLE = "PARSEGATE_CONFIG"
+WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
 
 
 def serve(config: Config, config_path: str, host: str, port: int, *, workers: int = 1, log_format: str = "text") -> None:
@@ -34,7 +37,13 @@ def serve(config: Config, config_path: str, host: str, port: int, *, workers: in
         uvicorn.run(create_app(config, config_path=config_path), **options)
         return
     os.environ[CONFIG_VARIABLE] = os.path.abspath(config_path)
-    uvicorn.run("gateway.serve:app_from_environment", factory=True, workers=workers, **options)
+    uvicorn.run(
+        "gateway.serve:app_from_environment",
+        factory=True,
+        workers=workers,
+        timeout_worker_healthcheck=WORKER_START_SECONDS,
+        **options,
+    )
 
 
 def app_from_environment():
