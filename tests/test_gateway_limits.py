@@ -40,6 +40,13 @@ def test_a_body_over_the_limit_is_413(gateway, fake):
     assert httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
 
 
+def test_a_text_completion_over_the_limit_is_413(gateway, fake):
+    response = httpx.post(f"{gateway}/v1/completions", json={"model": "qwen3", "prompt": "x" * 3000})
+    assert response.status_code == 413, response.text
+    assert response.json()["error"]["code"] == "request_too_large"
+    assert fake.requests == []
+
+
 def test_past_the_concurrency_limit_clients_get_429_with_retry_after(gateway, fake):
     fake.hold_after = 1
     body = {"model": "qwen3", "messages": MESSAGES, "stream": True}

@@ -123,3 +123,14 @@ def test_metrics_stay_open_when_api_keys_are_set(serve, gateway_config):
     assert httpx.post(f"{guarded}/v1/chat/completions", json={}).status_code == 401
     samples = scrape(guarded)
     assert value(samples, "parsegate_requests_total", model="unknown", status="401") == 1
+
+
+def test_text_completion_failures_are_counted_by_kind(serve, gateway_config, fake):
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    assert httpx.post(f"{gateway}/v1/completions", json={"model": "down", "prompt": "Hi"}).status_code == 502
+    fake.drop_after = 1
+    streamed = httpx.post(f"{gateway}/v1/completions", json={"model": "plain", "prompt": "Hi", "stream": True})
+    assert '"upstream_unreachable"' in streamed.text
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_upstream_errors_total", model="down", kind="unreachable") == 1
+    assert value(samples, "parsegate_upstream_errors_total", model="plain", kind="connection_lost") == 1
