@@ -24,14 +24,16 @@ from gateway.upstream import Backend
 
 
 class StreamTranslator:
-    """Turns one request's upstream chunks into gateway SSE events; timing,
-    usage and parse outcomes go to the request's record."""
+    """Turns one request's upstream chunks into gateway SSE events; timing
+    and parse outcomes go to the request's record, and `usage` keeps the
+    backend's last usage, counted once when the stream ends."""
 
     def __init__(self, plan: ParsePlan, encoder: ChunkEncoder, record: RequestRecord) -> None:
         self._plan = plan
         self._encoder = encoder
         self._record = record
         self._choices: dict[int, ChoiceStream] = {}
+        self.usage: object = None  # the last `usage` seen: totals so far (vLLM's continuous_usage_stats repeats them)
 
     def translate(self, chunk: dict) -> list[bytes]:
         events: list[bytes] = []
@@ -43,7 +45,7 @@ class StreamTranslator:
         usage = chunk.get("usage")
         if usage:
             events.append(self._encoder.usage(usage))
-            self._record.usage(usage)
+            self.usage = usage
         return events
 
     def _translate_choice(self, choice: dict, out: list[bytes]) -> bool:
@@ -106,6 +108,7 @@ async def _relay(
         failure_kind = stream_failure_kind(error)
     finally:
         await backend.release(response)  # also when the client went away: the upstream request ends now
+        record.usage(translator.usage)
     if failure is None and not translator.complete:
         failure = error_body(f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
         failure_kind = "stream_cut"

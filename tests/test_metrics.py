@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 import openai
+import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -62,6 +63,26 @@ def test_a_streamed_tool_call_counts_request_latency_tokens_and_call(gateway, cl
     assert value(samples, "parsegate_tokens_total", model="qwen3", kind="completion") == 11
     assert value(samples, "parsegate_tool_calls_total", model="qwen3", parser="qwen25") == 1
     assert value(samples, "parsegate_upstream_errors_total", model="qwen3", kind="stream_cut") == 0
+
+
+def test_usage_on_every_chunk_is_counted_once(serve, gateway_config, fake):
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+
+    def event(text: str, completion_tokens: int, reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": {"content": text}, "finish_reason": reason}
+        usage = {"prompt_tokens": 5, "completion_tokens": completion_tokens, "total_tokens": 5 + completion_tokens}
+        return b"data: " + orjson.dumps({"choices": [choice], "usage": usage}) + b"\n\n"
+
+    fake.raw_stream = [event("a", 1), event("b", 2), event("", 3, "stop"), b"data: [DONE]\n\n"]
+    stream = client.chat.completions.create(
+        model="plain", messages=MESSAGES, stream=True,
+        stream_options={"include_usage": True}, extra_body={"stream_options": {"include_usage": True, "continuous_usage_stats": True}},
+    )
+    assert [chunk.usage.completion_tokens for chunk in stream if chunk.usage] == [1, 2, 3]
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_tokens_total", model="plain", kind="prompt") == 5
+    assert value(samples, "parsegate_tokens_total", model="plain", kind="completion") == 3
 
 
 def test_fallbacks_and_invalid_arguments_are_counted_by_parser(gateway, client, fake):
