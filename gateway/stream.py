@@ -14,7 +14,7 @@ import httpx
 import orjson
 from starlette.background import BackgroundTask
 
-from gateway.backend_parsed import ChoiceReader
+from gateway.backend_parsed import ChoiceReader, backend_reasoning
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.observe import RequestRecord, stream_failure_kind
@@ -49,7 +49,8 @@ class StreamTranslator:
         return events
 
     def _translate_choice(self, choice: dict, out: list[bytes]) -> bool:
-        """Translate one choice's delta; True when it carried text."""
+        """Translate one choice's delta; True when it carried text (content,
+        or the reasoning or tool calls of a backend that parses for itself)."""
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
@@ -71,7 +72,7 @@ class StreamTranslator:
         if reason is not None:
             unmet = self._plan.tool_choice.unmet(stream.made_call)
             out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason), extra=unmet))
-        return bool(part.get("content"))
+        return bool(part.get("content") or backend_reasoning(part) or part.get("tool_calls"))
 
     def _finish(self, stream: ChoiceStream) -> list:
         events = stream.finish()

@@ -85,6 +85,44 @@ def test_usage_on_every_chunk_is_counted_once(serve, gateway_config, fake):
     assert value(samples, "parsegate_tokens_total", model="plain", kind="completion") == 3
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_calls_the_backend_parsed_itself_are_counted_with_ours(serve, gateway_config, fake, stream):
+    """Raw call text, then the backend's own structured call: every call the
+    client gets is counted (streamed, our parser reads the first one; whole,
+    the backend's call marks the message as parsed, its text stays content)."""
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    fake.script_parsed(
+        {"content": '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'},
+        {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+    )
+    reply = client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS, stream=stream)
+    if stream:
+        calls = {call.index for chunk in reply for call in chunk.choices[0].delta.tool_calls or ()}
+    else:
+        calls = {index for index, _ in enumerate(reply.choices[0].message.tool_calls)}
+    assert calls == ({0, 1} if stream else {0})
+    assert value(scrape(gateway), "parsegate_tool_calls_total", model="qwen3", parser="qwen25") == len(calls)
+
+
+def test_backend_parsed_reasoning_and_calls_time_the_first_token(serve, gateway_config, fake):
+    """A model without parsers of ours: the backend's reasoning is its first
+    text, its call is counted under `parser="none"`."""
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    fake.script_parsed(
+        {"reasoning_content": "Need the weather."},
+        {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+    )
+    chunks = list(client.chat.completions.create(model="plain", messages=MESSAGES, tools=TOOLS, stream=True))
+    assert any(chunk.choices and chunk.choices[0].delta.tool_calls for chunk in chunks)
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_time_to_first_token_seconds_count", model="plain") == 1
+    assert value(samples, "parsegate_inter_chunk_latency_seconds_count", model="plain") == 1
+    assert value(samples, "parsegate_tool_calls_total", model="plain", parser="none") == 1
+    assert not any(labels == frozenset({("model", "plain"), ("parser", "None")}) for _, labels in samples)
+
+
 def test_fallbacks_and_invalid_arguments_are_counted_by_parser(gateway, client, fake):
     fake.script(MALFORMED_THEN_CUT_CALL)
     fake.finish_reason = "length"
