@@ -179,7 +179,7 @@ class ParsePlan:
             stream_reasoning=self.stream_reasoning,
             force_reasoning=False if choice.call_array else None,
             end_of_turn=self.end_of_turn,
-            tool_stage=CallArrayParser() if choice.call_array else None,
+            tool_stage=CallArrayParser(self.max_buffered_chars) if choice.call_array else None,
             max_buffered_chars=self.max_buffered_chars,
         )
         if choice.names is None and choice.max_calls is None:
