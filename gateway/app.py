@@ -122,7 +122,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     )
     app.state.created = int(time.time())
     app.state.config = config
-    metrics = Metrics()
+    metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     app.add_middleware(ObserveMiddleware, metrics=metrics)
     install_error_handlers(app)
