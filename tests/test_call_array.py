@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from parsers.call_array import CallArrayParser
-from parsers.pipeline import ParseResult
+from parsers.pipeline import ParseResult, parse_text
 
 CASES = [
     ('[{"name": "get_weather", "parameters": {"city": "Paris"}}]\n', None, [("get_weather", {"city": "Paris"})]),
@@ -52,6 +52,7 @@ def test_an_array_unnamed_past_the_buffer_cap_streams_as_content():
         assert start + 64 - len(result.content or "") <= 1000 + 64, "held back past the cap"
     result.add(parser.finish())
     assert result.to_json() == {"reasoning_content": None, "content": text, "tool_calls": []}
+    assert parse_text(text, call_array=True, max_buffered_chars=1000, chunk_size=64).to_json() == result.to_json()
 
 
 def test_a_call_named_within_the_buffer_cap_is_a_call():
