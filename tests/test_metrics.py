@@ -15,6 +15,7 @@ from gateway.config import Config
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 ONE_CALL = '<think>\nNeed weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+BACKEND_CALL = {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
 MALFORMED_THEN_CUT_CALL = (
     'Let me try. <tool_call>not json</tool_call> Again: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'
 )
@@ -75,9 +76,9 @@ def test_usage_on_every_chunk_is_counted_once(serve, gateway_config, fake):
         return b"data: " + orjson.dumps({"choices": [choice], "usage": usage}) + b"\n\n"
 
     fake.raw_stream = [event("a", 1), event("b", 2), event("", 3, "stop"), b"data: [DONE]\n\n"]
+    continuous = {"include_usage": True, "continuous_usage_stats": True}  # vLLM: usage on every chunk
     stream = client.chat.completions.create(
-        model="plain", messages=MESSAGES, stream=True,
-        stream_options={"include_usage": True}, extra_body={"stream_options": {"include_usage": True, "continuous_usage_stats": True}},
+        model="plain", messages=MESSAGES, stream=True, extra_body={"stream_options": continuous}
     )
     assert [chunk.usage.completion_tokens for chunk in stream if chunk.usage] == [1, 2, 3]
     samples = scrape(gateway)
@@ -94,7 +95,7 @@ def test_calls_the_backend_parsed_itself_are_counted_with_ours(serve, gateway_co
     client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
     fake.script_parsed(
         {"content": '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'},
-        {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        BACKEND_CALL,
     )
     reply = client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS, stream=stream)
     if stream:
@@ -112,7 +113,7 @@ def test_backend_parsed_reasoning_and_calls_time_the_first_token(serve, gateway_
     client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
     fake.script_parsed(
         {"reasoning_content": "Need the weather."},
-        {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        BACKEND_CALL,
     )
     chunks = list(client.chat.completions.create(model="plain", messages=MESSAGES, tools=TOOLS, stream=True))
     assert any(chunk.choices and chunk.choices[0].delta.tool_calls for chunk in chunks)
