@@ -71,8 +71,16 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def completions(request: Request) -> Response:
-    payload, checked = read_checked(await request.body(), CompletionRequest)
-    return await forward_completion(_backend(request, checked.model), payload, bool(checked.stream))
+    server = request.app.state.config.server
+    payload, checked = read_checked(await read_body(request, server.max_body_bytes), CompletionRequest)
+    backend = _backend(request, checked.model)
+    record = request.state.record
+    record.serves(backend.name, None, bool(checked.stream))
+    try:
+        return await forward_completion(backend, payload, bool(checked.stream), record)
+    except ApiError as error:
+        record.upstream_failed(upstream_error_kind(error))
+        raise
 
 
 async def list_models(request: Request) -> Response:
@@ -117,7 +125,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     )
     app.state.created = int(time.time())
     app.state.config = config
-    metrics = Metrics()
+    metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app)
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)

@@ -47,7 +47,7 @@ class ChoiceReader:
     """One choice's input: raw text through our pipeline, or the backend's
     own parsed fields passed through, switching per stage as they appear."""
 
-    __slots__ = ("_plan", "_pipeline", "_calls", "_offset", "_backend_calls", "_tool_stage_only")
+    __slots__ = ("_plan", "_pipeline", "_calls", "_offset", "_backend_calls", "_tool_stage_only", "_outcomes")
 
     def __init__(self, plan: ParsePlan) -> None:
         self._plan = plan
@@ -56,6 +56,7 @@ class ChoiceReader:
         self._offset = 0  # index of this pipeline's first call
         self._backend_calls: dict[int, int] = {}  # backend index -> our index
         self._tool_stage_only = False
+        self._outcomes = CallOutcomes()  # the backend's own calls, and the outcomes of retired pipelines
 
     def read(self, part: dict) -> list[Event]:
         """Events for one delta (streamed) or one whole message."""
@@ -80,14 +81,17 @@ class ChoiceReader:
         return self._renumber(self._pipeline.finish()) if self._pipeline else []
 
     @property
-    def outcomes(self) -> CallOutcomes | None:
-        """The current pipeline's tool-call outcomes (None once the backend's
-        own tool calls took over, or without a tool-call stage)."""
-        return self._pipeline.outcomes if self._pipeline is not None else None
+    def outcomes(self) -> CallOutcomes:
+        """The choice's tool-call outcomes: the backend's own calls, and
+        those of every pipeline that read its text (retired ones included)."""
+        current = self._pipeline.outcomes if self._pipeline is not None else None
+        return self._outcomes if current is None else _sum(self._outcomes, current)
 
     def _retire_pipeline(self, successor: Pipeline | None) -> list[Event]:
         """Flush what the current pipeline holds and hand over to `successor`."""
         events = self._renumber(self._pipeline.finish())
+        if self._pipeline.outcomes is not None:
+            self._outcomes = _sum(self._outcomes, self._pipeline.outcomes)
         self._pipeline = successor
         self._offset = self._calls
         return events
@@ -112,6 +116,7 @@ class ChoiceReader:
         if index is None:
             index = self._backend_calls[backend_index] = self._calls
             self._calls += 1
+            self._outcomes.calls += 1
             events.append(CallStart(index, function.get("name") or ""))
         arguments = _arguments_text(function.get("arguments"))
         if arguments:
@@ -119,7 +124,11 @@ class ChoiceReader:
         return events
 
 
-def read_message(message: dict, plan: ParsePlan) -> tuple[ParseResult, CallOutcomes | None]:
+def _sum(a: CallOutcomes, b: CallOutcomes) -> CallOutcomes:
+    return CallOutcomes(a.calls + b.calls, a.fallbacks + b.fallbacks, a.invalid_arguments + b.invalid_arguments)
+
+
+def read_message(message: dict, plan: ParsePlan) -> tuple[ParseResult, CallOutcomes]:
     """A whole non-streamed message, read as the streamed deltas would be,
     and the tool-call outcomes of reading it."""
     reader = ChoiceReader(plan)

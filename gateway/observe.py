@@ -25,6 +25,7 @@ from parsers import CallOutcomes
 
 REQUEST_ID_HEADER = "x-request-id"
 CHAT_PATH = "/v1/chat/completions"
+NO_PARSER = "none"  # the `parser` label of calls no tool-call parser of ours read
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 
 request_id: ContextVar[str | None] = ContextVar("parsegate_request_id", default=None)
@@ -105,7 +106,7 @@ class RequestRecord:
         """One choice's tool-call outcomes, once its parse has finished."""
         if outcomes is None:
             return
-        labels = (self.model, self.tool_call_parser)
+        labels = (self.model, self.tool_call_parser or NO_PARSER)
         for counter, count in (
             (self.metrics.tool_calls, outcomes.calls),
             (self.metrics.tool_call_fallbacks, outcomes.fallbacks),

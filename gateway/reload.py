@@ -4,7 +4,9 @@ The new file (with the environment applied) is validated first; if it is
 invalid it is refused, logged, and the running config stays. Otherwise the
 new config and backends take over for new requests: a model whose entry did
 not change keeps its backend (its pool and circuit-breaker state); the
-others are retired and close once their last request is done.
+others are retired and close once their last request is done. New backends
+are traced (with `server.opentelemetry`) and new models' metric series
+declared, as at start-up.
 `server.host`/`server.port` apply at the next start.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from gateway.config import ConfigError, load_config
+from gateway.tracing import trace_backends
 from gateway.upstream import Backend
 
 logger = logging.getLogger("parsegate.reload")
@@ -35,6 +38,9 @@ async def reload_config(app: FastAPI, path: str | Path) -> bool:
         model.name: old[model.name] if model.name in old and old[model.name].config == model else Backend(model)
         for model in config.models
     }
+    if config.server.opentelemetry:
+        trace_backends({name: backend for name, backend in backends.items() if old.get(name) is not backend})
+    app.state.metrics.declare_models(list(backends))
     app.state.config, app.state.backends = config, backends
     for name, backend in old.items():
         if backends.get(name) is not backend:

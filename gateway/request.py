@@ -19,7 +19,6 @@ from gateway.errors import ApiError
 from gateway.history import history_fields
 from gateway.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
-from parsers.call_array import CallArrayParser
 from parsers.call_filter import CallFilter
 from parsers.pipeline import end_of_turn_tokens
 
@@ -179,7 +178,7 @@ class ParsePlan:
             stream_reasoning=self.stream_reasoning,
             force_reasoning=False if choice.call_array else None,
             end_of_turn=self.end_of_turn,
-            tool_stage=CallArrayParser() if choice.call_array else None,
+            call_array=choice.call_array,
             max_buffered_chars=self.max_buffered_chars,
         )
         if choice.names is None and choice.max_calls is None:

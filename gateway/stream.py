@@ -14,7 +14,7 @@ import httpx
 import orjson
 from starlette.background import BackgroundTask
 
-from gateway.backend_parsed import ChoiceReader
+from gateway.backend_parsed import ChoiceReader, backend_reasoning
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.observe import RequestRecord, stream_failure_kind
@@ -24,14 +24,16 @@ from gateway.upstream import Backend
 
 
 class StreamTranslator:
-    """Turns one request's upstream chunks into gateway SSE events; timing,
-    usage and parse outcomes go to the request's record."""
+    """Turns one request's upstream chunks into gateway SSE events; timing
+    and parse outcomes go to the request's record, and `usage` keeps the
+    backend's last usage, counted once when the stream ends."""
 
     def __init__(self, plan: ParsePlan, encoder: ChunkEncoder, record: RequestRecord) -> None:
         self._plan = plan
         self._encoder = encoder
         self._record = record
         self._choices: dict[int, ChoiceStream] = {}
+        self.usage: object = None  # the last `usage` seen: totals so far (vLLM's continuous_usage_stats repeats them)
 
     def translate(self, chunk: dict) -> list[bytes]:
         events: list[bytes] = []
@@ -43,11 +45,12 @@ class StreamTranslator:
         usage = chunk.get("usage")
         if usage:
             events.append(self._encoder.usage(usage))
-            self._record.usage(usage)
+            self.usage = usage
         return events
 
     def _translate_choice(self, choice: dict, out: list[bytes]) -> bool:
-        """Translate one choice's delta; True when it carried text."""
+        """Translate one choice's delta; True when it carried text (content,
+        or the reasoning or tool calls of a backend that parses for itself)."""
         index = choice.get("index", 0)
         stream = self._choices.get(index)
         if stream is None:
@@ -69,7 +72,7 @@ class StreamTranslator:
         if reason is not None:
             unmet = self._plan.tool_choice.unmet(stream.made_call)
             out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason), extra=unmet))
-        return bool(part.get("content"))
+        return bool(part.get("content") or backend_reasoning(part) or part.get("tool_calls"))
 
     def _finish(self, stream: ChoiceStream) -> list:
         events = stream.finish()
@@ -106,6 +109,7 @@ async def _relay(
         failure_kind = stream_failure_kind(error)
     finally:
         await backend.release(response)  # also when the client went away: the upstream request ends now
+        record.usage(translator.usage)
     if failure is None and not translator.complete:
         failure = error_body(f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
         failure_kind = "stream_cut"

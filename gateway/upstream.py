@@ -139,7 +139,7 @@ class Backend:
                 self.balancer.succeeded(endpoint)
                 return response
             try:
-                await self._read(response)
+                await self.read(response)
             finally:
                 await response.aclose()
             if response.status_code >= 500:
@@ -158,19 +158,30 @@ class Backend:
             except httpx.TransportError as error:
                 raise self.transport_error(error) from None
 
-    async def _read(self, response: httpx.Response) -> bytes:
+    async def read(self, response: httpx.Response) -> bytes:
+        """A response's whole (decoded) body, due within `idle_timeout`."""
         async with self._within(self.config.backend.idle_seconds, "stopped sending"):
             with self.transport_errors():
                 return await response.aread()
 
-    async def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
+    def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The `data:` payloads of a streamed response, each due within
         `idle_timeout` of the last."""
+        return self._within_idle(data_payloads(response))
+
+    def pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """A streamed response's body as it comes, decoded (no gzip left),
+        each piece due within `idle_timeout` of the last."""
+        return self._within_idle(response.aiter_bytes())
+
+    async def _within_idle(self, items: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """`items`; a backend that stops sending for `idle_timeout` is a 504,
+        a failed connection a 502."""
         seconds = self.config.backend.idle_seconds
         try:
             with self.transport_errors():
-                async for data in within_idle(data_payloads(response), seconds):
-                    yield data
+                async for item in within_idle(items, seconds):
+                    yield item
         except IdleExpired:
             message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
             raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
@@ -189,7 +200,7 @@ class Backend:
         """Send a non-streamed request and return the backend's JSON answer."""
         response = await self.open(body)
         try:
-            content = await self._read(response)
+            content = await self.read(response)
         finally:
             await self.release(response)
         try:

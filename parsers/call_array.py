@@ -11,6 +11,9 @@ reply is one array of call objects, no markers::
 one-element array. The array is read by the same linear `JsonCalls` body
 the tag formats use, so arguments stream verbatim. Text that is not such
 an array, and text after it, is content; leading whitespace is dropped.
+With `max_buffered_chars`, an array holding back more text than that
+before its first call is named is given up: that text goes out as
+content, and so does the rest of the reply.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ class CallArrayParser:
     `finish() -> events`. Same interface as `ToolCallParser`, `outcomes`
     included."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_buffered_chars: int | None = None) -> None:
         self.outcomes = CallOutcomes()
+        self._max_buffered = max_buffered_chars
+        self._tentative_chars = 0
         self._arguments = io.StringIO()
         self._events: list[Event] = []
         self._body = JsonCalls(self)
@@ -70,7 +75,12 @@ class CallArrayParser:
             pos = self._body.step(buf, 0)
             if not self._committed():
                 self._tentative.append(buf[:pos])
+                self._tentative_chars += pos
             if self._body.status == RUNNING:
+                if self._over_budget(len(buf) - pos):
+                    self._tentative.append(buf[pos:])
+                    self._end_body()
+                    return self._take()
                 self._held_back = buf[pos:]
                 return self._take()
             self._end_body()
@@ -97,6 +107,14 @@ class CallArrayParser:
             self._events.append(Content(text))
         else:
             self._gap = text
+
+    def _over_budget(self, held_back: int) -> bool:
+        """More text held than the cap, and no call named yet."""
+        return (
+            self._max_buffered is not None
+            and not self._committed()
+            and self._tentative_chars + held_back > self._max_buffered
+        )
 
     def _committed(self) -> bool:
         return self._call_count > 0 or self._named

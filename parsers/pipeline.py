@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 
+from parsers.call_array import CallArrayParser
 from parsers.end_of_turn import EndOfTurnFilter
 from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
 from parsers.registry import reasoning_format, tool_format
@@ -79,7 +80,7 @@ def make_pipeline(
     stream_reasoning: bool = True,
     force_reasoning: bool | None = None,
     end_of_turn: tuple[str, ...] | None = None,
-    tool_stage=None,
+    call_array: bool = False,
     max_buffered_chars: int | None = None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
@@ -87,8 +88,9 @@ def make_pipeline(
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default. `end_of_turn=None`
-    removes the end-of-turn tokens of the named formats. `tool_stage` is a
-    ready tool-call stage to use instead of a named parser. With
+    removes the end-of-turn tokens of the named formats. `call_array=True`
+    reads the reply as a JSON array of calls (output constrained to one)
+    instead of with a named tool-call parser. With
     `max_buffered_chars`, a call not yet recognised (or a body) holding back
     more text than that is given up: unnamed, it goes out as content;
     named, it ends with the arguments written so far.
@@ -101,8 +103,10 @@ def make_pipeline(
         if force_reasoning is None and chat_template_kwargs is not None:
             force_reasoning = fmt.thinking_enabled(chat_template_kwargs)
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
-    tool_calls = tool_stage
-    if tool_call_parser is not None:
+    tool_calls = None
+    if call_array:
+        tool_calls = CallArrayParser(max_buffered_chars)
+    elif tool_call_parser is not None:
         tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools, max_buffered_chars=max_buffered_chars)
     return Pipeline(reasoning, tool_calls, EndOfTurnFilter(end_of_turn) if end_of_turn else None)
 

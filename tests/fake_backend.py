@@ -9,6 +9,7 @@ background thread) and read back what the gateway sent upstream.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
 
 import orjson
@@ -72,6 +73,7 @@ class FakeBackend:
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
         self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
+        self.gzip = False  # streamed text completions: sent gzip-compressed, with Content-Encoding
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -206,7 +208,10 @@ class FakeBackend:
             return b"data: " + orjson.dumps({**envelope, "choices": [choice]}) + b"\n\n"
 
         events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
-        return StreamingResponse(iter([*events, event("", self.finish_reason), b"data: [DONE]\n\n"]), media_type="text/event-stream")
+        events += [event("", self.finish_reason), b"data: [DONE]\n\n"]
+        if self.gzip:
+            return Response(gzip.compress(b"".join(events)), media_type="text/event-stream", headers={"content-encoding": "gzip"})
+        return StreamingResponse(self._faulty(_raw(events)), media_type="text/event-stream")
 
     async def _models(self, request: Request) -> Response:
         self.requests.append((dict(request.headers), {}))
@@ -215,6 +220,7 @@ class FakeBackend:
             return Response(content, status_code=status, media_type="application/json")
         data = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
         return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+
     async def _faulty(self, events):
         """`events`, held or dropped as scripted; notes a gateway that left."""
         finished = False

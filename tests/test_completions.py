@@ -40,6 +40,14 @@ def test_streamed_text_completion_arrives_piece_by_piece(client, fake):
     assert fake.last_body["stream"] is True
 
 
+def test_a_compressed_stream_reaches_the_client_decoded(client, fake):
+    fake.script(RAW, chunk_size=5)
+    fake.gzip = True
+    chunks = list(client.completions.create(model="qwen3", prompt="Tell me a story", stream=True))
+    assert "".join(chunk.choices[0].text for chunk in chunks) == RAW
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
 def test_extra_body_is_merged_into_text_completions(client, fake):
     client.completions.create(model="qwen3-thinking-on", prompt="Hi", extra_body={"top_k": 1})
     assert fake.last_body["top_k"] == 1 and fake.last_body["chat_template_kwargs"]["custom"] == "x"

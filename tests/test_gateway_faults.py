@@ -102,6 +102,18 @@ def test_idle_timeout_mid_stream_keeps_the_text_then_errors(http, fake):
     assert error["code"] == "upstream_timeout" and "stopped sending for 0.3 s" in error["message"]
 
 
+def test_idle_timeout_mid_text_completion_stream_errors(http, fake):
+    fake.script("Once upon a time", chunk_size=4)
+    fake.hold_after = 2
+    body = {"model": "qwen3", "prompt": "Tell me a story", "stream": True}
+    with http.stream("POST", "/v1/completions", json=body) as response:
+        events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+    assert [orjson.loads(event)["choices"][0]["text"] for event in events[:2]] == ["Once", " upo"]
+    error = orjson.loads(events[2])["error"]
+    assert error["code"] == "upstream_timeout" and "stopped sending for 0.3 s" in error["message"]
+    assert events[3:] == ["[DONE]"]
+
+
 def test_backend_dropping_the_connection_flushes_what_was_parsed(http, fake):
     fake.script("<think>\nStill thinking about it", chunk_size=5)
     fake.drop_after = 4  # the role event, then "<thin", "k>\nSt", "ill t"

@@ -9,6 +9,8 @@ import threading
 import httpx
 import orjson
 
+from tests.test_metrics import scrape
+
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
@@ -103,3 +105,19 @@ def test_sighup_reloads_the_config_and_keeps_streams_in_flight(gateway_process, 
     reply = httpx.post(f"{gateway.url}/v1/chat/completions", json={"model": "other", "messages": MESSAGES},
                        headers={"authorization": "Bearer sk-new"}, timeout=10)
     assert reply.status_code == 200
+
+
+def test_models_added_by_sighup_are_traced_and_have_metric_series(gateway_process, fake_backend_server, fake):
+    fake_url = f"{fake_backend_server[1]}/v1"
+    config = {"server": {"opentelemetry": True}, "models": [{"name": "plain", "backend": {"url": fake_url}}]}
+    gateway = gateway_process(config, env={"OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"})
+    config["models"].append({"name": "added", "backend": {"url": fake_url}})
+    with open(gateway.config_path, "w") as file:
+        file.write(orjson.dumps(config).decode())
+    gateway.process.send_signal(signal.SIGHUP)
+    wait_until(lambda: model_ids(gateway.url) == ["plain", "added"])
+    for model in ("plain", "added"):
+        httpx.post(f"{gateway.url}/v1/chat/completions", json={"model": model, "messages": MESSAGES}, timeout=10)
+        assert "traceparent" in fake.requests[-1][0], model
+    series = ("parsegate_upstream_errors_total", frozenset({"model": "added", "kind": "unreachable"}.items()))
+    assert scrape(gateway.url)[series] == 0

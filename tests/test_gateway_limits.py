@@ -22,6 +22,8 @@ def gateway(serve, fake_backend_server) -> str:
         "models": [
             {"name": "qwen3", "backend": {"url": f"{fake_url}/v1"}, "reasoning_parser": "qwen3",
              "tool_call_parser": "qwen25"},
+            {"name": "guided", "backend": {"url": f"{fake_url}/v1"}, "tool_call_parser": "qwen25",
+             "guided_decoding": "vllm"},
         ],
     }
     return serve(create_app(Config.model_validate(config)))
@@ -38,6 +40,13 @@ def test_a_body_over_the_limit_is_413(gateway, fake):
         assert response.json()["error"]["code"] == "request_too_large"
     assert fake.requests == []
     assert httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
+
+
+def test_a_text_completion_over_the_limit_is_413(gateway, fake):
+    response = httpx.post(f"{gateway}/v1/completions", json={"model": "qwen3", "prompt": "x" * 3000})
+    assert response.status_code == 413, response.text
+    assert response.json()["error"]["code"] == "request_too_large"
+    assert fake.requests == []
 
 
 def test_past_the_concurrency_limit_clients_get_429_with_retry_after(gateway, fake):
@@ -74,3 +83,18 @@ def test_a_call_not_recognised_within_the_buffer_cap_streams_as_content(gateway,
     assert not any(delta.tool_calls for delta in deltas)
     content_chunks = [delta.content for delta in deltas if delta.content]
     assert len(content_chunks) > 10  # it streamed; it was not held back to the end
+
+
+def test_a_call_array_unnamed_within_the_buffer_cap_streams_as_content(gateway, fake):
+    """tool_choice "required" under guided_decoding: the reply is read as a
+    JSON array of calls, and the same cap applies."""
+    text = '[{"arguments": {"x": "' + "y" * 300 + '"}, "name": "f"}]'
+    fake.script(text, chunk_size=8)
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    chunks = list(client.chat.completions.create(
+        model="guided", messages=MESSAGES, tools=TOOLS, tool_choice="required", stream=True
+    ))
+    deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
+    assert "".join(delta.content or "" for delta in deltas) == text
+    assert not any(delta.tool_calls for delta in deltas)
+    assert len([delta.content for delta in deltas if delta.content]) > 10

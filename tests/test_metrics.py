@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 import openai
+import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -14,6 +15,7 @@ from gateway.config import Config
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 ONE_CALL = '<think>\nNeed weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+BACKEND_CALL = {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
 MALFORMED_THEN_CUT_CALL = (
     'Let me try. <tool_call>not json</tool_call> Again: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'
 )
@@ -62,6 +64,64 @@ def test_a_streamed_tool_call_counts_request_latency_tokens_and_call(gateway, cl
     assert value(samples, "parsegate_tokens_total", model="qwen3", kind="completion") == 11
     assert value(samples, "parsegate_tool_calls_total", model="qwen3", parser="qwen25") == 1
     assert value(samples, "parsegate_upstream_errors_total", model="qwen3", kind="stream_cut") == 0
+
+
+def test_usage_on_every_chunk_is_counted_once(serve, gateway_config, fake):
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+
+    def event(text: str, completion_tokens: int, reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": {"content": text}, "finish_reason": reason}
+        usage = {"prompt_tokens": 5, "completion_tokens": completion_tokens, "total_tokens": 5 + completion_tokens}
+        return b"data: " + orjson.dumps({"choices": [choice], "usage": usage}) + b"\n\n"
+
+    fake.raw_stream = [event("a", 1), event("b", 2), event("", 3, "stop"), b"data: [DONE]\n\n"]
+    continuous = {"include_usage": True, "continuous_usage_stats": True}  # vLLM: usage on every chunk
+    stream = client.chat.completions.create(
+        model="plain", messages=MESSAGES, stream=True, extra_body={"stream_options": continuous}
+    )
+    assert [chunk.usage.completion_tokens for chunk in stream if chunk.usage] == [1, 2, 3]
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_tokens_total", model="plain", kind="prompt") == 5
+    assert value(samples, "parsegate_tokens_total", model="plain", kind="completion") == 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_calls_the_backend_parsed_itself_are_counted_with_ours(serve, gateway_config, fake, stream):
+    """Raw call text, then the backend's own structured call: every call the
+    client gets is counted (streamed, our parser reads the first one; whole,
+    the backend's call marks the message as parsed, its text stays content)."""
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    fake.script_parsed(
+        {"content": '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'},
+        BACKEND_CALL,
+    )
+    reply = client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS, stream=stream)
+    if stream:
+        calls = {call.index for chunk in reply for call in chunk.choices[0].delta.tool_calls or ()}
+    else:
+        calls = {index for index, _ in enumerate(reply.choices[0].message.tool_calls)}
+    assert calls == ({0, 1} if stream else {0})
+    assert value(scrape(gateway), "parsegate_tool_calls_total", model="qwen3", parser="qwen25") == len(calls)
+
+
+def test_backend_parsed_reasoning_and_calls_time_the_first_token(serve, gateway_config, fake):
+    """A model without parsers of ours: the backend's reasoning is its first
+    text, its call is counted under `parser="none"`."""
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    fake.script_parsed(
+        {"reasoning_content": "Need the weather."},
+        BACKEND_CALL,
+    )
+    chunks = list(client.chat.completions.create(model="plain", messages=MESSAGES, tools=TOOLS, stream=True))
+    assert any(chunk.choices and chunk.choices[0].delta.tool_calls for chunk in chunks)
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_time_to_first_token_seconds_count", model="plain") == 1
+    assert value(samples, "parsegate_inter_chunk_latency_seconds_count", model="plain") == 1
+    assert value(samples, "parsegate_tool_calls_total", model="plain", parser="none") == 1
+    assert not any(labels == frozenset({("model", "plain"), ("parser", "None")}) for _, labels in samples)
 
 
 def test_fallbacks_and_invalid_arguments_are_counted_by_parser(gateway, client, fake):
@@ -123,3 +183,14 @@ def test_metrics_stay_open_when_api_keys_are_set(serve, gateway_config):
     assert httpx.post(f"{guarded}/v1/chat/completions", json={}).status_code == 401
     samples = scrape(guarded)
     assert value(samples, "parsegate_requests_total", model="unknown", status="401") == 1
+
+
+def test_text_completion_failures_are_counted_by_kind(serve, gateway_config, fake):
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    assert httpx.post(f"{gateway}/v1/completions", json={"model": "down", "prompt": "Hi"}).status_code == 502
+    fake.drop_after = 1
+    streamed = httpx.post(f"{gateway}/v1/completions", json={"model": "plain", "prompt": "Hi", "stream": True})
+    assert '"upstream_unreachable"' in streamed.text
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_upstream_errors_total", model="down", kind="unreachable") == 1
+    assert value(samples, "parsegate_upstream_errors_total", model="plain", kind="connection_lost") == 1
