@@ -26,7 +26,7 @@ async def within_idle(lines: AsyncIterator[str], seconds: float) -> AsyncIterato
             try:
                 line = await anext(lines, None)
             except asyncio.CancelledError:
-                if watch.expired and watch.task.uncancel() == 0:
+                if watch.expired and watch.only_canceller():
                     raise IdleExpired from None
                 raise
             watch.since = None
@@ -54,6 +54,13 @@ class _Watch:
             return
         start = now if self.since is None else self.since
         self._timer = self.loop.call_at(start + self.seconds, self._check)
+
+    def only_canceller(self) -> bool:
+        """Whether the timer's cancel is the task's only one (then it is
+        ours to swallow). Python 3.10 cannot count cancels: there the
+        expired timer is taken as the cause."""
+        uncancel = getattr(self.task, "uncancel", None)
+        return uncancel is None or uncancel() == 0
 
     def stop(self) -> None:
         self._timer.cancel()
