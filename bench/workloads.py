@@ -82,9 +82,3 @@ def streamed_cpu_seconds(pipeline, text: str, chunk: int = 4) -> tuple[float, in
         pipeline.feed(piece)
     pipeline.finish()
     return time.process_time() - started, len(pieces)
-
-
-def best_seconds(make_pipeline_, text: str, chunk: int = 4, repeats: int = 5) -> tuple[float, int]:
-    """The best of `repeats` streamed runs, each on a fresh pipeline."""
-    runs = [streamed_cpu_seconds(make_pipeline_(), text, chunk) for _ in range(repeats)]
-    return min(seconds for seconds, _ in runs), runs[0][1]
