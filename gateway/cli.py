@@ -1,6 +1,6 @@
 """The `parsegate` command (also `python -m gateway`).
 
-    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N]
+    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--no-access-log]
     parsegate parsers [--json]
     parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                       [--tools FILE.json] [--stream-chunk N] [FILE|-]
@@ -29,7 +29,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from gateway.serve import serve  # the web stack loads only once there is something to serve
 
-    serve(config, path, args.host or config.server.host, args.port or config.server.port, args.workers)
+    host, port = args.host or config.server.host, args.port or config.server.port
+    serve(config, path, host, port, args.workers, access_log=not args.no_access_log)
     return 0
 
 
@@ -88,6 +89,7 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     serve.add_argument("--host", help="listen address (default: server.host)")
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
     serve.add_argument("--workers", type=_positive, default=1, metavar="N", help="worker processes (default: 1)")
+    serve.add_argument("--no-access-log", action="store_true", help="no log line per request")
     listing = commands.add_parser("parsers", help="list the parser names")
     listing.add_argument("--json", action="store_true", help="print JSON")
     parse = commands.add_parser("parse", help="parse one raw model output and print JSON")

@@ -219,3 +219,21 @@ def test_serve_with_workers_starts_them_all_and_answers():
 def test_serve_rejects_a_worker_count_below_one(capsys, monkeypatch, workers):
     code, _, error = in_process(capsys, monkeypatch, "serve", "--workers", workers)
     assert code == 2 and "--workers" in error
+
+
+@pytest.mark.parametrize("flags, logged", [([], True), (["--no-access-log"], False)])
+def test_serve_writes_an_access_log_line_unless_told_not_to(flags, logged):
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", "--port", str(port), *flags],
+        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        for line in server.stderr:  # uvicorn logs to stderr; this blocks until it is up
+            if "Uvicorn running on" in line:
+                break
+        assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {"status": "ok"}
+    finally:
+        server.terminate()
+        access_log = server.communicate(timeout=20)[0]  # uvicorn writes it to stdout
+    assert ('"GET /health HTTP/1.1" 200' in access_log) is logged
