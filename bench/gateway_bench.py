@@ -3,7 +3,8 @@
 Wraps ../shared/bench/run_gateway_bench.py (its fake raw-text backend, load
 generator and `pt-sse` pass-through: FastAPI + httpx + sse-starlette, no
 parsing), with parsegate added as the `gw` target on bench/gateway.yaml
-(qwen3 reasoning + qwen25 tool calls, a tool in every request). Each
+(qwen3 reasoning + qwen25 tool calls, a tool in every request), without
+an access log, like the pass-through. Each
 scenario starts the backend and both proxies, pinned with taskset, and
 runs the load against them in turn, so machine noise hits both alike:
 
@@ -47,7 +48,7 @@ def scenarios(quick: bool) -> dict[str, list[str]]:
 
 
 def run_scenario(python: str, name: str, args: list[str], out: Path, workers: int) -> list[dict]:
-    serve = f"{python} -m gateway serve --config {REPO / 'bench' / 'gateway.yaml'} --workers {workers}"
+    serve = f"{python} -m gateway serve --config {REPO / 'bench' / 'gateway.yaml'} --workers {workers} --no-access-log"
     command = [
         python, str(SHARED / "run_gateway_bench.py"), *args, "--tools", "--chunks", str(CHUNKS),
         "--targets", "pt-sse,gw", "--extra", f"gw={GATEWAY_URL}::{serve}", "--out", str(out),
