@@ -3,7 +3,8 @@
 Wraps ../shared/bench/run_gateway_bench.py (its fake raw-text backend, load
 generator and `pt-sse` pass-through: FastAPI + httpx + sse-starlette, no
 parsing), with parsegate added as the `gw` target on bench/gateway.yaml
-(qwen3 reasoning + qwen25 tool calls, a tool in every request). Each
+(qwen3 reasoning + qwen25 tool calls, a tool in every request), with its
+request log line written after each response. Each
 scenario starts the backend and both proxies, pinned with taskset, and
 runs the load against them in turn, so machine noise hits both alike:
 

@@ -20,23 +20,18 @@ import statistics
 
 from bench.workloads import (
     aliases,
-    best_seconds,
     distinct_reasoning_parsers,
     distinct_tool_parsers,
     long_argument_call,
     many_parameters_call,
     reasoning_output,
     reasoning_pipeline,
+    streamed_cpu_seconds,
     tool_pipeline,
 )
 from parsers import reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
 
 SLOPE_TARGET, TOOL_TARGET_US, REASONING_TARGET_US = 1.1, 5.0, 3.0
-
-
-def per_chunk_us(make, text: str, chunk: int, repeats: int) -> float:
-    seconds, chunks = best_seconds(make, text, chunk, repeats)
-    return seconds * 1e6 / chunks
 
 
 def slope(per_size: dict[int, float], small: int, large: int, chunk: int, texts: dict[int, str]) -> float:
@@ -46,9 +41,16 @@ def slope(per_size: dict[int, float], small: int, large: int, chunk: int, texts:
 
 
 def growth(make, texts: dict[int, str], chunk: int, repeats: int) -> tuple[dict[int, float], float]:
+    """µs per chunk for each size, the best of `repeats` runs interleaved
+    across sizes (so a busy moment of the machine hits one run of each, not
+    every run of one size), and the slope between the two largest sizes."""
     sizes = sorted(texts)
-    per_size = {size: per_chunk_us(make, texts[size], chunk, repeats) for size in sizes}
-    return per_size, slope(per_size, sizes[-2], sizes[-1], chunk, texts)
+    best = {size: math.inf for size in sizes}
+    for _ in range(repeats):
+        for size in sizes:
+            seconds, chunks = streamed_cpu_seconds(make(), texts[size], chunk)
+            best[size] = min(best[size], seconds * 1e6 / chunks)
+    return best, slope(best, sizes[-2], sizes[-1], chunk, texts)
 
 
 def label(name: str, names: list[str], lookup) -> str:

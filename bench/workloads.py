@@ -8,6 +8,7 @@ markers around the call (or the reasoning) are cut by a chunk boundary.
 
 from __future__ import annotations
 
+import gc
 import time
 
 import orjson
@@ -75,16 +76,18 @@ def reasoning_pipeline(parser: str, stream_reasoning: bool = True):
 
 def streamed_cpu_seconds(pipeline, text: str, chunk: int = 4) -> tuple[float, int]:
     """CPU time of this process to feed `text` in `chunk`-character pieces
-    and finish, and the number of pieces."""
+    and finish, and the number of pieces. The garbage collector is paused
+    meanwhile: a full collection of a large heap (a test session's) would
+    be charged to whichever run it happens in."""
     pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
-    started = time.process_time()
-    for piece in pieces:
-        pipeline.feed(piece)
-    pipeline.finish()
-    return time.process_time() - started, len(pieces)
-
-
-def best_seconds(make_pipeline_, text: str, chunk: int = 4, repeats: int = 5) -> tuple[float, int]:
-    """The best of `repeats` streamed runs, each on a fresh pipeline."""
-    runs = [streamed_cpu_seconds(make_pipeline_(), text, chunk) for _ in range(repeats)]
-    return min(seconds for seconds, _ in runs), runs[0][1]
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        started = time.process_time()
+        for piece in pieces:
+            pipeline.feed(piece)
+        pipeline.finish()
+        return time.process_time() - started, len(pieces)
+    finally:
+        if collecting:
+            gc.enable()

@@ -1,6 +1,7 @@
 """Running the gateway: one process, or N uvicorn worker processes that
 share the listening socket, to use several cores. uvicorn picks uvloop and
-httptools when they are installed (the `speed` extra).
+httptools when they are installed (the `speed` extra). uvicorn's access
+log line, written before the response headers, can be turned off.
 
 Workers are separate processes, each loading the config again: the path
 goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
