@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import httpx
 import orjson
 from starlette.background import BackgroundTask
@@ -21,6 +22,8 @@ from gateway.observe import RequestRecord, stream_failure_kind
 from gateway.request import ParsePlan
 from gateway.sse import EventStream, data_payloads
 from gateway.upstream import Backend
+
+DRAIN_SECONDS = 1.0
 
 
 class StreamTranslator:
@@ -125,8 +128,10 @@ async def _translated(
     response: httpx.Response, translator: StreamTranslator, backend: Backend
 ) -> AsyncIterator[list[bytes]]:
     """Each upstream chunk's events; the backend's failures raise ApiError."""
-    async for data in backend.payloads(response):
+    payloads = backend.payloads(response)
+    async for data in payloads:
         if data == b"[DONE]":
+            await _drain(payloads)
             return
         try:
             chunk = orjson.loads(data)
@@ -136,6 +141,15 @@ async def _translated(
         if not isinstance(chunk, dict) or "error" in chunk:
             raise _backend_error(chunk, backend)
         yield translator.translate(chunk)
+
+
+async def _drain(payloads: AsyncIterator[bytes]) -> None:
+    """Read the little that follows `[DONE]` (the end of the body), so that
+    the connection goes back to the pool instead of being closed; a backend
+    that keeps the stream open after it gets `DRAIN_SECONDS`."""
+    with anyio.move_on_after(DRAIN_SECONDS):
+        async for _ in payloads:
+            pass
 
 
 def _backend_error(chunk: object, backend: Backend) -> ApiError:

@@ -70,6 +70,7 @@ class FakeBackend:
         self.held = threading.Event()  # a request is waiting for `release()`
         self.sent_bytes = 0  # bytes of stream events the server has taken (written or buffered)
         self.requests: list[tuple[dict, dict]] = []
+        self.client_ports: list[int | None] = []  # the gateway's end of each chat request's connection
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
         self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
@@ -106,6 +107,7 @@ class FakeBackend:
     async def _chat(self, request: Request) -> Response:
         body = orjson.loads(await request.body())
         self.requests.append((dict(request.headers), body))
+        self.client_ports.append(request.client.port if request.client else None)
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.hold_headers and not await self._wait_for_release():

@@ -269,3 +269,11 @@ def test_skip_special_tokens_is_sent_only_when_needed_and_never_overrides_the_cl
         assert chosen["skip_special_tokens"] is True
     finally:
         asyncio.run(backend.client.aclose())
+
+
+def test_streamed_requests_reuse_the_backend_connection(client, fake):
+    fake.script("Hmm.</think>Hello there, streamed.", chunk_size=4)
+    for _ in range(3):
+        stream = client.chat.completions.create(model="qwen3", messages=MESSAGES, stream=True)
+        assert "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices) == "Hello there, streamed."
+    assert len(fake.client_ports) == 3 and len(set(fake.client_ports)) == 1
