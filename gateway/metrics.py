@@ -35,7 +35,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         registry = self.registry
         self.requests = Counter(
-            "parsegate_requests", "Chat completion requests, by model and HTTP status.",
+            "parsegate_requests", "Chat and text completion requests, by model and HTTP status.",
             ["model", "status"], registry=registry,
         )
         self.time_to_first_token = Histogram(

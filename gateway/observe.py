@@ -24,7 +24,7 @@ from gateway.metrics import UNKNOWN_MODEL, Metrics
 from parsers import CallOutcomes
 
 REQUEST_ID_HEADER = "x-request-id"
-CHAT_PATH = "/v1/chat/completions"
+COUNTED_PATHS = ("/v1/chat/completions", "/v1/completions")  # the requests parsegate_requests_total counts
 NO_PARSER = "none"  # the `parser` label of calls no tool-call parser of ours read
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 
@@ -180,7 +180,7 @@ class ObserveMiddleware:
         """The status is known: count the request (before its body goes out,
         so a scrape after the response always sees it)."""
         record.status = status
-        if scope["path"] == CHAT_PATH:
+        if scope["path"] in COUNTED_PATHS:
             self.metrics.requests.labels(record.model or UNKNOWN_MODEL, str(status)).inc()
 
     def _log(self, scope: Scope, record: RequestRecord) -> None:

@@ -185,6 +185,16 @@ def test_metrics_stay_open_when_api_keys_are_set(serve, gateway_config):
     assert value(samples, "parsegate_requests_total", model="unknown", status="401") == 1
 
 
+def test_text_completions_are_counted_as_requests(serve, gateway_config, fake):
+    gateway = serve(create_app(Config.model_validate(gateway_config)))
+    fake.script("Once upon a time")
+    assert httpx.post(f"{gateway}/v1/completions", json={"model": "plain", "prompt": "Hi"}).status_code == 200
+    assert httpx.post(f"{gateway}/v1/completions", json={"model": "down", "prompt": "Hi"}).status_code == 502
+    samples = scrape(gateway)
+    assert value(samples, "parsegate_requests_total", model="plain", status="200") == 1
+    assert value(samples, "parsegate_requests_total", model="down", status="502") == 1
+
+
 def test_text_completion_failures_are_counted_by_kind(serve, gateway_config, fake):
     gateway = serve(create_app(Config.model_validate(gateway_config)))
     assert httpx.post(f"{gateway}/v1/completions", json={"model": "down", "prompt": "Hi"}).status_code == 502
