@@ -15,7 +15,7 @@ import httpx
 import orjson
 from starlette.background import BackgroundTask
 
-from gateway.backend_parsed import ChoiceReader, backend_reasoning
+from gateway.backend_parsed import ChoiceReader
 from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
 from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.observe import RequestRecord, stream_failure_kind
@@ -65,6 +65,7 @@ class StreamTranslator:
         part = choice.get("delta")
         part = part if isinstance(part, dict) else {}
         events = stream.pipeline.read(part)
+        carried_text = bool(events) or bool(part.get("content"))  # held-back content counts too
         reason = choice.get("finish_reason")
         if reason is not None:
             events = events + self._finish(stream)
@@ -75,7 +76,7 @@ class StreamTranslator:
         if reason is not None:
             unmet = self._plan.tool_choice.unmet(stream.made_call)
             out.append(self._encoder.choice(index, {}, finish_reason(stream.made_call, reason), extra=unmet))
-        return bool(part.get("content") or backend_reasoning(part) or part.get("tool_calls"))
+        return carried_text
 
     def _finish(self, stream: ChoiceStream) -> list:
         events = stream.finish()
