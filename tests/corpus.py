@@ -2,7 +2,9 @@
 
 Cases come from SGLang's own tests (`../shared/corpus/*.jsonl`, schema in
 its README) and from parsegate's own case files (`tests/cases/*.jsonl`,
-same schema) for names the corpus does not cover.
+same schema) for names the corpus does not cover. `$PARSEGATE_CORPUS`
+names another corpus; without it and without `../shared/corpus` (a clone
+on its own), the snapshot in `tests/corpus/` is used.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from pathlib import Path
 import yaml
 
 TESTS = Path(__file__).parent
-CORPUS_DIR = Path(os.environ.get("PARSEGATE_CORPUS", TESTS.parent.parent / "shared" / "corpus"))
+SHARED_CORPUS = TESTS.parent.parent / "shared" / "corpus"
+SNAPSHOT_CORPUS = TESTS / "corpus"
+CORPUS_DIR = Path(
+    os.environ.get("PARSEGATE_CORPUS") or (SHARED_CORPUS if any(SHARED_CORPUS.glob("*.jsonl")) else SNAPSHOT_CORPUS)
+)
 DECLINED_FILE = TESTS / "declined.yaml"
 
 
