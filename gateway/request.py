@@ -177,6 +177,7 @@ class ParsePlan:
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
             force_reasoning=False if choice.call_array else None,
+            force_nonempty_content=bool((self.chat_template_kwargs or {}).get("force_nonempty_content")),
             end_of_turn=self.end_of_turn,
             call_array=choice.call_array,
             max_buffered_chars=self.max_buffered_chars,

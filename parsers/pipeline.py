@@ -7,6 +7,7 @@ import orjson
 from parsers.call_array import CallArrayParser
 from parsers.end_of_turn import EndOfTurnFilter
 from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
+from parsers.nonempty_content import NonemptyContent
 from parsers.registry import reasoning_format, tool_format
 from parsers.tool_calls import CallOutcomes, ToolCallParser
 
@@ -79,6 +80,7 @@ def make_pipeline(
     chat_template_kwargs: dict | None = None,
     stream_reasoning: bool = True,
     force_reasoning: bool | None = None,
+    force_nonempty_content: bool = False,
     end_of_turn: tuple[str, ...] | None = None,
     call_array: bool = False,
     max_buffered_chars: int | None = None,
@@ -87,7 +89,9 @@ def make_pipeline(
 
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
-    serving rule), else from the format's default. `end_of_turn=None`
+    serving rule), else from the format's default.
+    `force_nonempty_content=True` reports a turn that is all reasoning as
+    content (`NonemptyContent`). `end_of_turn=None`
     removes the end-of-turn tokens of the named formats. `call_array=True`
     reads the reply as a JSON array of calls (output constrained to one)
     instead of with a named tool-call parser. With
@@ -103,6 +107,8 @@ def make_pipeline(
         if force_reasoning is None and chat_template_kwargs is not None:
             force_reasoning = fmt.thinking_enabled(chat_template_kwargs)
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
+        if force_nonempty_content:
+            reasoning = NonemptyContent(reasoning)
     tool_calls = None
     if call_array:
         tool_calls = CallArrayParser(max_buffered_chars)

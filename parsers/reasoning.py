@@ -15,6 +15,9 @@ is a three-state machine over marker hits:
 Formats whose models think again later in the same turn (`reenters`) go
 back to ``before`` at the end marker instead of ``after``; a tool-start
 marker still ends scanning for good.
+
+A format's `start_label` (Gemma 4's ``thought\n``) is dropped when it
+directly follows the start marker; its prefix is held back meanwhile.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from parsers.events import Content, Event, Reasoning
-from parsers.markers import MarkerSet, marker_set
+from parsers.markers import MarkerSet, cut_short, marker_set
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,9 @@ class ReasoningFormat:
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
     `reenters`: a start marker after the end marker opens reasoning again.
+    `start_label`: a self-label the model writes right after the start
+    marker, removed with it. `drops_newline_after_end`: the one newline the
+    template writes after the end marker is not content.
     `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
@@ -55,6 +61,8 @@ class ReasoningFormat:
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     reenters: bool = False
+    start_label: str = ""
+    drops_newline_after_end: bool = False
     stage: Callable | None = None
 
     def make_parser(self, **options):
@@ -96,6 +104,8 @@ class ReasoningParser:
         if not fmt.separates:
             self._state = "after"
         self._reasoning_seen = False
+        self._label_pending = False
+        self._newline_pending = False
         self._held_back = ""
         self._unstreamed: list[str] = []
         self._before_markers = marker_set(fmt.start)
@@ -107,11 +117,19 @@ class ReasoningParser:
         if self._content_prefix and text:
             text, self._content_prefix = self._content_prefix + text, ""
         if self._state == "after":
+            text = self._after_end(text)
             return [Content(text)] if text else []
         events: list[Event] = []
         buf = self._held_back + text
         pos = 0
         while self._state != "after":
+            if self._label_pending:
+                if cut_short(buf, pos, self.fmt.start_label):
+                    self._held_back = buf[pos:]
+                    return events
+                self._label_pending = False
+                if buf.startswith(self.fmt.start_label, pos):
+                    pos += len(self.fmt.start_label)
             markers = self._markers()
             hit = markers.search(buf, pos)
             if hit is None:
@@ -123,8 +141,9 @@ class ReasoningParser:
             self._on_marker(hit.marker, events)
             pos = hit.end
         self._held_back = ""
-        if pos < len(buf):
-            events.append(Content(buf[pos:]))
+        rest = self._after_end(buf[pos:])
+        if rest:
+            events.append(Content(rest))
         return events
 
     def finish(self) -> list[Event]:
@@ -134,6 +153,13 @@ class ReasoningParser:
         self._held_back = ""
         self._flush_reasoning(events)
         return events
+
+    def _after_end(self, text: str) -> str:
+        if self._newline_pending and text:
+            self._newline_pending = False
+            if text[0] == "\n":
+                return text[1:]
+        return text
 
     def _markers(self) -> MarkerSet:
         if self._state == "before":
@@ -160,6 +186,7 @@ class ReasoningParser:
     def _on_marker(self, marker: str, events: list[Event]) -> None:
         if marker == self.fmt.start and (self._state == "before" or not self._reasoning_seen):
             self._state = "thinking"
+            self._label_pending = bool(self.fmt.start_label)
             return
         self._flush_reasoning(events)
         if marker == self.fmt.end and self.fmt.reenters:
@@ -169,3 +196,5 @@ class ReasoningParser:
         self._state = "after"
         if marker != self.fmt.end:
             events.append(Content(marker))
+        else:
+            self._newline_pending = self.fmt.drops_newline_after_end

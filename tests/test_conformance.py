@@ -38,6 +38,7 @@ def parse(case: dict, pieces: list[str]) -> dict:
         tools=case.get("tools"),
         force_reasoning=options.get("force_reasoning"),
         stream_reasoning=options.get("stream_reasoning", True),
+        force_nonempty_content=options.get("force_nonempty_content", False),
     )
     result = ParseResult()
     for piece in pieces:

@@ -41,8 +41,8 @@ PICKS = [
     ("meta-llama/Llama-3.1-8B-Instruct", "llama3", None),
     ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama3", None),
     ("mistralai/Devstral-Small-2507", "mistral", None),
-    ("mistralai/Magistral-Small-2509", "mistral", None),
-    ("google/gemma-4-31b-it", "gemma4", None),
+    ("mistralai/Magistral-Small-2509", "mistral", "mistral"),
+    ("google/gemma-4-31b-it", "gemma4", "gemma4"),
     ("LiquidAI/LFM2-1.2B", "lfm2", None),
     ("some-org/my-own-model", None, None),
 ]

@@ -23,6 +23,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     models += [
         {"name": "deepseek", "backend": backend, "reasoning_parser": "deepseek-v3"},
         {"name": "r1", "backend": backend, "reasoning_parser": "deepseek-r1"},
+        {"name": "magistral", "backend": backend, "reasoning_parser": "mistral"},
         {
             "name": "qwen3-thinking-by-config",
             "backend": backend,
@@ -69,7 +70,7 @@ def reply(client, fake, text: str, **request) -> tuple[str | None, str | None]:
     """(reasoning, content) of the reply, checked equal streamed and not."""
     fake.script(text, chunk_size=2)
     message = client.chat.completions.create(messages=MESSAGES, **request).choices[0].message
-    whole = (getattr(message, "reasoning_content", None), message.content)
+    whole = (getattr(message, "reasoning_content", None), message.content or None)
     reasoning, content = "", ""
     for chunk in client.chat.completions.create(messages=MESSAGES, stream=True, **request):
         for choice in chunk.choices:
@@ -117,3 +118,19 @@ def test_a_clients_effort_wins_over_the_configs_thinking_switch(client, fake):
     result = reply(client, fake, text, model="qwen3-thinking-by-config", reasoning_effort="none")
     assert result == (None, text)
     assert fake.last_body["chat_template_kwargs"] == {"thinking": False, "enable_thinking": False, "custom": "x"}
+
+
+def test_a_reply_that_is_all_reasoning_comes_as_content_when_asked(client, fake):
+    forced = {"chat_template_kwargs": {"force_nonempty_content": True}}
+    text = "<think>Paris is in France.</think>"
+    assert reply(client, fake, text, model="qwen3-reasoning_content") == ("Paris is in France.", None)
+    assert reply(client, fake, text, model="qwen3-reasoning_content", extra_body=forced) == (None, "Paris is in France.")
+    answered = "<think>Paris.</think>It is sunny."
+    assert reply(client, fake, answered, model="qwen3-reasoning_content", extra_body=forced) == ("Paris.", "It is sunny.")
+
+
+def test_magistral_thinks_when_a_reasoning_effort_is_set(client, fake):
+    text = "Let me think.[/THINK]Answer."
+    assert reply(client, fake, text, model="magistral") == (None, text)
+    assert reply(client, fake, text, model="magistral", reasoning_effort="medium") == ("Let me think.", "Answer.")
+    assert fake.last_body["skip_special_tokens"] is False

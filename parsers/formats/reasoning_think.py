@@ -23,6 +23,43 @@ register(replace(QWEN3, name="minimax", models="MiniMax M1/M2 (reasoning always 
 register(replace(QWEN3, name="interns1", models="InternLM / Intern-S1"))
 register(replace(QWEN3, name="nano_v3", models="NVIDIA Nemotron 3 Nano"))
 register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"))
+register(replace(QWEN3, name="ling3", models="inclusionAI Ling 3 / Ring 3"))
+register(replace(QWEN3, name="dots", models="rednote dots.llm1"))
+register(replace(QWEN3, name="nanbeige", models="Nanbeige 4"))
+register(replace(QWEN3, name="nemotron_3", models="NVIDIA Nemotron 3 (Super / Ultra)"))
+register(
+    replace(
+        QWEN3,
+        name="granite_thinking_parser",
+        models="IBM Granite thinking models; the newline after </think> is not content",
+        drops_newline_after_end=True,
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="mimo",
+        models="Xiaomi MiMo; on only with `enable_thinking: true`",
+        thinking_by_default=False,
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="poolside_v1",
+        models="Poolside Laguna; on only with `enable_thinking: true`",
+        thinking_by_default=False,
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="iquest_q1",
+        models="IQuest Q1; off when `thinking` / `enable_thinking` say false",
+        tool_start=None,
+        thinking_switches=("thinking", "enable_thinking"),
+    )
+)
 DEEPSEEK_V3 = replace(
     QWEN3,
     name="deepseek-v3",
@@ -69,6 +106,31 @@ _ALWAYS = ReasoningFormat(
 register(_ALWAYS)
 register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
 register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))
+register(replace(_ALWAYS, name="gigachat35", models="GigaChat 3.5", end_of_turn=()))
+
+register(
+    ReasoningFormat(
+        name="mistral",
+        models="Magistral, Mistral Small 4 reasoning ([THINK] … [/THINK]); on when `reasoning_effort` is set and not `none`",
+        start="[THINK]",
+        end="[/THINK]",
+        thinking_switches=("thinking", "enable_thinking"),
+        thinking_by_default=False,
+        needs_special_tokens=True,
+        end_of_turn=("</s>",),
+    )
+)
+register(
+    ReasoningFormat(
+        name="gemma4",
+        models="Google Gemma 4 (<|channel>thought\n … <channel|>); on only with `enable_thinking: true`",
+        start="<|channel>",
+        end="<channel|>",
+        start_label="thought\n",
+        thinking_by_default=False,
+        needs_special_tokens=True,
+    )
+)
 
 register(
     ReasoningFormat(

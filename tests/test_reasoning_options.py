@@ -1,0 +1,76 @@
+"""Format options of the reasoning stage that the corpus does not pin:
+Gemma 4's self-label, Granite's newline after `</think>`, and the
+`force_nonempty_content` switch, each at every two-piece split and one
+character at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from parsers import ParseResult, make_pipeline
+
+
+def parse(reasoning_parser: str, pieces: list[str], **options) -> tuple[str | None, str | None]:
+    pipeline = make_pipeline(reasoning_parser, None, **options)
+    result = ParseResult()
+    for piece in pieces:
+        result.add(pipeline.feed(piece))
+    result.add(pipeline.finish())
+    return result.reasoning_content, result.content
+
+
+def every_split(text: str) -> list[list[str]]:
+    return [[text]] + [[text[:i], text[i:]] for i in range(1, len(text))] + [list(text)]
+
+
+def assert_at_every_split(reasoning_parser: str, text: str, expected, **options) -> None:
+    for pieces in every_split(text):
+        assert parse(reasoning_parser, pieces, **options) == expected, pieces
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<|channel>thought\nPlan.<channel|>Answer.", ("Plan.", "Answer.")),
+        ("<|channel>Plan.<channel|>Answer.", ("Plan.", "Answer.")),
+        ("<|channel>thoughtful plan<channel|>Answer.", ("thoughtful plan", "Answer.")),
+        ("<|channel>thou", ("thou", None)),
+        ("Answer without thinking.", (None, "Answer without thinking.")),
+    ],
+)
+def test_gemma4_drops_its_thought_label_only_right_after_the_start(text, expected):
+    assert_at_every_split("gemma4", text, expected)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<think>Plan.</think>\nAnswer.", ("Plan.", "Answer.")),
+        ("<think>Plan.</think>\n\nAnswer.", ("Plan.", "\nAnswer.")),
+        ("<think>Plan.</think>Answer.\n", ("Plan.", "Answer.\n")),
+        ("Answer.\nMore.", (None, "Answer.\nMore.")),
+    ],
+)
+def test_granite_drops_the_one_newline_after_its_reasoning(text, expected):
+    assert_at_every_split("granite_thinking_parser", text, expected)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<think>Only reasoning.</think>", (None, "Only reasoning.")),
+        ("<think>Cut short", (None, "Cut short")),
+        ("<think>Plan.</think>Answer.", ("Plan.", "Answer.")),
+        ("<think>Plan.<tool_call>", ("Plan.", "<tool_call>")),
+        ("Plain answer.", (None, "Plain answer.")),
+    ],
+)
+def test_force_nonempty_content_reports_an_all_reasoning_turn_as_content(text, expected):
+    assert_at_every_split("qwen3", text, expected, force_nonempty_content=True)
+
+
+def test_force_nonempty_content_holds_reasoning_back_until_content_appears():
+    pipeline = make_pipeline("qwen3", None, force_nonempty_content=True)
+    assert pipeline.feed("<think>Plan") == []
+    events = pipeline.feed(" more.</think>Answer")
+    assert [(type(e).__name__, e.text) for e in events] == [("Reasoning", "Plan more."), ("Content", "Answer")]
