@@ -20,6 +20,7 @@ from typing import Protocol
 import orjson
 
 from parsers.json_scan import JsonValueScanner
+from parsers.json_string import JsonStringDecoder
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _WHITESPACE = re.compile(r"\s*")
@@ -56,7 +57,8 @@ class JsonCallObject:
         self._value_start = 0
         self._early_args: list[str] = []
         self._args_seen = False
-        self._string_args: list[str] | None = None
+        self._string_args: JsonStringDecoder | None = None
+        self._string_open = False
 
     def step(self, buf: str, pos: int) -> int:
         """Consume what can be decided of `buf[pos:]`; return the new position."""
@@ -79,8 +81,8 @@ class JsonCallObject:
     def finish(self) -> None:
         """The text ended inside the object: keep what was committed."""
         if self._string_args is not None:
-            raw, self._string_args = "".join(self._string_args), None
-            self._forward_args(raw)
+            decoder, self._string_args = self._string_args, None
+            self._forward_args(decoder.finish())
         self.status = DONE if self.started else FAILED
 
     def _step_token(self, buf: str, pos: int) -> int | None:
@@ -123,15 +125,13 @@ class JsonCallObject:
             if pos == len(buf):
                 return pos
             if self._key in self._args_keys and buf[pos] == '"':
-                self._string_args = []
+                self._string_args = JsonStringDecoder()
         start = pos
         pos = value.scan(buf, pos)
         if self._key in self._args_keys:
-            self._forward_args(buf[start:pos])
+            self._forward_args(self._decoded(buf[start:pos], value.done))
         if value.done:
             self._state = "next"
-            if self._key in self._args_keys:
-                self._end_args()
         return pos
 
     def _read_name(self, buf: str, pos: int) -> int:
@@ -155,20 +155,23 @@ class JsonCallObject:
         if not text:
             return
         self._args_seen = True
-        if self._string_args is not None:
-            self._string_args.append(text)
-        elif self.started:
+        if self.started:
             self._sink.args(text)
         else:
             self._early_args.append(text)
 
-    def _end_args(self) -> None:
-        """A string-encoded arguments value becomes the JSON text it encodes."""
-        if self._string_args is None:
-            return
-        decoded = orjson.loads("".join(self._string_args))
+    def _decoded(self, raw: str, closed: bool) -> str:
+        """Arguments text as forwarded: a string-encoded value becomes the
+        JSON text it encodes, as it streams in (its quotes dropped)."""
+        decoder = self._string_args
+        if decoder is None:
+            return raw
+        if not self._string_open:
+            raw, self._string_open = raw[1:], True
+        if not closed:
+            return decoder.feed(raw)
         self._string_args = None
-        self._forward_args(decoded)
+        return decoder.feed(raw[:-1]) + decoder.finish()
 
     def _close(self) -> None:
         if not self.started:

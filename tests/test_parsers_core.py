@@ -9,6 +9,7 @@ import pytest
 
 from parsers import CallArgs, CallEnd, CallStart, Content, Reasoning, make_pipeline, parse_text
 from parsers.json_scan import JsonValueScanner
+from parsers.json_string import JsonStringDecoder
 from parsers.markers import marker_set
 
 
@@ -171,3 +172,34 @@ class TestBufferCap:
         kept = arguments.removeprefix('{"n": ').removesuffix("}")
         assert name == "f" and kept == "1" * len(kept) and 90 <= len(kept) <= 110
         assert result.content == digits[len(kept):] + "\n</parameter>\n</function>\n</tool_call> after"
+
+
+class TestStringEncodedArguments:
+    ENCODED = r'{\"path\": \"a\\\\b\", \"text\": \"x\\n\u00e9\ud83d\ude00 \\\"q\\\"\"}'
+    TEXT = '<tool_call>{"name": "write", "arguments": "' + ENCODED + '"}</tool_call>'
+
+    def test_the_decoder_gives_the_same_text_at_every_split(self):
+        whole = orjson.loads(f'"{self.ENCODED}"')
+        for cut in range(len(self.ENCODED) + 1):
+            decoder = JsonStringDecoder()
+            text = decoder.feed(self.ENCODED[:cut]) + decoder.feed(self.ENCODED[cut:]) + decoder.finish()
+            assert text == whole, cut
+
+    def test_arguments_encoded_as_a_string_stream_decoded_before_the_string_closes(self):
+        pipeline = make_pipeline(None, "qwen25")
+        head = '<tool_call>{"name": "write", "arguments": "{\\"path\\": \\"a'
+        assert pipeline.feed(head) == [CallStart(0, "write"), CallArgs(0, '{"path": "a')]
+        events = pipeline.feed(self.TEXT[len(head) :]) + pipeline.finish()
+        rest = "".join(e.text for e in events if isinstance(e, CallArgs))
+        assert '{"path": "a' + rest == orjson.loads(f'"{self.ENCODED}"')
+
+    @pytest.mark.parametrize("size", [1, 2, 5, 1000])
+    def test_every_split_gives_the_decoded_arguments(self, size):
+        result = parse_text(self.TEXT, None, "qwen25", chunk_size=size)
+        assert result.to_json()["tool_calls"] == [
+            {"name": "write", "arguments": {"path": "a\\b", "text": 'x\n\u00e9\U0001f600 "q"'}}
+        ]
+
+    def test_a_string_cut_short_keeps_what_was_written(self):
+        result = parse_text('<tool_call>{"name": "write", "arguments": "{\\"text\\": \\"par\\u00', None, "qwen25")
+        assert result.tool_calls == [("write", '{"text": "par\\u00')]
