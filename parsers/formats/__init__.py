@@ -3,6 +3,7 @@
 from parsers.formats import (  # noqa: F401
     harmony,
     reasoning_think,
+    tool_arg_key,
     tool_dsml,
     tool_gemma4,
     tool_json,
