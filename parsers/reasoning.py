@@ -40,6 +40,8 @@ class ReasoningFormat:
     the start marker prepended (for clients that split it themselves).
     `reenters`: a start marker after the end marker opens reasoning again.
     `stage` replaces the `<think>` machine for formats that are not tags.
+    `suffixed_tokens`: token names a checkpoint may spell with a suffix
+    (`<think:opensource>`); the markers are written bare (`parsers.token_suffix`).
     """
 
     name: str
@@ -56,6 +58,7 @@ class ReasoningFormat:
     needs_special_tokens: bool = False
     reenters: bool = False
     stage: Callable | None = None
+    suffixed_tokens: tuple[str, ...] = ()
 
     def make_parser(self, **options):
         """A fresh stage for one choice: `ReasoningParser`, unless the format
