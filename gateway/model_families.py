@@ -45,6 +45,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("hermes-2-pro*", "hermes-3*", "hermes-4*"), "hermes", None),
     ModelFamily(("internlm*", "intern-s1*"), "interns1", "interns1"),
     ModelFamily(("gigachat3*",), "gigachat3", None),
+    ModelFamily(("hy3*", "hy4*"), "hunyuan", "hunyuan"),
 )
 
 

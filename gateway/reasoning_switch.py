@@ -2,8 +2,8 @@
 thinking switches (FORMATS.md §3.5, as SGLang serves them).
 
 An effort (top level, else `reasoning.effort`) turns thinking on, except
-`"none"`, which turns it off; without an effort, `reasoning.enabled` says
-it. The switch is set as both `chat_template_kwargs.thinking` and
+`"none"` and Hunyuan's `"no_think"`, which turn it off; without an effort,
+`reasoning.enabled` says it. The switch is set as both `chat_template_kwargs.thinking` and
 `enable_thinking` (templates read one or the other), unless the client's
 `chat_template_kwargs` already has that key. The reasoning parser's start
 state follows the result, like any template switch.
@@ -12,13 +12,14 @@ state follows the result, like any template switch.
 from __future__ import annotations
 
 _SWITCHES = ("thinking", "enable_thinking")
+_EFFORTS_OFF = ("none", "no_think")
 
 
 def _thinking_on(payload: dict) -> bool | None:
     reasoning = payload.get("reasoning") or {}
     effort = payload.get("reasoning_effort") or reasoning.get("effort")
     if effort is not None:
-        return effort != "none"
+        return effort not in _EFFORTS_OFF
     enabled = reasoning.get("enabled")
     return enabled if isinstance(enabled, bool) else None
 

@@ -9,19 +9,28 @@ from parsers.end_of_turn import EndOfTurnFilter
 from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
 from parsers.nonempty_content import NonemptyContent
 from parsers.registry import reasoning_format, tool_format
+from parsers.token_suffix import SuffixStripper
 from parsers.tool_calls import CallOutcomes, ToolCallParser
 
 
 class Pipeline:
-    """Removes end-of-turn tokens, feeds the text through the reasoning
+    """Spells suffixed special tokens the bare way (`parsers.token_suffix`),
+    removes end-of-turn tokens, feeds the text through the reasoning
     stage, then its content through the tool-call stage. Either stage may
     be absent. Adjacent content events are merged, so each `feed` yields at
     most one content event per run."""
 
-    def __init__(self, reasoning, tool_calls: ToolCallParser | None, end_of_turn: EndOfTurnFilter | None = None):
+    def __init__(
+        self,
+        reasoning,
+        tool_calls: ToolCallParser | None,
+        end_of_turn: EndOfTurnFilter | None = None,
+        suffixes: SuffixStripper | None = None,
+    ):
         self.reasoning = reasoning
         self.tool_calls = tool_calls
         self.end_of_turn = end_of_turn
+        self.suffixes = suffixes
 
     @property
     def outcomes(self) -> CallOutcomes | None:
@@ -30,12 +39,17 @@ class Pipeline:
         return self.tool_calls.outcomes if self.tool_calls is not None else None
 
     def feed(self, text: str) -> list[Event]:
+        if self.suffixes is not None:
+            text = self.suffixes.feed(text)
         if self.end_of_turn is not None:
             text = self.end_of_turn.feed(text)
         return self._stages(text)
 
     def finish(self) -> list[Event]:
-        events = self._stages(self.end_of_turn.finish()) if self.end_of_turn else []
+        tail = self.suffixes.finish() if self.suffixes is not None else ""
+        if self.end_of_turn is not None:
+            tail = self.end_of_turn.feed(tail) + self.end_of_turn.finish()
+        events = self._stages(tail) if tail else []
         if self.reasoning is not None:
             events += self._to_tools(self.reasoning.finish())
         if self.tool_calls is not None:
@@ -114,7 +128,13 @@ def make_pipeline(
         tool_calls = CallArrayParser(max_buffered_chars)
     elif tool_call_parser is not None:
         tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools, max_buffered_chars=max_buffered_chars)
-    return Pipeline(reasoning, tool_calls, EndOfTurnFilter(end_of_turn) if end_of_turn else None)
+    suffixed = suffixed_tokens(reasoning_parser, tool_call_parser)
+    return Pipeline(
+        reasoning,
+        tool_calls,
+        EndOfTurnFilter(end_of_turn) if end_of_turn else None,
+        SuffixStripper(suffixed) if suffixed else None,
+    )
 
 
 def end_of_turn_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
@@ -125,6 +145,16 @@ def end_of_turn_tokens(reasoning_parser: str | None, tool_call_parser: str | Non
     if tool_call_parser is not None:
         tokens.update(tool_format(tool_call_parser).end_of_turn)
     return tuple(sorted(tokens))
+
+
+def suffixed_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
+    """The token names whose spelling may carry a checkpoint suffix."""
+    names = set()
+    if reasoning_parser is not None:
+        names.update(reasoning_format(reasoning_parser).suffixed_tokens)
+    if tool_call_parser is not None:
+        names.update(tool_format(tool_call_parser).suffixed_tokens)
+    return tuple(sorted(names))
 
 
 class ParseResult:

@@ -46,6 +46,8 @@ class ReasoningFormat:
     marker, removed with it. `drops_newline_after_end`: the one newline the
     template writes after the end marker is not content.
     `stage` replaces the `<think>` machine for formats that are not tags.
+    `suffixed_tokens`: token names a checkpoint may spell with a suffix
+    (`<think:opensource>`); the markers are written bare (`parsers.token_suffix`).
     """
 
     name: str
@@ -64,6 +66,7 @@ class ReasoningFormat:
     start_label: str = ""
     drops_newline_after_end: bool = False
     stage: Callable | None = None
+    suffixed_tokens: tuple[str, ...] = ()
 
     def make_parser(self, **options):
         """A fresh stage for one choice: `ReasoningParser`, unless the format

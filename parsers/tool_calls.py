@@ -56,7 +56,9 @@ class ToolFormat:
     `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
     text, or each parameter rendered with `parameter_template` (`{key}`,
     `{value}`) for formats that write parameters as tags, or what
-    `render_arguments` makes of the JSON. `call_id_template`, if set, is how the model family numbers call
+    `render_arguments` makes of the JSON. `suffixed_tokens` names the
+    tokens a checkpoint may spell with a suffix (`<tool_call:opensource>`);
+    the markers are written bare (`parsers.token_suffix`). `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
     otherwise ids are OpenAI's `call_…`.
     """
@@ -79,6 +81,7 @@ class ToolFormat:
     needs_special_tokens: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
+    suffixed_tokens: tuple[str, ...] = ()
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""

@@ -2,9 +2,12 @@
 
 from parsers.formats import (  # noqa: F401
     harmony,
+    reasoning_hunyuan,
     reasoning_think,
+    tool_arg_key,
     tool_dsml,
     tool_gemma4,
+    tool_hunyuan,
     tool_json,
     tool_mistral,
     tool_named,
