@@ -2,6 +2,7 @@
 
 from parsers.formats import (  # noqa: F401
     harmony,
+    kimi_k3,
     reasoning_think,
     tool_dsml,
     tool_gemma4,
