@@ -76,7 +76,7 @@ register(
             TagCall,
             syntax=TagSyntax(
                 name_ends=("<|sep|>",),
-                name_pattern=r'\s+tool="(?P<name>[^"]+)"' + _OTHER_ATTRIBUTES,
+                name_pattern=r'\s+(?:\w+="[^"]*"\s+)*?tool="(?P<name>[^"]+)"' + _OTHER_ATTRIBUTES,
                 key_open="<|open|>argument",
                 key_close="<|sep|>",
                 key_pattern=r'\s+key="(?P<key>[^"]*)"(?:\s+type="(?P<type>[^"]*)")?' + _OTHER_ATTRIBUTES,
