@@ -9,8 +9,8 @@ K3 writes its reply as channels framed by the special tokens `<|open|>`,
     <|close|>message<|sep|>
 
 - The think channel is reasoning. Templates with thinking on prefill its
-  open marker, so the reply then starts inside it; an echoed open marker
-  is dropped.
+  open marker, so the reply then starts inside it (also when no request
+  says: thinking is on by default); an echoed open marker is dropped.
 - The response channel is content: its open and close markers, and the
   message close, are removed wherever they stand.
 - From the tools channel's open marker on, everything is passed on
@@ -20,9 +20,9 @@ Reasoning ends at the think close, also when its `<|sep|>` is missing, or
 at the first marker of another channel (the model skipped or cut its
 thinking): a response or tools open, a response or message close. Text
 already read as reasoning stays reasoning (it may have been streamed).
-A marker cut short by the end of the output (`max_tokens` stopping after
-`<|close|>` or `<|close|>think`) is dropped; a shorter tail such as `<` is
-text.
+A think close outside reasoning is dropped, never content. A marker cut
+short by the end of the output (`max_tokens` stopping after `<|close|>`
+or `<|open|>response`) is dropped; a shorter tail such as `<` is text.
 """
 
 from __future__ import annotations
@@ -50,15 +50,13 @@ class XtmlReasoningParser:
     def __init__(self, fmt, *, force_reasoning: bool | None = None, stream_reasoning: bool = True):
         self.fmt = fmt
         self.stream_reasoning = stream_reasoning
-        forced = fmt.default_force if force_reasoning is None else force_reasoning
+        forced = fmt.thinking_enabled(None) if force_reasoning is None else force_reasoning
         self._state = "thinking" if forced else "before"
         self._think_close = fmt.end.removesuffix(SEP)
         self._reasoning_seen = False
         self._held_back = ""
         self._unstreamed: list[str] = []
-        self._content_markers = marker_set(fmt.tool_start, *WRAPPERS)
-        self._before_markers = marker_set(fmt.start, fmt.tool_start, *WRAPPERS)
-        self._thinking_markers = marker_set(self._think_close, fmt.tool_start, *WRAPPERS)
+        self._channel_markers = marker_set(self._think_close, fmt.tool_start, *WRAPPERS)
         self._opening_markers = marker_set(fmt.start, self._think_close, fmt.tool_start, *WRAPPERS)
 
     def feed(self, text: str) -> list[Event]:
@@ -102,11 +100,9 @@ class XtmlReasoningParser:
         return events
 
     def _markers(self) -> MarkerSet:
-        if self._state == "before":
-            return self._before_markers
-        if self._state == "thinking":
-            return self._thinking_markers if self._reasoning_seen else self._opening_markers
-        return self._content_markers
+        """The think open counts before reasoning and as its echo; later it is text."""
+        opening = self._state == "before" or (self._state == "thinking" and not self._reasoning_seen)
+        return self._opening_markers if opening else self._channel_markers
 
     def _emit(self, events: list[Event], text: str) -> None:
         if not text:
@@ -129,9 +125,11 @@ class XtmlReasoningParser:
         if marker == self.fmt.start:
             self._state = "thinking"
             return
-        if self._state == "thinking":
-            self._flush_reasoning(events)
-            self._state = "sep" if marker == self._think_close else "after"
+        self._flush_reasoning(events)
+        if marker == self._think_close:
+            self._state = "sep"
+        elif self._state == "thinking":
+            self._state = "after"
         if marker == self.fmt.tool_start:
             self._state = "tools"
             events.append(Content(marker))

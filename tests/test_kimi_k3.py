@@ -68,9 +68,10 @@ def test_a_reply_opening_the_response_channel_is_content_thinking_on_or_off():
 
 def test_thinking_is_on_unless_the_request_turns_it_off():
     text = "Hmm.<|close|>think<|sep|>Answer"
+    assert parsed_at_every_split(text) == ("Hmm.", "Answer")
     assert parsed_at_every_split(text, chat_template_kwargs={}) == ("Hmm.", "Answer")
-    off = parsed_at_every_split(text, chat_template_kwargs={"thinking": False})
-    assert off == (None, text)
+    # Off, the text is content; the stray think close is a special token, never content.
+    assert parsed_at_every_split(text, chat_template_kwargs={"thinking": False}) == (None, "Hmm.Answer")
 
 
 def test_unstreamed_reasoning_arrives_in_one_piece():
