@@ -41,8 +41,9 @@ class TagSyntax:
     text (groups `name`, `key`; an optional `string` group, `true` or
     `false`, types the value instead of the schema, as does an optional
     `type` group: `string` keeps the text, any other type is JSON; an
-    optional `empty` group in the header means a call with no arguments). `trim` is what a
-    value loses at its ends: one `newline`, all blanks (`strip`) or `none`.
+    optional `empty` group in the header means a call with no arguments).
+    `trim` is what a value loses at its ends: one `newline`, all blanks
+    (`strip`) or `none`.
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
     `json_body`: the arguments may instead be one JSON object, streamed
