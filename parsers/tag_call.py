@@ -39,15 +39,18 @@ _UNFINISHED_ENTITY = re.compile(r"&(?:#[0-9]*|#[xX][0-9a-fA-F]*|[^\t\n\f <&#;]{0
 class TagSyntax:
     """`name_pattern` and `key_pattern` must match the whole header / key
     text (groups `name`, `key`; an optional `string` group, `true` or
-    `false`, types the value instead of the schema; an optional `empty`
-    group in the header means a call with no arguments). `trim` is what a
-    value loses at its ends: one `newline`, all blanks (`strip`) or `none`.
+    `false`, types the value instead of the schema, as does an optional
+    `type` group: `string` keeps the text, any other type is JSON; an
+    optional `empty` group in the header means a call with no arguments).
+    `trim` is what a value loses at its ends: one `newline`, all blanks
+    (`strip`) or `none`.
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
     `json_body`: the arguments may instead be one JSON object, streamed
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
-    they are typed (MiMo)."""
+    they are typed (MiMo). `attribute_entities`: the name and keys are
+    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -62,6 +65,7 @@ class TagSyntax:
     gap_pattern: str = r"\s*"
     json_body: bool = False
     unescape_html: bool = False
+    attribute_entities: bool = False
 
 
 class TagCall:
@@ -116,7 +120,7 @@ class TagCall:
         if match is None:
             self.status = FAILED
             return pos
-        name = match.group("name")
+        name = self._attribute(match.group("name"))
         self._sink.start(name)
         self._types = self._sink.parameter_types(name)
         self._state = "between"
@@ -178,7 +182,7 @@ class TagCall:
         if match is None:
             self._state = "between"
             return hit.end
-        self._open_value(match.group("key"), match.groupdict().get("string"))
+        self._open_value(self._attribute(match.group("key")), _string_attribute(match))
         self._state = "value_open" if self._syntax.value_open else "value"
         return hit.end
 
@@ -203,6 +207,11 @@ class TagCall:
         self._end_value()
         self._state = "between"
         return hit.end if hit.marker == self._syntax.value_close else hit.start
+
+    def _attribute(self, value: str) -> str:
+        if self._syntax.attribute_entities:
+            return value.replace("&quot;", '"').replace("&amp;", "&")
+        return value
 
     def _need_more(self, buf: str, pos: int) -> int | None:
         """Wait for more of a header or key, unless it is too long to be one."""
@@ -287,6 +296,16 @@ class TagCall:
             self._sink.args("}" if self._wrote_key else "{}")
         self._sink.end()
         self.status = DONE
+
+
+def _string_attribute(key_match: re.Match) -> str | None:
+    """`true`/`false` when the key's tag declares whether its value is a
+    string (a `string` or a `type` group), else None (the schema decides)."""
+    groups = key_match.groupdict()
+    declared_type = groups.get("type")
+    if declared_type is not None:
+        return "true" if declared_type == "string" else "false"
+    return groups.get("string")
 
 
 def _escape(text: str) -> str:

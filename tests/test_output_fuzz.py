@@ -25,9 +25,10 @@ GREEK = "αβγδεζηθικλμνξοπρστυφχψω"
 WORDS = st.text(alphabet=GREEK, min_size=1, max_size=6)
 WHITESPACE = st.sampled_from([" ", "\n", "\n\n", "  \t"])
 CITY = "@city@"  # where a call's argument value goes
-FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list and pythonic calls
+FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list, pythonic and XTML calls
     ("qwen3", "qwen25"), ("kimi_k2", "kimi_k2"), ("glm45", "glm45"),
     ("deepseek-v3", "deepseekv32"), ("qwen3", "mistral"), ("qwen3", "pythonic"), ("hunyuan", "hunyuan"),
+    ("kimi_k3", "kimi_k3"),
 ]
 EXAMPLES = 30  # per format
 

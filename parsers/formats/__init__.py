@@ -2,6 +2,7 @@
 
 from parsers.formats import (  # noqa: F401
     harmony,
+    kimi_k3,
     reasoning_hunyuan,
     reasoning_think,
     tool_arg_key,
