@@ -44,6 +44,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("hermes-2-pro*", "hermes-3*", "hermes-4*"), "hermes", None),
     ModelFamily(("internlm*", "intern-s1*"), "interns1", "interns1"),
     ModelFamily(("gigachat3*",), "gigachat3", None),
+    ModelFamily(("apertus*2509*",), "apertus2509", "apertus2509"),
 )
 
 

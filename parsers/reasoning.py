@@ -14,7 +14,9 @@ is a three-state machine over marker hits:
 
 Formats whose models think again later in the same turn (`reenters`) go
 back to ``before`` at the end marker instead of ``after``; a tool-start
-marker still ends scanning for good.
+marker still ends scanning for good. A format's `passthrough` block met
+while thinking is content, markers included, and reasoning resumes after
+it (state ``passthrough``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class ReasoningFormat:
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
     `reenters`: a start marker after the end marker opens reasoning again.
+    `passthrough`: the (open, close) markers of a block written inside
+    reasoning that belongs to the content, markers included (Apertus writes
+    tool calls there); reasoning resumes after its close marker.
     `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
@@ -55,6 +60,7 @@ class ReasoningFormat:
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     reenters: bool = False
+    passthrough: tuple[str, str] | None = None
     stage: Callable | None = None
 
     def make_parser(self, **options):
@@ -100,6 +106,9 @@ class ReasoningParser:
         self._unstreamed: list[str] = []
         self._before_markers = marker_set(fmt.start)
         closers = (fmt.end, fmt.tool_start) if fmt.tool_start else (fmt.end,)
+        if fmt.passthrough:
+            closers += (fmt.passthrough[0],)
+            self._passthrough_markers = marker_set(fmt.passthrough[1])
         self._thinking_markers = marker_set(*closers)
         self._opening_markers = marker_set(fmt.start, *closers)
 
@@ -138,6 +147,8 @@ class ReasoningParser:
     def _markers(self) -> MarkerSet:
         if self._state == "before":
             return self._before_markers
+        if self._state == "passthrough":
+            return self._passthrough_markers
         return self._thinking_markers if self._reasoning_seen else self._opening_markers
 
     def _emit(self, events: list[Event], text: str) -> None:
@@ -158,6 +169,10 @@ class ReasoningParser:
             self._unstreamed.clear()
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
+        if self.fmt.passthrough and marker in self.fmt.passthrough:
+            events.append(Content(marker))
+            self._state = "passthrough" if self._state == "thinking" else "thinking"
+            return
         if marker == self.fmt.start and (self._state == "before" or not self._reasoning_seen):
             self._state = "thinking"
             return

@@ -44,6 +44,7 @@ PICKS = [
     ("mistralai/Magistral-Small-2509", "mistral", None),
     ("google/gemma-4-31b-it", "gemma4", None),
     ("LiquidAI/LFM2-1.2B", "lfm2", None),
+    ("swiss-ai/Apertus-8B-Instruct-2509", "apertus2509", "apertus2509"),
     ("some-org/my-own-model", None, None),
 ]
 

@@ -1,6 +1,7 @@
 """The built-in formats. Importing this package registers them all."""
 
 from parsers.formats import (  # noqa: F401
+    apertus,
     harmony,
     reasoning_think,
     tool_dsml,
