@@ -2,7 +2,7 @@
 
 One `ReasoningFormat` describes a `<think>`-style format as data; one
 `ReasoningParser` is made per request and per choice from it. The parser
-is a three-state machine over marker hits:
+is a state machine over marker hits:
 
 - ``before``: not reasoning yet; a start marker opens reasoning, all other
   text is content (an end marker here is plain content).
@@ -16,7 +16,9 @@ Formats whose models think again later in the same turn (`reenters`) go
 back to ``before`` at the end marker instead of ``after``; a tool-start
 marker still ends scanning for good. A format's `passthrough` block met
 while thinking is content, markers included, and reasoning resumes after
-it (state ``passthrough``).
+it (state ``passthrough``). A format with `answer_markers` goes to
+``answer`` instead of ``after`` at the end marker: content in which those
+markers are removed.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class ReasoningFormat:
     `passthrough`: the (open, close) markers of a block written inside
     reasoning that belongs to the content, markers included (Apertus writes
     tool calls there); reasoning resumes after its close marker.
+    `answer_markers` wrap the answer after reasoning (Cohere's
+    `<|START_TEXT|>`, `<|END_TEXT|>`): they are removed from the content,
+    and one met while reasoning ends it (turns whose template closed the
+    reasoning itself).
     `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
@@ -61,6 +67,7 @@ class ReasoningFormat:
     needs_special_tokens: bool = False
     reenters: bool = False
     passthrough: tuple[str, str] | None = None
+    answer_markers: tuple[str, ...] = ()
     stage: Callable | None = None
 
     def make_parser(self, **options):
@@ -104,8 +111,11 @@ class ReasoningParser:
         self._reasoning_seen = False
         self._held_back = ""
         self._unstreamed: list[str] = []
-        self._before_markers = marker_set(fmt.start)
+        self._before_markers = marker_set(fmt.start, *fmt.answer_markers)
         closers = (fmt.end, fmt.tool_start) if fmt.tool_start else (fmt.end,)
+        closers += fmt.answer_markers
+        if fmt.answer_markers:
+            self._answer_markers = marker_set(*fmt.answer_markers)
         if fmt.passthrough:
             closers += (fmt.passthrough[0],)
             self._passthrough_markers = marker_set(fmt.passthrough[1])
@@ -149,6 +159,8 @@ class ReasoningParser:
             return self._before_markers
         if self._state == "passthrough":
             return self._passthrough_markers
+        if self._state == "answer":
+            return self._answer_markers
         return self._thinking_markers if self._reasoning_seen else self._opening_markers
 
     def _emit(self, events: list[Event], text: str) -> None:
@@ -173,6 +185,10 @@ class ReasoningParser:
             events.append(Content(marker))
             self._state = "passthrough" if self._state == "thinking" else "thinking"
             return
+        if marker in self.fmt.answer_markers:
+            self._flush_reasoning(events)
+            self._state = "answer"
+            return
         if marker == self.fmt.start and (self._state == "before" or not self._reasoning_seen):
             self._state = "thinking"
             return
@@ -181,6 +197,6 @@ class ReasoningParser:
             self._state = "before"
             self._reasoning_seen = False
             return
-        self._state = "after"
+        self._state = "answer" if marker == self.fmt.end and self.fmt.answer_markers else "after"
         if marker != self.fmt.end:
             events.append(Content(marker))

@@ -2,6 +2,7 @@
 
 from parsers.formats import (  # noqa: F401
     apertus,
+    cohere,
     harmony,
     reasoning_think,
     tool_dsml,
