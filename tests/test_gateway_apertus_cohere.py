@@ -1,7 +1,8 @@
 """Apertus 2509 and Cohere Command A Reasoning through the real gateway,
 with parsers picked from the backend model name: reasoning, content and
-calls come back the same streamed (in any chunk size) as not, and the
-backend is asked to keep the special tokens these formats are made of."""
+calls come back the same streamed (in any chunk size) as not, the
+backend is asked to keep the special tokens these formats are made of,
+and a strict tool constrains Apertus calls with SGLang's structural tag."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ CALLS = [("get_weather", '{"city": "Paris"}'), ("search", '{"query": "x"}')]
 def client(serve, fake_backend_server) -> openai.OpenAI:
     _, backend_url = fake_backend_server
     models = [{"name": name, "backend": {"url": f"{backend_url}/v1", "model": model}} for name, model in BACKEND_MODELS.items()]
+    models.append({"name": "apertus-sglang", "backend": {"url": f"{backend_url}/v1", "model": BACKEND_MODELS["apertus"], "server": "sglang"}})
     gateway = serve(create_app(Config.model_validate({"models": models})))
     return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
 
@@ -85,3 +87,19 @@ def test_cohere_answer_is_unwrapped(client, fake, chunk_size):
     request = {"model": "cohere", "messages": MESSAGES}
     assert streamed(client, **request) == ("Easy.", "It is sunny.", [], "stop")
     assert whole(client, **request) == ("Easy.", "It is sunny.", [], "stop")
+
+
+def test_a_strict_tool_sends_the_apertus_structural_tag(client, fake):
+    weather = {"type": "function", "function": {**TOOLS[0]["function"], "strict": True}}
+    begin, end = '<|tools_prefix|>[{"get_weather": ', "}]<|tools_suffix|>"
+    fake.script(begin + '{"city": "Paris"}' + end, chunk_size=3)
+    request = {"model": "apertus-sglang", "messages": MESSAGES, "tools": [weather, TOOLS[1]]}
+    assert whole(client, **request) == ("", "", CALLS[:1], "tool_calls")
+    assert fake.last_body["response_format"] == {
+        "type": "structural_tag",
+        "structures": [
+            {"begin": begin, "schema": TOOLS[0]["function"]["parameters"], "end": end},
+            {"begin": '<|tools_prefix|>[{"search": ', "schema": {}, "end": end},
+        ],
+        "triggers": ["<|tools_prefix|>"],
+    }
