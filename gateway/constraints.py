@@ -44,6 +44,7 @@ _STRUCTURES: dict[str, tuple[str, str, str]] = {
         "}<|action_end|>",
         "<|action_start|> <|plugin|>",
     ),
+    "apertus2509": ('<|tools_prefix|>[{"NAME": ', "}]<|tools_suffix|>", "<|tools_prefix|>"),
 }
 _EMPTY_PARAMETERS = {"type": "object", "properties": {}}
 

@@ -47,6 +47,8 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("internlm*", "intern-s1*"), "interns1", "interns1"),
     ModelFamily(("gigachat3*",), "gigachat3", None),
     ModelFamily(("hy3*", "hy4*"), "hunyuan", "hunyuan"),
+    ModelFamily(("apertus*2509*",), "apertus2509", "apertus2509"),
+    ModelFamily(("command-a-reasoning*",), "cohere_command4", "cohere_command4"),
 )
 
 

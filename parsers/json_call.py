@@ -196,11 +196,13 @@ def _read_string(buf: str, pos: int) -> tuple[str, int] | None:
 
 
 class JsonCalls:
-    """One JSON call object, or a JSON array of call objects."""
+    """One JSON call object, or a JSON array of call objects; `item` reads
+    one object (default `JsonCallObject`, given the `keys`)."""
 
-    def __init__(self, sink: CallSink, **keys):
+    def __init__(self, sink: CallSink, item=JsonCallObject, **keys):
         self.status = RUNNING
         self._sink = sink
+        self._item_type = item
         self._keys = keys
         self._state = "open"
         self._in_array = False
@@ -232,7 +234,7 @@ class JsonCalls:
     def _step_punctuation(self, char: str, pos: int) -> int:
         state = self._state
         if char == "{" and (state == "open" or state == "item_start"):
-            self._item = JsonCallObject(self._sink, **self._keys)
+            self._item = self._item_type(self._sink, **self._keys)
             self._state = "item"
             return pos
         if state == "open" and char == "[":

@@ -2,7 +2,7 @@
 
 One `ReasoningFormat` describes a `<think>`-style format as data; one
 `ReasoningParser` is made per request and per choice from it. The parser
-is a three-state machine over marker hits:
+is a state machine over marker hits:
 
 - ``before``: not reasoning yet; a start marker opens reasoning, all other
   text is content (an end marker here is plain content).
@@ -14,7 +14,11 @@ is a three-state machine over marker hits:
 
 Formats whose models think again later in the same turn (`reenters`) go
 back to ``before`` at the end marker instead of ``after``; a tool-start
-marker still ends scanning for good.
+marker still ends scanning for good. A format's `passthrough` block met
+while thinking is content, markers included, and reasoning resumes after
+it (state ``passthrough``). A format with `answer_markers` goes to
+``answer`` instead of ``after`` at the end marker: content in which those
+markers are removed.
 
 A format's `start_label` (Gemma 4's ``thought\n``) is dropped when it
 directly follows the start marker; its prefix is held back meanwhile.
@@ -45,6 +49,13 @@ class ReasoningFormat:
     `start_label`: a self-label the model writes right after the start
     marker, removed with it. `drops_newline_after_end`: the one newline the
     template writes after the end marker is not content.
+    `passthrough`: the (open, close) markers of a block written inside
+    reasoning that belongs to the content, markers included (Apertus writes
+    tool calls there); reasoning resumes after its close marker.
+    `answer_markers` wrap the answer after reasoning (Cohere's
+    `<|START_TEXT|>`, `<|END_TEXT|>`): they are removed from the content,
+    and one met while reasoning ends it (turns whose template closed the
+    reasoning itself).
     `stage` replaces the `<think>` machine for formats that are not tags.
     `suffixed_tokens`: token names a checkpoint may spell with a suffix
     (`<think:opensource>`); the markers are written bare (`parsers.token_suffix`).
@@ -65,6 +76,8 @@ class ReasoningFormat:
     reenters: bool = False
     start_label: str = ""
     drops_newline_after_end: bool = False
+    passthrough: tuple[str, str] | None = None
+    answer_markers: tuple[str, ...] = ()
     stage: Callable | None = None
     suffixed_tokens: tuple[str, ...] = ()
 
@@ -111,8 +124,14 @@ class ReasoningParser:
         self._newline_pending = False
         self._held_back = ""
         self._unstreamed: list[str] = []
-        self._before_markers = marker_set(fmt.start)
+        self._before_markers = marker_set(fmt.start, *fmt.answer_markers)
         closers = (fmt.end, fmt.tool_start) if fmt.tool_start else (fmt.end,)
+        closers += fmt.answer_markers
+        if fmt.answer_markers:
+            self._answer_markers = marker_set(*fmt.answer_markers)
+        if fmt.passthrough:
+            closers += (fmt.passthrough[0],)
+            self._passthrough_markers = marker_set(fmt.passthrough[1])
         self._thinking_markers = marker_set(*closers)
         self._opening_markers = marker_set(fmt.start, *closers)
 
@@ -167,6 +186,10 @@ class ReasoningParser:
     def _markers(self) -> MarkerSet:
         if self._state == "before":
             return self._before_markers
+        if self._state == "passthrough":
+            return self._passthrough_markers
+        if self._state == "answer":
+            return self._answer_markers
         return self._thinking_markers if self._reasoning_seen else self._opening_markers
 
     def _emit(self, events: list[Event], text: str) -> None:
@@ -187,6 +210,14 @@ class ReasoningParser:
             self._unstreamed.clear()
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
+        if self.fmt.passthrough and marker in self.fmt.passthrough:
+            events.append(Content(marker))
+            self._state = "passthrough" if self._state == "thinking" else "thinking"
+            return
+        if marker in self.fmt.answer_markers:
+            self._flush_reasoning(events)
+            self._state = "answer"
+            return
         if marker == self.fmt.start and (self._state == "before" or not self._reasoning_seen):
             self._state = "thinking"
             self._label_pending = bool(self.fmt.start_label)
@@ -196,7 +227,7 @@ class ReasoningParser:
             self._state = "before"
             self._reasoning_seen = False
             return
-        self._state = "after"
+        self._state = "answer" if marker == self.fmt.end and self.fmt.answer_markers else "after"
         if marker != self.fmt.end:
             events.append(Content(marker))
         else:

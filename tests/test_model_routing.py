@@ -44,6 +44,8 @@ PICKS = [
     ("mistralai/Magistral-Small-2509", "mistral", "mistral"),
     ("google/gemma-4-31b-it", "gemma4", "gemma4"),
     ("LiquidAI/LFM2-1.2B", "lfm2", None),
+    ("swiss-ai/Apertus-8B-Instruct-2509", "apertus2509", "apertus2509"),
+    ("CohereLabs/command-a-reasoning-08-2025", "cohere_command4", "cohere_command4"),
     ("some-org/my-own-model", None, None),
 ]
 

@@ -1,6 +1,6 @@
 """Random model outputs through the real gateway, streamed in random
 pieces: random mixes of text, whitespace, markers, whole tool calls and
-calls cut short, in the formats of seven model families. No 5xx, no error
+calls cut short, in the formats of several model families. No 5xx, no error
 event, no hang (a 10 s client timeout), and no text lost or duplicated:
 every letter the model wrote comes back exactly once, in content,
 reasoning, call names or call arguments."""
@@ -29,6 +29,7 @@ FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, lis
     ("qwen3", "qwen25"), ("kimi_k2", "kimi_k2"), ("glm45", "glm45"),
     ("deepseek-v3", "deepseekv32"), ("qwen3", "mistral"), ("qwen3", "pythonic"), ("hunyuan", "hunyuan"),
     ("kimi_k3", "kimi_k3"),
+    ("apertus2509", "apertus2509"), ("cohere_command4", "cohere_command4"),
 ]
 EXAMPLES = 30  # per format
 
@@ -37,7 +38,7 @@ def markers(reasoning_parser: str, tool_parser: str) -> list[str]:
     """Every marker of the two formats."""
     tools, reasoning = tool_format(tool_parser), reasoning_format(reasoning_parser)
     found = [reasoning.start, reasoning.end, tools.call_start, tools.call_end, tools.section_start, tools.section_end]
-    found += [*tools.other_call_starts, *tools.dropped_markers, *tools.end_of_turn, *reasoning.end_of_turn]
+    found += [*tools.other_call_starts, *tools.dropped_markers, *tools.end_of_turn, *reasoning.end_of_turn, *reasoning.answer_markers]
     return sorted({marker for marker in found if marker}) + ["<", "{", "\n"]
 
 

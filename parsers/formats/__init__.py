@@ -1,6 +1,8 @@
 """The built-in formats. Importing this package registers them all."""
 
 from parsers.formats import (  # noqa: F401
+    apertus,
+    cohere,
     harmony,
     kimi_k3,
     reasoning_hunyuan,

@@ -1,0 +1,55 @@
+"""Cohere Command A / Command 4 (FORMATS.md §1 and §2 `cohere_command4`).
+
+The template opens `<|START_THINKING|>`, so the output starts inside the
+reasoning; then either an answer or a block of calls, a JSON array::
+
+    Need the weather.<|END_THINKING|><|START_TEXT|>It is sunny.<|END_TEXT|>
+    Need the weather.<|END_THINKING|><|START_ACTION|>[
+        {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}
+    ]<|END_ACTION|>
+
+`<|START_TEXT|>` and `<|END_TEXT|>` are removed from the content; text
+after `<|END_THINKING|>` outside them is content too. With reasoning off
+the template closes the reasoning itself and the output starts at
+`<|START_TEXT|>` or `<|START_ACTION|>`, which end reasoning when
+`<|END_THINKING|>` is missing: so every turn starts in reasoning. `tool_call_id` is ignored (ids are the gateway's); `name` and
+`arguments` are read as well. All markers are special tokens.
+"""
+
+from functools import partial
+
+from parsers.json_call import JsonCalls
+from parsers.reasoning import ReasoningFormat
+from parsers.registry import register
+from parsers.tool_calls import ToolFormat
+
+NAME = "cohere_command4"
+MODELS = "Cohere Command A Reasoning / Command 4"
+START_ACTION = "<|START_ACTION|>"
+END_OF_TURN = ("<|END_OF_TURN_TOKEN|>",)
+
+register(
+    ReasoningFormat(
+        name=NAME,
+        models=MODELS,
+        start="<|START_THINKING|>",
+        end="<|END_THINKING|>",
+        tool_start=START_ACTION,
+        answer_markers=("<|START_TEXT|>", "<|END_TEXT|>"),
+        always_thinking=True,
+        end_of_turn=END_OF_TURN,
+        needs_special_tokens=True,
+    )
+)
+register(
+    ToolFormat(
+        name=NAME,
+        models=MODELS,
+        call_start=START_ACTION,
+        call_end="<|END_ACTION|>",
+        body=partial(JsonCalls, name_keys=("tool_name", "name"), args_keys=("parameters", "arguments")),
+        call_template=START_ACTION + '[\n    {"tool_call_id": "0", "tool_name": "{name}", "parameters": {arguments}}\n]<|END_ACTION|>',
+        end_of_turn=END_OF_TURN,
+        needs_special_tokens=True,
+    )
+)
