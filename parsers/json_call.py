@@ -59,6 +59,7 @@ class JsonCallObject:
         self._args_seen = False
         self._string_args: JsonStringDecoder | None = None
         self._string_open = False
+        self._null_args: list[str] | None = None
 
     def step(self, buf: str, pos: int) -> int:
         """Consume what can be decided of `buf[pos:]`; return the new position."""
@@ -83,6 +84,8 @@ class JsonCallObject:
         if self._string_args is not None:
             decoder, self._string_args = self._string_args, None
             self._forward_args(decoder.finish())
+        if self._null_args is not None:
+            self._end_null_args()
         self.status = DONE if self.started else FAILED
 
     def _step_token(self, buf: str, pos: int) -> int | None:
@@ -126,9 +129,15 @@ class JsonCallObject:
                 return pos
             if self._key in self._args_keys and buf[pos] == '"':
                 self._string_args = JsonStringDecoder()
+            elif self._key in self._args_keys and buf[pos] == "n":
+                self._null_args = []
         start = pos
         pos = value.scan(buf, pos)
-        if self._key in self._args_keys:
+        if self._null_args is not None:
+            self._null_args.append(buf[start:pos])
+            if value.done:
+                self._end_null_args()
+        elif self._key in self._args_keys:
             self._forward_args(self._decoded(buf[start:pos], value.done))
         if value.done:
             self._state = "next"
@@ -159,6 +168,13 @@ class JsonCallObject:
             self._sink.args(text)
         else:
             self._early_args.append(text)
+
+    def _end_null_args(self) -> None:
+        """`"arguments": null` means no arguments (`{}`, written at the
+        call's end); any other bare word is forwarded as written."""
+        raw, self._null_args = "".join(self._null_args), None
+        if raw != "null":
+            self._forward_args(raw)
 
     def _decoded(self, raw: str, closed: bool) -> str:
         """Arguments text as forwarded: a string-encoded value becomes the

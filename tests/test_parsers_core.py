@@ -203,3 +203,16 @@ class TestStringEncodedArguments:
     def test_a_string_cut_short_keeps_what_was_written(self):
         result = parse_text('<tool_call>{"name": "write", "arguments": "{\\"text\\": \\"par\\u00', None, "qwen25")
         assert result.tool_calls == [("write", '{"text": "par\\u00')]
+
+
+@pytest.mark.parametrize(
+    "parser, text",
+    [
+        ("qwen25", '<tool_call>\n{"name": "get_time", "arguments": null}\n</tool_call>'),
+        ("hermes", '<tool_call>{"arguments": null, "name": "get_time"}</tool_call>'),
+        ("apertus2509", '<|tools_prefix|>[{"get_time": null}]<|tools_suffix|>'),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_null_arguments_are_an_empty_object(parser, text, size):
+    assert parse_text(text, None, parser, chunk_size=size).tool_calls == [("get_time", "{}")]
