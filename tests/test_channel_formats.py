@@ -7,6 +7,7 @@ corpus-style cases in tests/cases/muse.jsonl and beam.jsonl."""
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,12 +49,39 @@ def muse_turns(draw):
     return "".join(text), "\n".join(reasoning) or None, "".join(content) or None, calls
 
 
+def beam_call(city: str, days: int, end: str) -> str:
+    return (
+        " to=get_weather<|channel|>analysis <|constrain|>xml<|message|>"
+        f'<rfl:parameter name="city">\n{city}\n</rfl:parameter><rfl:parameter name="days">\n{days}\n</rfl:parameter>{end}'
+    )
+
+
+@st.composite
+def beam_turns(draw):
+    """A turn of Beam messages, and the reasoning, content and calls it holds."""
+    text, reasoning, content, calls = [], [], [], []
+    for i in range(draw(st.integers(1, 5))):
+        text.append("<|start|>assistant" if i else "")
+        kind = draw(st.sampled_from(["analysis", "final", "tool"]))
+        if kind == "tool":
+            city, days = draw(cities), draw(st.integers(0, 9))
+            text.append(beam_call(city, days, draw(st.sampled_from(["<|call|>", "<|end|>"]))))
+            calls.append(("get_weather", {"city": city, "days": days}))
+        else:
+            body = draw(words)
+            end = "<|end|>" if kind == "analysis" else draw(st.sampled_from(["<|return|>", "<|end|>"]))
+            text.append(f"<|channel|>{kind}<|message|>{body}{end}")
+            (reasoning if kind == "analysis" else content).append(body)
+    return "".join(text), "".join(reasoning) or None, "".join(content) or None, calls
+
+
+@pytest.mark.parametrize("parser, turns", [("muse", muse_turns()), ("beam", beam_turns())], ids=["muse", "beam"])
 @settings(max_examples=150, deadline=None)
-@given(muse_turns(), st.data())
-def test_muse_turns_parse_exactly_at_any_split(turn, data):
-    text, reasoning, content, calls = turn
+@given(data=st.data())
+def test_turns_parse_exactly_at_any_split(parser, turns, data):
+    text, reasoning, content, calls = data.draw(turns)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=20))))
-    pipeline = make_pipeline("muse", "muse", tools=TOOLS)
+    pipeline = make_pipeline(parser, parser, tools=TOOLS)
     events = []
     for start, end in zip([0, *cuts], [*cuts, len(text)]):
         events += pipeline.feed(text[start:end])
@@ -86,3 +114,16 @@ def test_muse_user_message_streams_without_waiting_for_its_end():
 def test_muse_prose_with_to_is_content():
     result = parse_text("Send it to=me later.", "muse", "muse", tools=TOOLS, chunk_size=1)
     assert (result.content, result.tool_calls) == ("Send it to=me later.", [])
+
+
+def test_beam_call_is_named_at_its_header_and_strings_stream():
+    pipeline = make_pipeline("beam", "beam", tools=TOOLS)
+    events = pipeline.feed(
+        "<|channel|>analysis<|message|>Go.<|end|><|start|>assistant to=get_weather<|channel|>analysis <|constrain|>xml<|message|>"
+    )
+    assert events == [Reasoning("Go."), CallStart(0, "get_weather")]
+    events = pipeline.feed('<rfl:parameter name="city">\nPar')
+    assert events == [CallArgs(0, '{"city": "'), CallArgs(0, "Par")]
+    events = pipeline.feed('is\n</rfl:parameter><rfl:parameter name="days">\n2\n</rfl:parameter><|call|>')
+    assert [e for e in events if type(e) is CallArgs] == [CallArgs(0, "is"), CallArgs(0, '"'), CallArgs(0, ', "days": '), CallArgs(0, "2"), CallArgs(0, "}")]
+    assert pipeline.finish() == []

@@ -1,6 +1,7 @@
 """The built-in formats. Importing this package registers them all."""
 
 from parsers.formats import (  # noqa: F401
+    beam,
     harmony,
     muse,
     reasoning_think,
