@@ -47,7 +47,8 @@ class TagSyntax:
     `json_body`: the arguments may instead be one JSON object, streamed
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
-    they are typed (MiMo)."""
+    they are typed (MiMo). `untyped_json`: a value the schema does not type
+    is JSON when it parses as JSON, else text (Muse)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -62,6 +63,7 @@ class TagSyntax:
     gap_pattern: str = r"\s*"
     json_body: bool = False
     unescape_html: bool = False
+    untyped_json: bool = False
 
 
 class TagCall:
@@ -214,11 +216,12 @@ class TagCall:
         return pos
 
     def _open_value(self, key: str, string_attribute: str | None) -> None:
-        self._declared_json = string_attribute == "false"
         if string_attribute == "true":
             self._key_types = coerce.Types({"string"})
         else:
             self._key_types = self._types.get(key, coerce.Types())
+        untyped_json = self._syntax.untyped_json and not self._key_types
+        self._declared_json = string_attribute == "false" or untyped_json
         self._streaming = coerce.is_plain_string(self._key_types)
         separator = ", " if self._wrote_key else "{"
         self._wrote_key = True

@@ -16,7 +16,8 @@ is a tool channel whose body is a block of ATEM invokes::
 
 Two calls are two invokes in the block. Invoke names lose a namespace
 (`functions.get_weather` is `get_weather`); values are typed by the tool
-schema (a string parameter `007` stays `"007"`).
+schema (a string parameter `007` stays `"007"`), or JSON-decoded when the
+schema does not type them.
 """
 
 from functools import partial
@@ -52,6 +53,7 @@ ATEM = ToolFormat(
             value_also_ends_at=("</atem:invoke>",),
             call_closes=("</atem:invoke>",),
             trim="strip",
+            untyped_json=True,
         ),
     ),
     call_template='<atem:function_calls>\n<atem:invoke name="{name}">\n{arguments}</atem:invoke>\n</atem:function_calls>',
