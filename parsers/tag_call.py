@@ -48,7 +48,9 @@ class TagSyntax:
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
     they are typed (MiMo). `untyped_json`: a value the schema does not type
-    is JSON when it parses as JSON, else text (Muse)."""
+    is JSON when it parses as JSON, else text (Muse). `header_prefix`, if
+    set, must match the whole header read so far while its end has not
+    come: prose that only began like a call gives up at once (Beam)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -64,6 +66,7 @@ class TagSyntax:
     json_body: bool = False
     unescape_html: bool = False
     untyped_json: bool = False
+    header_prefix: str | None = None
 
 
 class TagCall:
@@ -113,6 +116,10 @@ class TagCall:
     def _step_header(self, buf: str, pos: int) -> int | None:
         hit = self._name_ends.search(buf, pos)
         if hit is None:
+            prefix = self._syntax.header_prefix
+            if prefix is not None and re.fullmatch(prefix, buf[pos:], re.DOTALL) is None:
+                self.status = FAILED
+                return pos
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.name_pattern, buf[pos : hit.start], re.DOTALL)
         if match is None:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import CallArgs, CallStart, Content, Reasoning, make_pipeline, parse_text
+from parsers import CallArgs, CallStart, Content, Reasoning, make_pipeline
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
@@ -111,11 +111,6 @@ def test_muse_user_message_streams_without_waiting_for_its_end():
     assert pipeline.feed(" Paris.<|eom|>") == [Content(" Paris.")]
 
 
-def test_muse_prose_with_to_is_content():
-    result = parse_text("Send it to=me later.", "muse", "muse", tools=TOOLS, chunk_size=1)
-    assert (result.content, result.tool_calls) == ("Send it to=me later.", [])
-
-
 def test_beam_call_is_named_at_its_header_and_strings_stream():
     pipeline = make_pipeline("beam", "beam", tools=TOOLS)
     events = pipeline.feed(
@@ -126,4 +121,12 @@ def test_beam_call_is_named_at_its_header_and_strings_stream():
     assert events == [CallArgs(0, '{"city": "'), CallArgs(0, "Par")]
     events = pipeline.feed('is\n</rfl:parameter><rfl:parameter name="days">\n2\n</rfl:parameter><|call|>')
     assert [e for e in events if type(e) is CallArgs] == [CallArgs(0, "is"), CallArgs(0, '"'), CallArgs(0, ', "days": '), CallArgs(0, "2"), CallArgs(0, "}")]
+    assert pipeline.finish() == []
+
+
+@pytest.mark.parametrize("parser", ["muse", "beam"])
+def test_prose_with_to_streams_without_waiting(parser):
+    pipeline = make_pipeline(parser, parser, tools=TOOLS)
+    assert pipeline.feed("Set it to=5") == [Content("Set it")]
+    assert pipeline.feed(" now.") == [Content(" to=5 now.")]
     assert pipeline.finish() == []
