@@ -77,7 +77,9 @@ class ChannelCall:
         if not match.group("recipient") or match.group("recipient") in self._not_tools:
             self.status = FAILED
             return hit.start
-        self._inner = ToolCallParser(self._inner_format, tools=self._sink.tools)
+        self._inner = ToolCallParser(
+            self._inner_format, tools=self._sink.tools, max_buffered_chars=self._sink.max_buffered_chars
+        )
         return hit.end
 
     def _relay(self, events: list[Event]) -> None:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import CallArgs, CallStart, Content, Reasoning, make_pipeline
+from parsers import CallArgs, CallStart, Content, Reasoning, make_pipeline, parse_text
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
@@ -130,3 +130,17 @@ def test_prose_with_to_streams_without_waiting(parser):
     assert pipeline.feed("Set it to=5") == [Content("Set it")]
     assert pipeline.feed(" now.") == [Content(" to=5 now.")]
     assert pipeline.finish() == []
+
+
+def test_muse_typed_value_past_the_buffer_cap_ends_the_call_and_the_rest_is_content():
+    digits = "1" * 300
+    text = (
+        ' to=functions.f<|message|><atem:function_calls>\n<atem:invoke name="f">\n'
+        f'<atem:parameter name="n">{digits}</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|> after'
+    )
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}}]
+    result = parse_text(text, None, "muse", chunk_size=7, max_buffered_chars=100, tools=tools)
+    [(name, arguments)] = result.tool_calls
+    kept = arguments.removeprefix('{"n": ').removesuffix("}")
+    assert name == "f" and kept == "1" * len(kept) and 90 <= len(kept) <= 110
+    assert result.content == digits[len(kept) :] + "</atem:parameter>\n after"
