@@ -44,13 +44,14 @@ class TagSyntax:
     value loses at its ends: one `newline`, all blanks (`strip`) or `none`.
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
+    `header_prefix`, if set, must match the whole header read so far
+    while its end has not come: prose that only began like a call gives
+    up at once (Beam). `untyped_json`: a value the schema does not type is
+    JSON when it parses as JSON, else text (Muse).
     `json_body`: the arguments may instead be one JSON object, streamed
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
-    they are typed (MiMo). `untyped_json`: a value the schema does not type
-    is JSON when it parses as JSON, else text (Muse). `header_prefix`, if
-    set, must match the whole header read so far while its end has not
-    come: prose that only began like a call gives up at once (Beam)."""
+    they are typed (MiMo)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -62,11 +63,11 @@ class TagSyntax:
     value_open: str = ""
     value_also_ends_at: tuple[str, ...] = ()
     trim: str = "newline"
+    header_prefix: str | None = None
+    untyped_json: bool = False
     gap_pattern: str = r"\s*"
     json_body: bool = False
     unescape_html: bool = False
-    untyped_json: bool = False
-    header_prefix: str | None = None
 
 
 class TagCall:
