@@ -46,6 +46,10 @@ class TagSyntax:
     (`strip`) or `none`.
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
+    `header_prefix`, if set, must match the whole header read so far
+    while its end has not come: prose that only began like a call gives
+    up at once (Beam). `untyped_json`: a value the schema does not type is
+    JSON when it parses as JSON, else text (Muse).
     `json_body`: the arguments may instead be one JSON object, streamed
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
@@ -62,6 +66,8 @@ class TagSyntax:
     value_open: str = ""
     value_also_ends_at: tuple[str, ...] = ()
     trim: str = "newline"
+    header_prefix: str | None = None
+    untyped_json: bool = False
     gap_pattern: str = r"\s*"
     json_body: bool = False
     unescape_html: bool = False
@@ -115,6 +121,10 @@ class TagCall:
     def _step_header(self, buf: str, pos: int) -> int | None:
         hit = self._name_ends.search(buf, pos)
         if hit is None:
+            prefix = self._syntax.header_prefix
+            if prefix is not None and re.fullmatch(prefix, buf[pos:], re.DOTALL) is None:
+                self.status = FAILED
+                return pos
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.name_pattern, buf[pos : hit.start], re.DOTALL)
         if match is None:
@@ -223,11 +233,12 @@ class TagCall:
         return pos
 
     def _open_value(self, key: str, string_attribute: str | None) -> None:
-        self._declared_json = string_attribute == "false"
         if string_attribute == "true":
             self._key_types = coerce.Types({"string"})
         else:
             self._key_types = self._types.get(key, coerce.Types())
+        untyped_json = self._syntax.untyped_json and not self._key_types
+        self._declared_json = string_attribute == "false" or untyped_json
         self._streaming = coerce.is_plain_string(self._key_types)
         separator = ", " if self._wrote_key else "{"
         self._wrote_key = True

@@ -164,6 +164,11 @@ class ToolCallParser:
         """Parameter name -> JSON types allowed by the request's tool schema."""
         return parameter_types(self.tools, name)
 
+    @property
+    def max_buffered_chars(self) -> int | None:
+        """The cap on held-back text, for a body that nests a parser."""
+        return self._max_buffered
+
     def stray(self, text: str) -> None:
         """Text inside a call's body that belongs to no argument: content."""
         self._events.append(Content(text))

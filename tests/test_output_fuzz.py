@@ -30,6 +30,7 @@ FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, lis
     ("deepseek-v3", "deepseekv32"), ("qwen3", "mistral"), ("qwen3", "pythonic"), ("hunyuan", "hunyuan"),
     ("kimi_k3", "kimi_k3"),
     ("apertus2509", "apertus2509"), ("cohere_command4", "cohere_command4"),
+    ("muse", "muse"), ("beam", "beam"),
 ]
 EXAMPLES = 30  # per format
 

@@ -2,9 +2,11 @@
 
 from parsers.formats import (  # noqa: F401
     apertus,
+    beam,
     cohere,
     harmony,
     kimi_k3,
+    muse,
     reasoning_hunyuan,
     reasoning_think,
     tool_arg_key,

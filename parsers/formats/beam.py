@@ -1,0 +1,74 @@
+"""Beam: Harmony-like channels, tool calls addressed by recipient with
+`rfl:parameter` bodies (FORMATS.md §1 `beam`, §2 `beam`).
+
+The `analysis` channel is reasoning (always on), `final` is content, and
+a message to a recipient is a call; `<|start|>assistant` separates
+messages, and the output starts after one::
+
+    <|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=get_weather<|channel|>analysis <|constrain|>xml<|message|><rfl:parameter name="city">
+    Paris
+    </rfl:parameter><|call|>
+
+A call ends at `<|call|>`, or at `<|end|>` when another message follows
+(two calls: `…</rfl:parameter><|end|><|start|>assistant to=search…<|call|>`).
+A value is the text between the newlines, typed by the tool schema.
+"""
+
+from functools import partial
+
+from parsers.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
+from parsers.reasoning import ReasoningFormat
+from parsers.registry import register
+from parsers.tag_call import TagCall, TagSyntax
+from parsers.tool_calls import ToolFormat
+
+MODELS = "Beam"
+TERMINATORS = ("<|end|>", "<|return|>", "<|call|>")
+MESSAGE_START = "<|start|>assistant"
+
+register(
+    ReasoningFormat(
+        name="beam",
+        models=MODELS,
+        start="<|channel|>analysis<|message|>",
+        end="<|end|>" + MESSAGE_START,
+        always_thinking=True,
+        needs_special_tokens=True,
+        stage=partial(
+            HarmonyReasoningParser,
+            syntax=ChannelSyntax(
+                header_starts=(CHANNEL,),
+                terminators=TERMINATORS,
+                fillers=frozenset(),
+                message_start=MESSAGE_START,
+                recipient_start=" to=",
+            ),
+        ),
+    )
+)
+register(
+    ToolFormat(
+        name="beam",
+        models=MODELS,
+        call_start=" to=",
+        call_end="",
+        body=partial(
+            TagCall,
+            syntax=TagSyntax(
+                name_ends=("<|message|>",),
+                name_pattern=r"(?:[^\s<]*\.)?(?P<name>[^\s<.]+)\s*(?:<\|channel\|>\s*\w+\s*)?(?:<\|constrain\|>\s*\w+\s*)?",
+                header_prefix=r"[^\s<]*(?:<.*)?",
+                key_open="<rfl:parameter",
+                key_close=">",
+                key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
+                value_close="</rfl:parameter>",
+                value_also_ends_at=TERMINATORS,
+                call_closes=TERMINATORS,
+            ),
+        ),
+        call_template=" to={name}<|channel|>analysis <|constrain|>xml<|message|>{arguments}<|call|>",
+        parameter_template='<rfl:parameter name="{key}">\n{value}\n</rfl:parameter>',
+        dropped_markers=(*TERMINATORS, MESSAGE_START),
+        needs_special_tokens=True,
+    )
+)

@@ -1,0 +1,99 @@
+"""Muse Glimmer: channel messages addressed by recipient, tool calls as
+ATEM XML (FORMATS.md §1 `muse`, §2 `muse`).
+
+A message is `<|start|>assistant to=RECIPIENT<|message|>BODY<|eom|>` (or
+`<|eot|>`); the prompt ends at `<|start|>assistant`, so the output starts
+at ` to=`. `to=self` is reasoning (several such messages are joined with
+a newline), `to=user` and `to=commentary` are content, any other recipient
+is a tool channel whose body is a block of ATEM invokes::
+
+     to=self<|message|>Need weather.<|eom|><|start|>assistant to=functions.get_weather<|message|><atem:function_calls>
+    <atem:invoke name="get_weather">
+    <atem:parameter name="city">Paris</atem:parameter>
+    <atem:parameter name="days">2</atem:parameter>
+    </atem:invoke>
+    </atem:function_calls><|eom|>
+
+Two calls are two invokes in the block. Invoke names lose a namespace
+(`functions.get_weather` is `get_weather`); values are typed by the tool
+schema (a string parameter `007` stays `"007"`), or JSON-decoded when the
+schema does not type them.
+"""
+
+from functools import partial
+
+from parsers.channel_call import ChannelCall
+from parsers.harmony import ChannelSyntax, HarmonyReasoningParser
+from parsers.reasoning import ReasoningFormat
+from parsers.registry import register
+from parsers.tag_call import TagCall, TagSyntax
+from parsers.tool_calls import ToolFormat
+
+MODELS = "Muse Glimmer"
+TERMINATORS = ("<|eom|>", "<|eot|>")
+MESSAGE_START = "<|start|>assistant"
+NOT_TOOLS = ("self", "user", "commentary")
+
+ATEM = ToolFormat(
+    name="atem",
+    models=MODELS,
+    section_start="<atem:function_calls>",
+    section_end="</atem:function_calls>",
+    call_start="<atem:invoke",
+    call_end="",
+    body=partial(
+        TagCall,
+        syntax=TagSyntax(
+            name_ends=(">",),
+            name_pattern=r'\s*name="(?:[^"]*\.)?(?P<name>[^".]+)"\s*(?P<empty>/)?\s*',
+            key_open="<atem:parameter",
+            key_close=">",
+            key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
+            value_close="</atem:parameter>",
+            value_also_ends_at=("</atem:invoke>",),
+            call_closes=("</atem:invoke>",),
+            trim="strip",
+            untyped_json=True,
+        ),
+    ),
+    call_template='<atem:function_calls>\n<atem:invoke name="{name}">\n{arguments}</atem:invoke>\n</atem:function_calls>',
+    parameter_template='<atem:parameter name="{key}">{value}</atem:parameter>\n',
+    dropped_markers=("</atem:function_calls>", "</atem:invoke>"),
+)
+
+register(
+    ReasoningFormat(
+        name="muse",
+        models=MODELS,
+        start=" to=self<|message|>",
+        end="<|eom|>",
+        always_thinking=True,
+        needs_special_tokens=True,
+        stage=partial(
+            HarmonyReasoningParser,
+            syntax=ChannelSyntax(
+                header_starts=(),
+                terminators=TERMINATORS,
+                tool_header=r"\bto=(?!(?:" + "|".join(NOT_TOOLS) + r")(?![^\s<]))\S",
+                reasoning_header=r"\bto=self(?![^\s<])",
+                fillers=frozenset(),
+                message_start=MESSAGE_START,
+                recipient_start=" to=",
+                reasoning_separator="\n",
+            ),
+        ),
+    )
+)
+register(
+    ToolFormat(
+        name="muse",
+        models=MODELS,
+        call_start=" to=",
+        call_end="",
+        body=partial(ChannelCall, inner=ATEM, terminators=TERMINATORS, not_tools=NOT_TOOLS),
+        call_template=MESSAGE_START + " to=functions.{name}<|message|>" + ATEM.call_template + TERMINATORS[0],
+        parameter_template=ATEM.parameter_template,
+        dropped_markers=(*TERMINATORS, MESSAGE_START),
+        needs_special_tokens=True,
+    )
+)
