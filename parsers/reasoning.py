@@ -158,8 +158,11 @@ class ReasoningParser:
             self._unstreamed.clear()
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
-        if marker == self.fmt.start and (self._state == "before" or not self._reasoning_seen):
-            self._state = "thinking"
+        if marker == self.fmt.start:
+            if self._state == "thinking" and self._reasoning_seen:
+                self._emit(events, marker)  # not an echo: reasoning text came first
+            else:
+                self._state = "thinking"
             return
         self._flush_reasoning(events)
         if marker == self.fmt.end and self.fmt.reenters:

@@ -171,3 +171,11 @@ class TestBufferCap:
         kept = arguments.removeprefix('{"n": ').removesuffix("}")
         assert name == "f" and kept == "1" * len(kept) and 90 <= len(kept) <= 110
         assert result.content == digits[len(kept):] + "\n</parameter>\n</function>\n</tool_call> after"
+
+
+@pytest.mark.parametrize("parser", ["qwen3-thinking", "deepseek-r1"])
+def test_a_start_marker_after_reasoning_text_is_reasoning_at_every_split(parser):
+    text = "Hmm <think> is a tag.</think>Answer."
+    for chunk_size in (None, 1, 5):
+        result = parse_text(text, parser, None, chunk_size=chunk_size)
+        assert (result.reasoning_content, result.content) == ("Hmm <think> is a tag.", "Answer.")
