@@ -39,6 +39,9 @@ class ReasoningFormat:
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
     `reenters`: a start marker after the end marker opens reasoning again.
+    `other_starts` and `other_ends` are further spellings of the start and
+    end markers, each ending what any start opened (K2 Horizon writes one
+    pair per reasoning effort).
     `stage` replaces the `<think>` machine for formats that are not tags.
     """
 
@@ -46,6 +49,8 @@ class ReasoningFormat:
     models: str
     start: str = "<think>"
     end: str = "</think>"
+    other_starts: tuple[str, ...] = ()
+    other_ends: tuple[str, ...] = ()
     tool_start: str | None = None
     always_thinking: bool = False
     thinking_switches: tuple[str, ...] = ("enable_thinking",)
@@ -98,10 +103,12 @@ class ReasoningParser:
         self._reasoning_seen = False
         self._held_back = ""
         self._unstreamed: list[str] = []
-        self._before_markers = marker_set(fmt.start)
-        closers = (fmt.end, fmt.tool_start) if fmt.tool_start else (fmt.end,)
+        self._starts = (fmt.start, *fmt.other_starts)
+        self._ends = (fmt.end, *fmt.other_ends)
+        self._before_markers = marker_set(*self._starts)
+        closers = (*self._ends, fmt.tool_start) if fmt.tool_start else self._ends
         self._thinking_markers = marker_set(*closers)
-        self._opening_markers = marker_set(fmt.start, *closers)
+        self._opening_markers = marker_set(*self._starts, *closers)
 
     def feed(self, text: str) -> list[Event]:
         if self._content_prefix and text:
@@ -158,17 +165,17 @@ class ReasoningParser:
             self._unstreamed.clear()
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
-        if marker == self.fmt.start:
+        if marker in self._starts:
             if self._state == "thinking" and self._reasoning_seen:
                 self._emit(events, marker)  # not an echo: reasoning text came first
             else:
                 self._state = "thinking"
             return
         self._flush_reasoning(events)
-        if marker == self.fmt.end and self.fmt.reenters:
+        if marker in self._ends and self.fmt.reenters:
             self._state = "before"
             self._reasoning_seen = False
             return
         self._state = "after"
-        if marker != self.fmt.end:
+        if marker not in self._ends:
             events.append(Content(marker))
