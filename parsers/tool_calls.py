@@ -52,6 +52,9 @@ class ToolFormat:
     `call_separator` (`;`) may join such calls. `dropped_markers` are
     structural tokens removed where they stray outside a call;
     `end_of_turn` tokens are removed from the whole output (`Pipeline`).
+    `fallback_drops`: markers removed from text that began like a call but
+    held none, on its way to content (Inkling, whose control tokens never
+    reach content); if nothing is left, no fallback is counted.
     `passthrough_blocks` are (opener, closer) pairs: the text from an opener
     to its closer is content as written, never read for calls (K2 Horizon's
     thinking blocks, when the reasoning stage does not take them out).
@@ -79,6 +82,7 @@ class ToolFormat:
     call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
     passthrough_blocks: tuple[tuple[str, str], ...] = ()
+    fallback_drops: tuple[str, ...] = ()
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     call_id_template: str | None = None
@@ -150,6 +154,7 @@ class ToolCallParser:
         self._text_markers = marker_set(*common, *openers)
         closers = (fmt.section_end,) if fmt.section_end else ()
         self._section_markers = marker_set(*common, *closers)
+        self._fallback_drops = marker_set(*fmt.fallback_drops) if fmt.fallback_drops else None
         self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
 
     # CallSink: the body grammar reports calls through these.
@@ -291,10 +296,14 @@ class ToolCallParser:
 
     def _end_body(self) -> None:
         if self._committed_nothing():
-            self.outcomes.fallbacks += self._body_marked
-            self._events.append(Content(self._gap + "".join(self._tentative)))
-            self._gap = ""
-            self._at_boundary = False
+            text = "".join(self._tentative)
+            if self._fallback_drops is not None:
+                text = self._fallback_drops.remove(text)
+            if text or self._fallback_drops is None:
+                self.outcomes.fallbacks += self._body_marked
+                self._events.append(Content(self._gap + text))
+                self._gap = ""
+                self._at_boundary = False
             self._state = "text"
         else:
             if self._call_open:

@@ -2,6 +2,7 @@
 
 from parsers.formats import (  # noqa: F401
     harmony,
+    inkling,
     k2_horizon,
     reasoning_think,
     tool_dsml,
