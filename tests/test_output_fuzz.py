@@ -1,6 +1,6 @@
 """Random model outputs through the real gateway, streamed in random
 pieces: random mixes of text, whitespace, markers, whole tool calls and
-calls cut short, in the formats of six model families. No 5xx, no error
+calls cut short, in the formats of eight model families. No 5xx, no error
 event, no hang (a 10 s client timeout), and no text lost or duplicated:
 every letter the model wrote comes back exactly once, in content,
 reasoning, call names or call arguments."""
@@ -25,9 +25,10 @@ GREEK = "αβγδεζηθικλμνξοπρστυφχψω"
 WORDS = st.text(alphabet=GREEK, min_size=1, max_size=6)
 WHITESPACE = st.sampled_from([" ", "\n", "\n\n", "  \t"])
 CITY = "@city@"  # where a call's argument value goes
-FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list and pythonic calls
+FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list, pythonic, IFM and Inkling calls
     ("qwen3", "qwen25"), ("kimi_k2", "kimi_k2"), ("glm45", "glm45"),
     ("deepseek-v3", "deepseekv32"), ("qwen3", "mistral"), ("qwen3", "pythonic"),
+    ("k2_horizon", "k2_horizon"), ("inkling", "inkling"),
 ]
 EXAMPLES = 30  # per format
 
