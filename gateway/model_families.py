@@ -33,6 +33,8 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("deepseek-v4*",), "deepseekv4", "deepseek-v4"),
     ModelFamily(("kimi-k2*",), "kimi_k2", "kimi_k2"),
     ModelFamily(("kimi-k3*",), "kimi_k3", "kimi_k3"),
+    ModelFamily(("k2-horizon*",), "k2_horizon", "k2_horizon"),
+    ModelFamily(("inkling*",), "inkling", "inkling"),
     ModelFamily(("glm-4.5*", "glm-4.6*"), "glm45", "glm45"),
     ModelFamily(("glm-4.7*", "glm-5*"), "glm47", "glm45"),
     ModelFamily(("minimax-m2*",), "minimax-m2", "minimax"),

@@ -15,6 +15,8 @@ text. This module, shared by all of them, turns that text into JSON text:
 - loose type names are read as the JSON type they mean (`int`, `uint32`,
   `long` are integer; `float`, `double` number; `bool` boolean; `str`,
   `text` string; `dict` object; `list`, `tuple` array);
+- a parameter schema that is a local `$ref` (`#/$defs/X`) is read as its
+  target;
 - a value that fits no allowed type, or a parameter the schema does not
   describe, keeps its raw text as a string. Arguments never go missing.
 """
@@ -39,8 +41,25 @@ def parameter_types(tools: list[dict] | None, function: str) -> dict[str, Types]
     for tool in tools or ():
         spec = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(spec, dict) and spec.get("name") == function:
-            return {key: schema_types(schema) for key, schema in _properties(spec.get("parameters")).items()}
+            root = spec.get("parameters")
+            return {key: schema_types(_resolved(schema, root)) for key, schema in _properties(root).items()}
     return {}
+
+
+def _resolved(schema, root):
+    """`schema` with a local `$ref` (`#/$defs/X`, `#/definitions/X`) replaced
+    by its target; keys beside the `$ref` win over the target's."""
+    seen = set()
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"] not in seen:
+        ref = schema["$ref"]
+        seen.add(ref)
+        section, _, name = ref.removeprefix("#/").partition("/")
+        defs = root.get(section) if section in ("$defs", "definitions") and isinstance(root, dict) else None
+        target = defs.get(name) if isinstance(defs, dict) else None
+        if not isinstance(target, dict):
+            break
+        schema = {**target, **{key: value for key, value in schema.items() if key != "$ref"}}
+    return schema
 
 
 def _properties(schema) -> dict:

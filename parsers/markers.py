@@ -47,6 +47,10 @@ class MarkerSet:
             return None
         return Hit(match.start(), match.end(), match.group())
 
+    def remove(self, text: str) -> str:
+        """`text` without any of the markers, in one pass."""
+        return self._pattern.sub("", text)
+
     def may_start_in(self, buf: str) -> bool:
         """Whether any marker, or the start of one, could be in `buf`: one
         C-speed scan, so that text with none passes without further work."""

@@ -56,6 +56,9 @@ class ReasoningFormat:
     `<|START_TEXT|>`, `<|END_TEXT|>`): they are removed from the content,
     and one met while reasoning ends it (turns whose template closed the
     reasoning itself).
+    `other_starts` and `other_ends` are further spellings of the start and
+    end markers, each ending what any start opened (K2 Horizon writes one
+    pair per reasoning effort).
     `stage` replaces the `<think>` machine for formats that are not tags.
     `suffixed_tokens`: token names a checkpoint may spell with a suffix
     (`<think:opensource>`); the markers are written bare (`parsers.token_suffix`).
@@ -65,6 +68,8 @@ class ReasoningFormat:
     models: str
     start: str = "<think>"
     end: str = "</think>"
+    other_starts: tuple[str, ...] = ()
+    other_ends: tuple[str, ...] = ()
     tool_start: str | None = None
     always_thinking: bool = False
     thinking_switches: tuple[str, ...] = ("enable_thinking",)
@@ -124,8 +129,10 @@ class ReasoningParser:
         self._newline_pending = False
         self._held_back = ""
         self._unstreamed: list[str] = []
-        self._before_markers = marker_set(fmt.start, *fmt.answer_markers)
-        closers = (fmt.end, fmt.tool_start) if fmt.tool_start else (fmt.end,)
+        self._starts = (fmt.start, *fmt.other_starts)
+        self._ends = (fmt.end, *fmt.other_ends)
+        self._before_markers = marker_set(*self._starts, *fmt.answer_markers)
+        closers = (*self._ends, fmt.tool_start) if fmt.tool_start else self._ends
         closers += fmt.answer_markers
         if fmt.answer_markers:
             self._answer_markers = marker_set(*fmt.answer_markers)
@@ -133,7 +140,7 @@ class ReasoningParser:
             closers += (fmt.passthrough[0],)
             self._passthrough_markers = marker_set(fmt.passthrough[1])
         self._thinking_markers = marker_set(*closers)
-        self._opening_markers = marker_set(fmt.start, *closers)
+        self._opening_markers = marker_set(*self._starts, *closers)
 
     def feed(self, text: str) -> list[Event]:
         if self._content_prefix and text:
@@ -218,17 +225,20 @@ class ReasoningParser:
             self._flush_reasoning(events)
             self._state = "answer"
             return
-        if marker == self.fmt.start and (self._state == "before" or not self._reasoning_seen):
-            self._state = "thinking"
-            self._label_pending = bool(self.fmt.start_label)
+        if marker in self._starts:
+            if self._state == "thinking" and self._reasoning_seen:
+                self._emit(events, marker)  # not an echo: reasoning text came first
+            else:
+                self._state = "thinking"
+                self._label_pending = bool(self.fmt.start_label)
             return
         self._flush_reasoning(events)
-        if marker == self.fmt.end and self.fmt.reenters:
+        if marker in self._ends and self.fmt.reenters:
             self._state = "before"
             self._reasoning_seen = False
             return
-        self._state = "answer" if marker == self.fmt.end and self.fmt.answer_markers else "after"
-        if marker != self.fmt.end:
+        self._state = "answer" if marker in self._ends and self.fmt.answer_markers else "after"
+        if marker not in self._ends:
             events.append(Content(marker))
         else:
             self._newline_pending = self.fmt.drops_newline_after_end

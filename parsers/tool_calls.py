@@ -52,6 +52,12 @@ class ToolFormat:
     `call_separator` (`;`) may join such calls. `dropped_markers` are
     structural tokens removed where they stray outside a call;
     `end_of_turn` tokens are removed from the whole output (`Pipeline`).
+    `fallback_drops`: markers removed from text that began like a call but
+    held none, on its way to content (Inkling, whose control tokens never
+    reach content); if nothing is left, no fallback is counted.
+    `passthrough_blocks` are (opener, closer) pairs: the text from an opener
+    to its closer is content as written, never read for calls (K2 Horizon's
+    thinking blocks, when the reasoning stage does not take them out).
     `call_template` writes one call the way the model does, from `{name}` and
     `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
     text, or each parameter rendered with `parameter_template` (`{key}`,
@@ -77,6 +83,8 @@ class ToolFormat:
     bare_start_anywhere: bool = False
     call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
+    passthrough_blocks: tuple[tuple[str, str], ...] = ()
+    fallback_drops: tuple[str, ...] = ()
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     call_id_template: str | None = None
@@ -143,9 +151,13 @@ class ToolCallParser:
         openers = (fmt.section_start,) if fmt.section_start else ()
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
         self._bare_anywhere = tuple(fmt.bare_start) if fmt.bare_start_anywhere else ()
-        self._text_markers = marker_set(*self._call_starts, *openers, *fmt.dropped_markers, *self._bare_anywhere)
+        self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
+        self._passthrough_end = None
+        common = (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of)
+        self._text_markers = marker_set(*common, *openers)
         closers = (fmt.section_end,) if fmt.section_end else ()
-        self._section_markers = marker_set(*self._call_starts, *closers, *fmt.dropped_markers, *self._bare_anywhere)
+        self._section_markers = marker_set(*common, *closers)
+        self._fallback_drops = marker_set(*fmt.fallback_drops) if fmt.fallback_drops else None
         self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
 
     # CallSink: the body grammar reports calls through these.
@@ -201,7 +213,7 @@ class ToolCallParser:
                 self._tentative.append(held)
             self._body.finish()
             self._end_body()
-        elif self._state in ("text", "bare"):
+        elif self._state in ("text", "bare", "passthrough"):
             self._emit_text(held)
         if self._gap and self._call_count == 0:
             self._events.append(Content(self._gap))
@@ -227,6 +239,10 @@ class ToolCallParser:
         self._emit_text(buf[pos : hit.start])
         if hit.marker in self._call_starts:
             self._begin_body([hit.marker])
+        elif hit.marker in self._passthrough_closer_of:
+            self._emit_text(hit.marker)
+            self._passthrough_end = self._passthrough_closer_of[hit.marker]
+            self._state = "passthrough"
         elif hit.marker in self._bare_anywhere:
             self._begin_body([])
             return hit.start
@@ -239,6 +255,18 @@ class ToolCallParser:
             self._at_boundary = True
         else:
             self._at_boundary = True
+        return hit.end
+
+    def _step_passthrough(self, buf: str, pos: int) -> int | None:
+        """Inside a passthrough block: content, up to and with its closer."""
+        hit = self._passthrough_end.search(buf, pos)
+        if hit is None:
+            end = self._passthrough_end.safe_end(buf, pos)
+            self._emit_text(buf[pos:end])
+            self._hold(buf, end)
+            return None
+        self._emit_text(buf[pos : hit.end])
+        self._state = "text"
         return hit.end
 
     def _begin_body(self, tentative: list[str]) -> None:
@@ -276,10 +304,14 @@ class ToolCallParser:
 
     def _end_body(self) -> None:
         if self._committed_nothing():
-            self.outcomes.fallbacks += self._body_marked
-            self._events.append(Content(self._gap + "".join(self._tentative)))
-            self._gap = ""
-            self._at_boundary = False
+            text = "".join(self._tentative)
+            if self._fallback_drops is not None:
+                text = self._fallback_drops.remove(text)
+            if text or self._fallback_drops is None:
+                self.outcomes.fallbacks += self._body_marked
+                self._events.append(Content(self._gap + text))
+                self._gap = ""
+                self._at_boundary = False
             self._state = "text"
         else:
             if self._call_open:

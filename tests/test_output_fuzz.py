@@ -25,12 +25,13 @@ GREEK = "αβγδεζηθικλμνξοπρστυφχψω"
 WORDS = st.text(alphabet=GREEK, min_size=1, max_size=6)
 WHITESPACE = st.sampled_from([" ", "\n", "\n\n", "  \t"])
 CITY = "@city@"  # where a call's argument value goes
-FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list, pythonic and XTML calls
+FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list, pythonic, XTML, IFM, Inkling and channel calls
     ("qwen3", "qwen25"), ("kimi_k2", "kimi_k2"), ("glm45", "glm45"),
     ("deepseek-v3", "deepseekv32"), ("qwen3", "mistral"), ("qwen3", "pythonic"), ("hunyuan", "hunyuan"),
     ("kimi_k3", "kimi_k3"),
     ("apertus2509", "apertus2509"), ("cohere_command4", "cohere_command4"),
     ("muse", "muse"), ("beam", "beam"),
+    ("k2_horizon", "k2_horizon"), ("inkling", "inkling"),
 ]
 EXAMPLES = 30  # per format
 

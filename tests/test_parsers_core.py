@@ -216,3 +216,9 @@ class TestStringEncodedArguments:
 @pytest.mark.parametrize("size", [1, 3, 1000])
 def test_null_arguments_are_an_empty_object(parser, text, size):
     assert parse_text(text, None, parser, chunk_size=size).tool_calls == [("get_time", "{}")]
+@pytest.mark.parametrize("parser", ["qwen3-thinking", "deepseek-r1"])
+def test_a_start_marker_after_reasoning_text_is_reasoning_at_every_split(parser):
+    text = "Hmm <think> is a tag.</think>Answer."
+    for chunk_size in (None, 1, 5):
+        result = parse_text(text, parser, None, chunk_size=chunk_size)
+        assert (result.reasoning_content, result.content) == ("Hmm <think> is a tag.", "Answer.")

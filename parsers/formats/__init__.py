@@ -5,6 +5,8 @@ from parsers.formats import (  # noqa: F401
     beam,
     cohere,
     harmony,
+    inkling,
+    k2_horizon,
     kimi_k3,
     muse,
     reasoning_hunyuan,

@@ -1,0 +1,48 @@
+"""Inkling: typed message blocks of control tokens, for reasoning and tool
+calls (FORMATS.md §1 and §2 `inkling`; `parsers.inkling` reads the blocks,
+`parsers.inkling_call` one invocation).
+
+One call (two calls: two such messages)::
+
+    <|message_model|>get_weather<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris"}}<|end_message|>
+
+Every control token is a special token the backend must keep, and none
+reaches content: the tool-call stage drops strays, and text that began
+like a call but held none is returned without them.
+"""
+
+from parsers.inkling import CONTROL_TOKENS, END_MESSAGE, MESSAGE_MODEL, THINKING, InklingReasoningParser
+from parsers.inkling_call import INVOKE_PREFIX, InklingCall
+from parsers.reasoning import ReasoningFormat
+from parsers.registry import register
+from parsers.tool_calls import ToolFormat
+
+MODELS = "Inkling"
+END_OF_TURN = ("<|endoftext|>",)
+
+register(
+    ReasoningFormat(
+        name="inkling",
+        models=MODELS,
+        start=MESSAGE_MODEL + THINKING,
+        end=END_MESSAGE,
+        end_of_turn=END_OF_TURN,
+        needs_special_tokens=True,
+        stage=InklingReasoningParser,
+    )
+)
+register(
+    ToolFormat(
+        name="inkling",
+        models=MODELS,
+        call_start=MESSAGE_MODEL,
+        other_call_starts=(INVOKE_PREFIX,),
+        call_end="",
+        body=InklingCall,
+        call_template=MESSAGE_MODEL + '{name}<|content_invoke_tool_json|>{"name": "{name}", "args": {arguments}}' + END_MESSAGE,
+        dropped_markers=tuple(token for token in CONTROL_TOKENS if token != MESSAGE_MODEL and not token.startswith(INVOKE_PREFIX)),
+        fallback_drops=CONTROL_TOKENS,
+        end_of_turn=END_OF_TURN,
+        needs_special_tokens=True,
+    )
+)
