@@ -4,6 +4,7 @@ from parsers.formats import (  # noqa: F401
     harmony,
     reasoning_think,
     tool_dsml,
+    tool_gcml,
     tool_gemma4,
     tool_json,
     tool_mistral,
