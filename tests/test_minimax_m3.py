@@ -1,0 +1,60 @@
+"""MiniMax M3: `<mm:think>` reasoning switched by `thinking_mode`, and a
+stray `</mm:think>` opening a reply that is not reasoning."""
+
+from __future__ import annotations
+
+import pytest
+
+from parsers import ParseResult, make_pipeline, reasoning_format
+
+
+def parse(text: str, pieces: int | None = None, **options) -> tuple[str | None, str | None]:
+    """(reasoning, content), fed in one piece or one character at a time."""
+    pipeline = make_pipeline("minimax-m3", None, **options)
+    result = ParseResult()
+    for piece in [text] if pieces is None else list(text):
+        result.add(pipeline.feed(piece))
+    result.add(pipeline.finish())
+    return result.reasoning_content, result.content
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "thinking"),
+    [
+        ({"thinking_mode": "enabled"}, True),
+        ({"thinking_mode": "disabled"}, False),
+        ({"thinking_mode": True}, False),
+        ({"enable_thinking": True}, False),
+        ({}, False),
+    ],
+)
+def test_only_thinking_mode_enabled_starts_in_reasoning(kwargs, thinking):
+    assert reasoning_format("minimax-m3").thinking_enabled(kwargs) is thinking
+    want = ("Hmm.", "Answer") if thinking else (None, "Hmm.</mm:think>Answer")
+    assert parse("Hmm.</mm:think>Answer", chat_template_kwargs=kwargs) == want
+
+
+def test_other_formats_take_any_true_switch_value():
+    assert reasoning_format("qwen3").thinking_enabled({"enable_thinking": "enabled"}) is True
+    assert reasoning_format("qwen3").thinking_enabled({"enable_thinking": 0}) is False
+
+
+@pytest.mark.parametrize("pieces", [None, 1], ids=["one-shot", "1-char"])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("</mm:think>Answer", (None, "Answer")),
+        ("\n </mm:think>\n\nAnswer", (None, "\n\nAnswer")),
+        ("  Answer</mm:think>", (None, "  Answer</mm:think>")),
+        ("</mm:thin", (None, "</mm:thin")),
+        ("\n\n", (None, "\n\n")),
+        ("<mm:think>Hmm.</mm:think>Answer", ("Hmm.", "Answer")),
+        ("</mm:think><mm:think>Hmm.</mm:think>Answer", ("Hmm.", "Answer")),
+    ],
+)
+def test_a_stray_closer_opening_a_reply_without_reasoning_is_dropped(text, want, pieces):
+    assert parse(text, pieces) == want
+
+
+def test_in_reasoning_a_leading_closer_ends_empty_reasoning():
+    assert parse("</mm:think>Answer", chat_template_kwargs={"thinking_mode": "enabled"}) == (None, "Answer")
