@@ -43,6 +43,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("lfm2*",), "lfm2", None),
     ModelFamily(("hermes-2-pro*", "hermes-3*", "hermes-4*"), "hermes", None),
     ModelFamily(("internlm*", "intern-s1*"), "interns1", "interns1"),
+    ModelFamily(("dots.llm*",), "dots", None),
     ModelFamily(("gigachat3.5*",), "gigachat35", None),
     ModelFamily(("gigachat3*",), "gigachat3", None),
 )

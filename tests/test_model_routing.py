@@ -44,6 +44,7 @@ PICKS = [
     ("mistralai/Magistral-Small-2509", "mistral", None),
     ("google/gemma-4-31b-it", "gemma4", None),
     ("LiquidAI/LFM2-1.2B", "lfm2", None),
+    ("rednote-hilab/dots.llm1.inst", "dots", None),
     ("ai-sage/GigaChat3.5-10B-A1.8B", "gigachat35", None),
     ("some-org/my-own-model", None, None),
 ]

@@ -4,6 +4,7 @@ from parsers.formats import (  # noqa: F401
     harmony,
     reasoning_minimax_m3,
     reasoning_think,
+    tool_dots,
     tool_dsml,
     tool_gcml,
     tool_gemma4,
