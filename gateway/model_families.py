@@ -34,6 +34,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("kimi-k2*",), "kimi_k2", "kimi_k2"),
     ModelFamily(("glm-4.5*", "glm-4.6*"), "glm45", "glm45"),
     ModelFamily(("glm-4.7*", "glm-5*"), "glm47", "glm45"),
+    ModelFamily(("minimax-m3*",), "minimax-m3", "minimax-m3"),
     ModelFamily(("minimax-m2*",), "minimax-m2", "minimax"),
     ModelFamily(("gpt-oss*",), "gpt-oss", "gpt-oss"),
     ModelFamily(("llama-4*",), "pythonic", None),

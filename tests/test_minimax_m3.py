@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parsers import ParseResult, make_pipeline, reasoning_format
+from parsers.events import CallArgs, CallEnd, CallStart
 
 
 def parse(text: str, pieces: int | None = None, **options) -> tuple[str | None, str | None]:
@@ -58,3 +59,41 @@ def test_a_stray_closer_opening_a_reply_without_reasoning_is_dropped(text, want,
 
 def test_in_reasoning_a_leading_closer_ends_empty_reasoning():
     assert parse("</mm:think>Answer", chat_template_kwargs={"thinking_mode": "enabled"}) == (None, "Answer")
+
+
+N = "]<]minimax[>["
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}, "lines": {"type": "array", "items": {"type": "integer"}}}},
+        },
+    }
+]
+
+
+def test_calls_stream_name_first_then_string_text_as_it_is_written():
+    pipeline = make_pipeline(None, "minimax-m3", tools=TOOLS)
+    fed = [
+        f'{N}<tool_call>{N}<invoke name="write">',
+        f"{N}<text>Hello, ",
+        "world  ",
+        f"{N}</text>{N}<lines>{N}<item>1",
+        f"{N}</item>{N}</lines>",
+        f"{N}</invoke>{N}</tool_call>",
+    ]
+    seen = []
+    for piece in fed:
+        events = pipeline.feed(piece)
+        started = [event.name for event in events if isinstance(event, CallStart)]
+        arguments = "".join(event.text for event in events if isinstance(event, CallArgs))
+        seen.append((started, arguments, any(isinstance(event, CallEnd) for event in events)))
+    assert seen == [
+        (["write"], "", False),
+        ([], '{"text": "Hello,', False),
+        ([], " world", False),
+        ([], '", "lines": ', False),
+        ([], "[1]", False),
+        ([], "}", True),
+    ]

@@ -36,6 +36,7 @@ PICKS = [
     ("zai-org/GLM-4.7", "glm47", "glm45"),
     ("zai-org/GLM-5", "glm47", "glm45"),
     ("MiniMaxAI/MiniMax-M2.1", "minimax-m2", "minimax"),
+    ("MiniMaxAI/MiniMax-M3", "minimax-m3", "minimax-m3"),
     ("openai/gpt-oss-120b", "gpt-oss", "gpt-oss"),
     ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic", None),
     ("meta-llama/Llama-3.1-8B-Instruct", "llama3", None),

@@ -9,6 +9,7 @@ from parsers.formats import (  # noqa: F401
     tool_gcml,
     tool_gemma4,
     tool_json,
+    tool_minimax_m3,
     tool_mistral,
     tool_named,
     tool_pythonic,
