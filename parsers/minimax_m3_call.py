@@ -123,6 +123,7 @@ class MinimaxM3Calls:
         self._schema = None
         self._stray: list[str] = []
         self._stack: list[Node] = []
+        self._open_tags: dict[str, int] = {}  # tag -> how many elements of the stack have it
         self._tag = ""
         self._pending = ""
         self.held_chars = 0
@@ -225,9 +226,10 @@ class MinimaxM3Calls:
         end, ((kind, name, _), raw) = found
         top = self._stack[-1]
         if kind == _OPEN:
-            self._stack.append(Node(name, child_schema(top.schema, name)))
-        elif kind == _CLOSE and name == top.tag:
-            self._close_node()
+            self._push(Node(name, child_schema(top.schema, name)))
+        elif kind == _CLOSE and self._open_tags.get(name):
+            while self._state == "tree" and self._close_node() != name:
+                pass
         elif kind == _CLOSE and name in ("invoke", "tool_call"):
             self._end_call(block_closed=name == "tool_call")
         else:
@@ -251,7 +253,8 @@ class MinimaxM3Calls:
             self._pending = ""
             self._state = "string"
         else:
-            self._stack = [Node(name, schema)]
+            self._stack, self._open_tags = [], {}
+            self._push(Node(name, schema))
             self.held_chars = 0
             self._state = "tree"
 
@@ -274,15 +277,22 @@ class MinimaxM3Calls:
         self._stack[-1].text.append(text)
         self.held_chars += len(text)
 
-    def _close_node(self) -> None:
+    def _push(self, node: Node) -> None:
+        self._stack.append(node)
+        self._open_tags[node.tag] = self._open_tags.get(node.tag, 0) + 1
+
+    def _close_node(self) -> str:
+        """Close the innermost open element; its tag."""
         node = self._stack.pop()
+        self._open_tags[node.tag] -= 1
         value = node.to_json()
         if self._stack:
             self._stack[-1].children.append((node.tag, value))
-            return
-        self._sink.args(value)
-        self.held_chars = 0
-        self._state = "params"
+        else:
+            self._sink.args(value)
+            self.held_chars = 0
+            self._state = "params"
+        return node.tag
 
     def _end_call(self, block_closed: bool = False) -> None:
         if self._state == "string":
