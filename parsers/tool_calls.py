@@ -58,7 +58,10 @@ class ToolFormat:
     `{value}`) for formats that write parameters as tags, or what
     `render_arguments` makes of the JSON. `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
-    otherwise ids are OpenAI's `call_…`.
+    otherwise ids are OpenAI's `call_…`. `parses_without_tools`: the model
+    calls tools its template declares even when the request offers none
+    (MiniMax M3), so a request without tools still has its calls read,
+    unless its `tool_choice` is `none`.
     """
 
     name: str
@@ -79,6 +82,7 @@ class ToolFormat:
     needs_special_tokens: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
+    parses_without_tools: bool = False
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""

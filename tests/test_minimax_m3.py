@@ -3,10 +3,14 @@ stray `</mm:think>` opening a reply that is not reasoning."""
 
 from __future__ import annotations
 
+import openai
 import pytest
 
+from gateway.app import create_app
+from gateway.config import Config
 from parsers import ParseResult, make_pipeline, reasoning_format
 from parsers.events import CallArgs, CallEnd, CallStart
+from tests.test_gateway_e2e import MESSAGES, both_ways
 
 
 def parse(text: str, pieces: int | None = None, **options) -> tuple[str | None, str | None]:
@@ -97,3 +101,30 @@ def test_calls_stream_name_first_then_string_text_as_it_is_written():
         ([], "[1]", False),
         ([], "}", True),
     ]
+
+
+@pytest.fixture(scope="module")
+def m3_client(serve, fake_backend_server) -> openai.OpenAI:
+    """A gateway serving one MiniMax M3 model on the fake backend."""
+    _, backend_url = fake_backend_server
+    model = {"name": "m3", "backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "minimax-m3", "tool_call_parser": "minimax-m3"}
+    gateway = serve(create_app(Config.model_validate({"models": [model]})))
+    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+
+
+THINK_THEN_CALL = f'Need the weather.</mm:think>{N}<tool_call>{N}<invoke name="get_weather">{N}<city>Paris{N}</city>{N}</invoke>{N}</tool_call>'
+
+
+def test_calls_are_read_in_a_request_without_tools(m3_client, fake):
+    result = both_ways(m3_client, fake, THINK_THEN_CALL, model="m3", messages=MESSAGES, extra_body={"chat_template_kwargs": {"thinking_mode": "enabled"}})
+    assert result["reasoning_content"] == "Need the weather."
+    assert result["content"] is None
+    assert result["tool_calls"] == [("get_weather", {"city": "Paris"})]
+    assert result["finish_reason"] == "tool_calls"
+
+
+def test_tool_choice_none_leaves_the_call_text_in_content(m3_client, fake):
+    result = both_ways(m3_client, fake, THINK_THEN_CALL, model="m3", tool_choice="none", extra_body={"chat_template_kwargs": {"thinking_mode": "enabled"}})
+    assert result["reasoning_content"] == "Need the weather."
+    assert result["content"] == THINK_THEN_CALL.split("</mm:think>")[1]
+    assert result["tool_calls"] == [] and result["finish_reason"] == "stop"

@@ -1,7 +1,9 @@
 """MiniMax M3 tool calls (FORMATS.md §1 `minimax-m3`): every tag carries
 the namespace token `]<]minimax[>[`; parameters are tags named after them,
 nested for objects, `<item>` for array elements, typed by the tool's
-schema. The grammar is `parsers.minimax_m3_call`.
+schema. The grammar is `parsers.minimax_m3_call`. M3 calls the tools its
+template declares even in a request without tools, so such a request is
+parsed too (`parses_without_tools`).
 
 Two calls: two `<invoke>` in the block::
 
@@ -27,5 +29,6 @@ register(
             f"{NAMESPACE}<tool_call>\n{NAMESPACE}<invoke name=\"{{name}}\">\n{{arguments}}{NAMESPACE}</invoke>\n{NAMESPACE}</tool_call>"
         ),
         parameter_template=f"{NAMESPACE}<{{key}}>{{value}}{NAMESPACE}</{{key}}>\n",
+        parses_without_tools=True,
     )
 )
