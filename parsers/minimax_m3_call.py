@@ -17,8 +17,11 @@ The body starts after the first namespace token and reads the whole
 `<tool_call>` block, each `<invoke>` in it being one call. A parameter the
 schema types as a plain string streams as it is written; any other is
 held as a small tree until its tag closes, then typed by the schema
-(`parsers.coerce`) and written as JSON. Leaf text loses its trailing
-blanks. Text in a call outside any parameter is content. Tags are found by
+(`parsers.coerce`) and written as JSON. An element is a leaf once it has
+text (later tags in it are text, trailing blanks are dropped), else it
+holds child elements; a close tag also closes the elements left open
+inside it. Text in a call outside any value is content, and a new
+`<tool_call>` inside a call ends that call cut short. Tags are found by
 searching for the namespace token from the current position only, so the
 cost is linear in the text.
 """
@@ -42,12 +45,13 @@ _OPEN, _CLOSE, _NOT_A_TAG = "open", "close", "text"
 class Node:
     """A parameter value being read: its text, or its child elements."""
 
-    __slots__ = ("tag", "schema", "text", "children")
+    __slots__ = ("tag", "schema", "text", "has_text", "children")
 
     def __init__(self, tag: str, schema):
         self.tag = tag
         self.schema = schema
         self.text: list[str] = []
+        self.has_text = False  # non-blank text: a leaf, whose tags are text
         self.children: list[tuple[str, str]] = []  # (tag, JSON text)
 
     def to_json(self) -> str:
@@ -155,28 +159,45 @@ class MinimaxM3Calls:
         self._state = "block"
         return tag[2]
 
-    def _next_tag(self, buf: str, pos: int, on_text) -> tuple[int, tuple | None] | None:
-        """Hand the text before the next namespace token to `on_text`; then
-        the tag after the token. None: wait for more text."""
+    def _step_tags(self, buf: str, pos: int) -> int | None:
+        """Text up to the next tag, then the tag, each read as the state says."""
         hit = self._namespace.search(buf, pos)
-        end = hit.start if hit else self._namespace.safe_end(buf, pos)
-        if end > pos:
-            on_text(buf[pos:end])
-        if hit is None:
-            return (end, None) if end > pos else None
-        tag = read_tag(buf, hit.end)
+        text_end = hit.start if hit else self._namespace.safe_end(buf, pos)
+        if text_end > pos:
+            self._read_text(buf[pos:text_end])
+        tag = None if hit is None else read_tag(buf, hit.end)
         if tag is None:
-            return (end, None) if end > pos else None
-        if tag[0] == _NOT_A_TAG:
-            on_text(NAMESPACE)
-            return hit.end, None
-        return tag[2], (tag, buf[hit.start : tag[2]])
+            return text_end if text_end > pos else None
+        kind, name, end = tag
+        if kind == _NOT_A_TAG:
+            self._read_text(NAMESPACE)
+            return hit.end
+        if (kind, name) == (_OPEN, "tool_call"):
+            self._cut_short()
+            return hit.start
+        getattr(self, "_on_tag_" + self._state)(kind, name, buf[hit.start : end])
+        return end
 
-    def _step_block(self, buf: str, pos: int) -> int | None:
-        found = self._next_tag(buf, pos, self._stray.append)
-        if found is None or found[1] is None:
-            return found and found[0]
-        end, ((kind, name, _), raw) = found
+    _step_block = _step_params = _step_string = _step_tree = _step_tags
+
+    def _read_text(self, text: str) -> None:
+        if self._state == "string":
+            self._take_string(text)
+        elif self._state == "tree":
+            self._take_text(text)
+        else:
+            self._stray.append(text)
+
+    def _cut_short(self) -> None:
+        """A new block opens: the call being read ends where it is, and so
+        does this block; the new one is read from its own start."""
+        if self._state != "block":
+            self._end_call()
+        elif self._calls:
+            self._flush_stray()
+        self.status = DONE if self._calls else FAILED
+
+    def _on_tag_block(self, kind: str, name: str, raw: str) -> None:
         invoke = _INVOKE.fullmatch(name) if kind == _OPEN else None
         if invoke:
             self._flush_stray()
@@ -187,45 +208,28 @@ class MinimaxM3Calls:
             self.status = DONE
         else:
             self._stray.append(raw)
-        return end
 
-    def _step_params(self, buf: str, pos: int) -> int | None:
-        found = self._next_tag(buf, pos, self._stray.append)
-        if found is None or found[1] is None:
-            return found and found[0]
-        end, ((kind, name, _), raw) = found
+    def _on_tag_params(self, kind: str, name: str, raw: str) -> None:
         if kind == _CLOSE and name in ("invoke", "tool_call"):
-            self._flush_stray()
             self._end_call(block_closed=name == "tool_call")
         elif kind == _OPEN:
             self._flush_stray()
             self._open_parameter(name)
         else:
             self._stray.append(raw)
-        return end
 
-    def _step_string(self, buf: str, pos: int) -> int | None:
-        found = self._next_tag(buf, pos, self._take_string)
-        if found is None or found[1] is None:
-            return found and found[0]
-        end, ((kind, name, _), raw) = found
+    def _on_tag_string(self, kind: str, name: str, raw: str) -> None:
         if kind == _CLOSE and name == self._tag:
             self._end_string()
             self._state = "params"
         elif kind == _CLOSE and name in ("invoke", "tool_call"):
-            self._end_string()
             self._end_call(block_closed=name == "tool_call")
         else:
             self._take_string(raw)
-        return end
 
-    def _step_tree(self, buf: str, pos: int) -> int | None:
-        found = self._next_tag(buf, pos, self._take_text)
-        if found is None or found[1] is None:
-            return found and found[0]
-        end, ((kind, name, _), raw) = found
+    def _on_tag_tree(self, kind: str, name: str, raw: str) -> None:
         top = self._stack[-1]
-        if kind == _OPEN:
+        if kind == _OPEN and not top.has_text:
             self._push(Node(name, child_schema(top.schema, name)))
         elif kind == _CLOSE and self._open_tags.get(name):
             while self._state == "tree" and self._close_node() != name:
@@ -234,7 +238,6 @@ class MinimaxM3Calls:
             self._end_call(block_closed=name == "tool_call")
         else:
             self._take_text(raw)
-        return end
 
     def _start_call(self, name: str) -> None:
         self._sink.start(name)
@@ -274,7 +277,14 @@ class MinimaxM3Calls:
         self.held_chars = 0
 
     def _take_text(self, text: str) -> None:
-        self._stack[-1].text.append(text)
+        """Text in an element: its value if it has no child elements, else
+        text between them, which is content."""
+        top = self._stack[-1]
+        if top.children:
+            self._stray.append(text)
+            return
+        top.text.append(text)
+        top.has_text = top.has_text or bool(text.strip())
         self.held_chars += len(text)
 
     def _push(self, node: Node) -> None:
