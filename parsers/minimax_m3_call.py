@@ -60,6 +60,8 @@ class Node:
             text = "".join(self.text).rstrip()
             if not text and types & {"object", "array"}:
                 return "[]" if "array" in types and "object" not in types else "{}"
+            if not text and "null" in types:
+                return "null"
             return coerce.to_json(text, types) if types else orjson.dumps(text).decode()
         is_array = "array" in types if types & {"object", "array"} else all(tag == "item" for tag, _ in self.children)
         if is_array:
