@@ -3,8 +3,12 @@ stray `</mm:think>` opening a reply that is not reasoning."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.app import create_app
 from gateway.config import Config
@@ -128,3 +132,37 @@ def test_tool_choice_none_leaves_the_call_text_in_content(m3_client, fake):
     assert result["reasoning_content"] == "Need the weather."
     assert result["content"] == THINK_THEN_CALL.split("</mm:think>")[1]
     assert result["tool_calls"] == [] and result["finish_reason"] == "stop"
+
+
+GREEK = "αβγδεζηθικλμνξοπρστυφχψω"  # in no marker, tag or function name
+OPENING = f'{N}<tool_call>{N}<invoke name="write">'
+NOISE = st.one_of(st.text(alphabet=GREEK, min_size=1, max_size=5), st.sampled_from([" ", "\n", "<", N, f"{N} ", N[:5]]))
+ELEMENTS = st.recursive(  # parameters nested at random, their close tags sometimes missing
+    NOISE,
+    lambda inner: st.tuples(st.sampled_from(["text", "lines", "item", "note"]), st.lists(inner, max_size=4), st.booleans()).map(
+        lambda element: f"{N}<{element[0]}>" + "".join(element[1]) + (f"{N}</{element[0]}>" if element[2] else "")
+    ),
+    max_leaves=12,
+)
+CALLS = st.tuples(st.lists(ELEMENTS, max_size=4), st.sampled_from(["", f"{N}</invoke>", f"{N}</invoke>{N}</tool_call>"])).map(
+    lambda call: OPENING + "".join(call[0]) + call[1]
+)
+STRAY_TAGS = st.sampled_from(["</tool_call>", "</invoke>", "</item>", "</other>", "<tool_call>"]).map(N.__add__)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.one_of(CALLS, NOISE, STRAY_TAGS), min_size=1, max_size=6), data=st.data())
+def test_any_mix_of_tags_loses_no_text_and_parses_alike_at_any_split(pieces, data):
+    text = "".join(pieces)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    results = []
+    for bounds in ([0, len(text)], [0, *cuts, len(text)]):
+        pipeline, result = make_pipeline(None, "minimax-m3", tools=TOOLS), ParseResult()
+        for start, end in zip(bounds, bounds[1:]):
+            result.add(pipeline.feed(text[start:end]))
+        result.add(pipeline.finish())
+        results.append(result)
+    one_shot, split = results
+    assert split.to_json() == one_shot.to_json()
+    returned = (one_shot.content or "") + "".join(name + arguments for name, arguments in one_shot.tool_calls)
+    assert Counter(c for c in returned if c in GREEK) == Counter(c for c in text if c in GREEK)
