@@ -52,16 +52,16 @@ class ToolFormat:
     `call_separator` (`;`) may join such calls. `dropped_markers` are
     structural tokens removed where they stray outside a call;
     `end_of_turn` tokens are removed from the whole output (`Pipeline`).
+    `parses_without_tools`: the model calls tools its template declares
+    even when the request offers none (MiniMax M3), so a request without
+    tools still has its calls read, unless its `tool_choice` is `none`.
     `call_template` writes one call the way the model does, from `{name}` and
     `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
     text, or each parameter rendered with `parameter_template` (`{key}`,
     `{value}`) for formats that write parameters as tags, or what
     `render_arguments` makes of the JSON. `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
-    otherwise ids are OpenAI's `call_…`. `parses_without_tools`: the model
-    calls tools its template declares even when the request offers none
-    (MiniMax M3), so a request without tools still has its calls read,
-    unless its `tool_choice` is `none`.
+    otherwise ids are OpenAI's `call_…`.
     """
 
     name: str
@@ -80,9 +80,9 @@ class ToolFormat:
     dropped_markers: tuple[str, ...] = ()
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
+    parses_without_tools: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
-    parses_without_tools: bool = False
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""

@@ -37,6 +37,8 @@ PICKS = [
     ("zai-org/GLM-5", "glm47", "glm45"),
     ("MiniMaxAI/MiniMax-M2.1", "minimax-m2", "minimax"),
     ("MiniMaxAI/MiniMax-M3", "minimax-m3", "minimax-m3"),
+    ("rednote-hilab/dots.llm1.inst", "dots", None),
+    ("ai-sage/GigaChat3.5-10B-A1.8B", "gigachat35", None),
     ("openai/gpt-oss-120b", "gpt-oss", "gpt-oss"),
     ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic", None),
     ("meta-llama/Llama-3.1-8B-Instruct", "llama3", None),
@@ -45,8 +47,6 @@ PICKS = [
     ("mistralai/Magistral-Small-2509", "mistral", None),
     ("google/gemma-4-31b-it", "gemma4", None),
     ("LiquidAI/LFM2-1.2B", "lfm2", None),
-    ("rednote-hilab/dots.llm1.inst", "dots", None),
-    ("ai-sage/GigaChat3.5-10B-A1.8B", "gigachat35", None),
     ("some-org/my-own-model", None, None),
 ]
 
