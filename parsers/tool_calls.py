@@ -52,9 +52,6 @@ class ToolFormat:
     `call_separator` (`;`) may join such calls. `dropped_markers` are
     structural tokens removed where they stray outside a call;
     `end_of_turn` tokens are removed from the whole output (`Pipeline`).
-    `parses_without_tools`: the model calls tools its template declares
-    even when the request offers none (MiniMax M3), so a request without
-    tools still has its calls read, unless its `tool_choice` is `none`.
     `call_template` writes one call the way the model does, from `{name}` and
     `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
     text, or each parameter rendered with `parameter_template` (`{key}`,
@@ -62,6 +59,9 @@ class ToolFormat:
     `render_arguments` makes of the JSON. `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
     otherwise ids are OpenAI's `call_…`.
+    `parses_without_tools`: the model calls tools its template declares
+    even when the request offers none (MiniMax M3), so a request without
+    tools still has its calls read, unless its `tool_choice` is `none`.
     """
 
     name: str
