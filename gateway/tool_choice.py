@@ -1,6 +1,8 @@
 """What `tool_choice` and `parallel_tool_calls` mean for one request.
 
-- `none` (or no tools): no tool parsing.
+- `none` (or no tools): no tool parsing, except that a request without
+  tools is still read by a parser whose models call tools anyway
+  (`parses_without_tools`, MiniMax M3) unless `tool_choice` is `none`.
 - `auto`: the model's own parser. With a `strict` tool and a backend
   dialect that takes structural tags, the format's structural tag is sent.
   The backend server may need another `tool_choice` so that it neither
@@ -54,7 +56,7 @@ class ToolChoicePlan:
 def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> ToolChoicePlan:
     """The tool-call handling of one request to `model` (module docstring)."""
     if not tools_active:
-        return ToolChoicePlan()
+        return ToolChoicePlan(_parser_without_tools(payload, model))
     tools = payload["tools"]
     choice = payload.get("tool_choice") or "auto"
     named = choice["function"]["name"] if isinstance(choice, dict) else None
@@ -81,3 +83,11 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
     if parser and server_choice:
         upstream = {**upstream, "tool_choice": server_choice}
     return ToolChoicePlan(parser, upstream=upstream, **limits)
+
+
+def _parser_without_tools(payload: dict, model: ModelConfig) -> str | None:
+    """The parser that reads a request with no tools, if the model's does."""
+    parser = model.tool_call_parser
+    if parser and not payload.get("tools") and payload.get("tool_choice") != "none":
+        return parser if tool_format(parser).parses_without_tools else None
+    return None

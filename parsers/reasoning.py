@@ -41,7 +41,9 @@ class ReasoningFormat:
     that prefill the start marker); requests cannot turn it off.
     Otherwise `thinking_switches` are the `chat_template_kwargs` keys that
     turn thinking on or off for a request, and `thinking_by_default` says
-    what an absent switch means (SGLang's "thinking mode", FORMATS.md §3.5).
+    what an absent switch means (SGLang's "thinking mode", FORMATS.md §3.5);
+    any true value turns it on, or with `switch_on_value` only that value
+    (MiniMax M3's `thinking_mode: "enabled"`).
     `start_required`: reasoning only ever begins at the start marker, whatever
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
@@ -74,6 +76,7 @@ class ReasoningFormat:
     always_thinking: bool = False
     thinking_switches: tuple[str, ...] = ("enable_thinking",)
     thinking_by_default: bool = True
+    switch_on_value: str | None = None
     start_required: bool = False
     separates: bool = True
     end_of_turn: tuple[str, ...] = ()
@@ -98,7 +101,8 @@ class ReasoningFormat:
         kwargs = chat_template_kwargs or {}
         for key in self.thinking_switches:
             if key in kwargs:
-                return bool(kwargs[key])
+                value = kwargs[key]
+                return bool(value) if self.switch_on_value is None else value == self.switch_on_value
         return self.thinking_by_default
 
     @property

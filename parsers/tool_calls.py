@@ -67,6 +67,9 @@ class ToolFormat:
     the markers are written bare (`parsers.token_suffix`). `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
     otherwise ids are OpenAI's `call_…`.
+    `parses_without_tools`: the model calls tools its template declares
+    even when the request offers none (MiniMax M3), so a request without
+    tools still has its calls read, unless its `tool_choice` is `none`.
     """
 
     name: str
@@ -87,6 +90,7 @@ class ToolFormat:
     fallback_drops: tuple[str, ...] = ()
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
+    parses_without_tools: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
     suffixed_tokens: tuple[str, ...] = ()
