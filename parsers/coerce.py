@@ -46,6 +46,31 @@ def parameter_types(tools: list[dict] | None, function: str) -> dict[str, Types]
     return {}
 
 
+def function_parameters(tools: list[dict] | None, function: str):
+    """The parameters schema of one function, local `$ref`s resolved
+    throughout (a `$ref` inside its own target is left as it is)."""
+    for tool in tools or ():
+        spec = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(spec, dict) and spec.get("name") == function:
+            root = spec.get("parameters")
+            return _inlined(root, root, frozenset())
+    return None
+
+
+def _inlined(schema, root, path: frozenset):
+    if isinstance(schema, list):
+        return [_inlined(item, root, path) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        if ref in path:
+            return schema
+        path = path | {ref}
+        schema = _resolved(schema, root)
+    return {key: _inlined(value, root, path) for key, value in schema.items() if key not in ("$defs", "definitions")}
+
+
 def _resolved(schema, root):
     """`schema` with a local `$ref` (`#/$defs/X`, `#/definitions/X`) replaced
     by its target; keys beside the `$ref` win over the target's."""

@@ -10,9 +10,8 @@ high surrogate waiting for its pair: at most 11 characters.
 
 from __future__ import annotations
 
+import json
 import re
-
-import orjson
 
 _COMPLETE = re.compile(r'(?:[^\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*')
 _HIGH_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
@@ -40,10 +39,29 @@ class JsonStringDecoder:
         return _decode(rest)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\.", re.DOTALL)
+
+
 def _decode(raw: str) -> str:
+    """Raw control characters are taken as they are; escapes JSON does not
+    know (`\\x`) or cannot turn into text (a lone surrogate) are kept as
+    written, the others decoded, one by one, so that the result never
+    depends on where the text was cut."""
     if "\\" not in raw:
         return raw
     try:
-        return orjson.loads(f'"{raw}"')
-    except orjson.JSONDecodeError:
-        return raw
+        text = json.loads(f'"{raw}"', strict=False)
+    except ValueError:
+        return _ESCAPE.sub(_decode_escape, raw)
+    return _ESCAPE.sub(_decode_escape, raw) if _LONE_SURROGATE.search(text) else text
+
+
+def _decode_escape(match: re.Match) -> str:
+    """One escape decoded; unknown ones, and a surrogate without its pair
+    (which no UTF-8 output can carry), stay as written."""
+    try:
+        text = json.loads(f'"{match.group()}"')
+    except ValueError:
+        return match.group()
+    return match.group() if _LONE_SURROGATE.search(text) else text

@@ -243,7 +243,7 @@ class MinimaxM3Calls:
 
     def _start_call(self, name: str) -> None:
         self._sink.start(name)
-        self._schema = _function_schema(getattr(self._sink, "tools", None), name)
+        self._schema = self._sink.function_schema(name)
         self._wrote_key = False
         self._state = "params"
 
@@ -325,11 +325,3 @@ class MinimaxM3Calls:
         self._stray.clear()
         if stray.strip():
             self._sink.stray(stray)
-
-
-def _function_schema(tools, name: str):
-    for tool in tools or ():
-        spec = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(spec, dict) and spec.get("name") == name:
-            return spec.get("parameters")
-    return None

@@ -241,7 +241,7 @@ class ReasoningParser:
             self._state = "before"
             self._reasoning_seen = False
             return
-        self._state = "answer" if marker in self._ends and self.fmt.answer_markers else "after"
+        self._state = "answer" if self.fmt.answer_markers else "after"
         if marker not in self._ends:
             events.append(Content(marker))
         else:

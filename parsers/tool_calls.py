@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import orjson
 from typing import Callable
 
-from parsers.coerce import parameter_types
+from parsers.coerce import function_parameters, parameter_types
 from parsers.events import CallArgs, CallEnd, CallStart, Content, Event
 from parsers.json_call import DONE, FAILED, JsonCalls
 from parsers.markers import marker_set
@@ -179,6 +179,10 @@ class ToolCallParser:
     def parameter_types(self, name: str) -> dict:
         """Parameter name -> JSON types allowed by the request's tool schema."""
         return parameter_types(self.tools, name)
+
+    def function_schema(self, name: str):
+        """The request's parameters schema for function `name`, `$ref`s resolved."""
+        return function_parameters(self.tools, name)
 
     @property
     def max_buffered_chars(self) -> int | None:

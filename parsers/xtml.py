@@ -94,7 +94,8 @@ class XtmlReasoningParser:
         held, self._held_back = self._held_back, ""
         if self._state == "sep":
             self._state = "after"
-        if not held.startswith(CONTROL_TOKENS):
+        cut_marker = held.startswith(CONTROL_TOKENS) and any(m.startswith(held) for m in self._markers().markers)
+        if not cut_marker:
             self._emit(events, held)
         self._flush_reasoning(events)
         return events
@@ -123,7 +124,10 @@ class XtmlReasoningParser:
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
         if marker == self.fmt.start:
-            self._state = "thinking"
+            if self._state == "thinking" and self._reasoning_seen:
+                self._emit(events, marker)  # not an echo: reasoning text came first
+            else:
+                self._state = "thinking"
             return
         self._flush_reasoning(events)
         if marker == self._think_close:

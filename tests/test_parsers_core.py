@@ -222,3 +222,51 @@ def test_a_start_marker_after_reasoning_text_is_reasoning_at_every_split(parser)
     for chunk_size in (None, 1, 5):
         result = parse_text(text, parser, None, chunk_size=chunk_size)
         assert (result.reasoning_content, result.content) == ("Hmm <think> is a tag.", "Answer.")
+
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.mark.parametrize(
+    "reasoning, tool, text",
+    [
+        (None, "qwen25", '<tool_call>{"name":"f","arguments":"{\\"a\\":\n\\"b\\x\\"}"}</tool_call>'),
+        ("kimi_k3", "kimi_k3", "δ<|open|>think<|sep|>ε"),
+        ("kimi_k3", "kimi_k3", "δ<|open|>th"),
+        (None, "beam", ' to=get_weather <|constrain|>xml<|message|><rfl:parameter name="city">\nParis\n</rfl:parameter><|call|>'),
+    ],
+    ids=["string-arguments-with-raw-newline", "kimi_k3-start-after-text", "kimi_k3-cut-marker", "beam-header-space"],
+)
+def test_found_split_dependences_stay_fixed(reasoning, tool, text):
+    whole = parse_text(text, reasoning, tool, tools=WEATHER).to_json()
+    for size in (1, 2, 4, 7):
+        assert parse_text(text, reasoning, tool, tools=WEATHER, chunk_size=size).to_json() == whole, size
+
+
+def test_cohere_answer_markers_are_removed_after_a_call_too():
+    text = (
+        'Hmm<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "P"}}]'
+        "<|END_ACTION|><|START_TEXT|>Done<|END_TEXT|>"
+    )
+    result = parse_text(text, "cohere_command4", "cohere_command4", tools=WEATHER)
+    assert (result.reasoning_content, result.content) == ("Hmm", "Done")
+    assert result.tool_calls == [("get_weather", '{"city": "P"}')]
+
+
+def test_minimax_m3_follows_local_refs_in_the_schema():
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "$defs": {"N": {"type": "integer"}},
+                    "properties": {"n": {"$ref": "#/$defs/N"}, "s": {"type": "string"}},
+                },
+            },
+        }
+    ]
+    ns = "]<]minimax[>["
+    text = f'{ns}<tool_call>{ns}<invoke name="f">{ns}<n>2{ns}</n>{ns}<s>007{ns}</s>{ns}</invoke>{ns}</tool_call>'
+    assert parse_text(text, None, "minimax-m3", tools=tools).tool_calls == [("f", '{"n": 2, "s": "007"}')]

@@ -57,7 +57,7 @@ register(
             syntax=TagSyntax(
                 name_ends=("<|message|>",),
                 name_pattern=r"(?:[^\s<]*\.)?(?P<name>[^\s<.]+)\s*(?:<\|channel\|>\s*\w+\s*)?(?:<\|constrain\|>\s*\w+\s*)?",
-                header_prefix=r"[^\s<]*(?:<.*)?",
+                header_prefix=r"[^\s<]*\s*(?:<.*)?",
                 key_open="<rfl:parameter",
                 key_close=">",
                 key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
