@@ -6,22 +6,28 @@ block of calls in a format of its own.
 The header, from the call start to `message`, names a recipient
 (`functions.get_weather`); recipients in `not_tools` (`self`, `user`, …)
 are not calls, and the tool-call stage returns such a message as content.
-The body, up to one of `terminators`, is read by a nested `ToolCallParser`
-of the `inner` format, and its calls are this message's calls, streamed as
-they come. Body text before the first call is held back: a message that
-holds no call goes out whole, as written, as content.
+The body, up to one of `terminators`, is read the way a `ToolCallParser`
+of the `inner` format would read it (its section markers, call start,
+dropped markers and body grammar; it has no call end): each call the body
+grammar reports is this message's, streamed as it comes; text outside the
+calls is content, a whitespace-only run between calls and markers is
+dropped, and a call not yet named when it turns out malformed, or when it
+holds back more than the stage's buffer cap, goes out as content. Reading
+the body in place, rather than through a nested parser, keeps its cost
+per chunk that of any tag format. Body text before the first call is held
+back: a message that holds no call goes out whole, as written, as content.
 """
 
 from __future__ import annotations
 
 import re
 
-from parsers.events import CallArgs, CallEnd, CallStart, Event
 from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.markers import marker_set
-from parsers.tool_calls import ToolCallParser, ToolFormat
+from parsers.tool_calls import ToolFormat
 
 _RECIPIENT = re.compile(r"(?P<recipient>[^\s<]*)\s*")
+_WHITESPACE = " \t\r\n"
 
 
 class ChannelCall:
@@ -36,31 +42,57 @@ class ChannelCall:
     ):
         self.status = RUNNING
         self._sink = sink
-        self._inner_format = inner
-        self._inner: ToolCallParser | None = None
+        # The call grammar's CallSink: arguments and schema types go straight
+        # to the stage; a call's start and end pass through `start`/`end`.
+        self.args = sink.args
+        self.parameter_types = sink.parameter_types
+        self._inner = inner
         self._message = marker_set(message)
         self._terminators = marker_set(*terminators)
         self._not_tools = frozenset(not_tools)
-        self._header: list[str] = []
+        self._header: list[str] | None = []  # None once the header is read
+        self._outside_section = marker_set(inner.call_start, inner.section_start, *inner.dropped_markers)
+        self._inside_section = marker_set(inner.call_start, inner.section_end, *inner.dropped_markers)
+        self._in_section = False
+        self._held_back = ""
+        self._call = None  # the body grammar of the call being read
+        self._named = False  # whether that call has started
+        self._tentative: list[str] = []  # its text while it has not
+        self._tentative_chars = 0
         self._calls = 0
         self._before_first_call: list[str] = []
+        self._gap = ""
+        self._at_boundary = True
+        self._cap = sink.max_buffered_chars
 
     def step(self, buf: str, pos: int) -> int:
-        if self._inner is None:
+        if self._header is not None:
             pos = self._step_header(buf, pos)
-            if self._inner is None:
+            if self._header is not None:
                 return pos
         hit = self._terminators.search(buf, pos)
         end = hit.start if hit else self._terminators.safe_end(buf, pos)
-        self._relay(self._inner.feed(buf[pos:end]))
+        text, at = self._held_back + buf[pos:end], 0
+        while at < len(text):
+            at = self._step_text(text, at) if self._call is None else self._step_call(text, at)
+            if at is None:
+                break
+        else:
+            self._held_back = ""
         if hit is None:
             return end
         self.finish()
         return hit.end
 
     def finish(self) -> None:
-        if self._inner is not None:
-            self._relay(self._inner.finish())
+        held, self._held_back = self._held_back, ""
+        if self._call is not None:
+            if not self._named:
+                self._tentative.append(held)
+            self._call.finish()
+            self._end_call()
+        elif self._header is None:
+            self._emit_text(held)
         self.status = DONE if self._calls else FAILED
 
     def _step_header(self, buf: str, pos: int) -> int:
@@ -77,26 +109,90 @@ class ChannelCall:
         if not match.group("recipient") or match.group("recipient") in self._not_tools:
             self.status = FAILED
             return hit.start
-        self._inner = ToolCallParser(
-            self._inner_format, tools=self._sink.tools, max_buffered_chars=self._sink.max_buffered_chars
-        )
+        self._header = None
         return hit.end
 
-    def _relay(self, events: list[Event]) -> None:
-        """The nested parser's calls are this message's; its content is
-        stray text, held back until the first call."""
-        for event in events:
-            kind = type(event)
-            if kind is CallStart:
-                if not self._calls and self._before_first_call:
-                    self._sink.stray("".join(self._before_first_call))
-                self._calls += 1
-                self._sink.start(event.name)
-            elif kind is CallArgs:
-                self._sink.args(event.text)
-            elif kind is CallEnd:
-                self._sink.end()
-            elif self._calls:
-                self._sink.stray(event.text)
-            else:
-                self._before_first_call.append(event.text)
+    # CallSink: the body grammar reports its call through these.
+    def start(self, name: str) -> None:
+        if not self._calls and self._before_first_call:
+            self._sink.stray("".join(self._before_first_call))
+        self._calls += 1
+        self._named = True
+        self._gap = ""
+        self._sink.start(name)
+
+    def end(self) -> None:
+        self._sink.end()
+        self._at_boundary = True
+
+    def stray(self, text: str) -> None:
+        """Text of the body that belongs to no call: content, held back
+        until the first call."""
+        if self._calls:
+            self._sink.stray(text)
+        else:
+            self._before_first_call.append(text)
+
+    def _step_text(self, buf: str, pos: int) -> int | None:
+        inner = self._inner
+        markers = self._inside_section if self._in_section else self._outside_section
+        hit = markers.search(buf, pos)
+        if hit is None:
+            end = markers.safe_end(buf, pos)
+            self._emit_text(buf[pos:end])
+            self._held_back = buf[end:]
+            return None
+        self._emit_text(buf[pos : hit.start])
+        if hit.marker == inner.call_start:
+            self._call = inner.body(self)
+            self._named = False
+            self._tentative = [hit.marker]
+            self._tentative_chars = len(hit.marker)
+        elif hit.marker == inner.section_start and not self._in_section:
+            self._in_section = True
+            self._at_boundary = True
+        elif hit.marker == inner.section_end and self._in_section:
+            self._in_section = False
+            self._gap = ""
+            self._at_boundary = True
+        else:
+            self._at_boundary = True
+        return hit.end
+
+    def _step_call(self, buf: str, pos: int) -> int | None:
+        call = self._call
+        new_pos = call.step(buf, pos)
+        if not self._named:
+            self._tentative.append(buf[pos:new_pos])
+            self._tentative_chars += new_pos - pos
+        if call.status in (DONE, FAILED):
+            self._end_call()
+            return new_pos
+        held = call.held_chars if self._named else self._tentative_chars
+        if self._cap is not None and len(buf) - new_pos + held > self._cap:
+            if self._named:
+                call.finish()  # keep the call as written so far
+            self._end_call()  # a call not yet named goes out as content
+            return new_pos  # what the call held back is read again, as text
+        self._held_back = buf[new_pos:]
+        return None
+
+    def _end_call(self) -> None:
+        if not self._named:
+            self.stray(self._gap + "".join(self._tentative))
+            self._gap = ""
+            self._at_boundary = False
+        self._tentative = []
+        self._call = None
+
+    def _emit_text(self, text: str) -> None:
+        """Content, except a whitespace-only run between the start of the
+        body, a call or a marker, and a call or a marker."""
+        if not text:
+            return
+        if self._at_boundary:
+            if not text.strip(_WHITESPACE):
+                self._gap += text
+                return
+            text, self._gap, self._at_boundary = self._gap + text, "", False
+        self.stray(text)

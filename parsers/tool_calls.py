@@ -186,7 +186,7 @@ class ToolCallParser:
 
     @property
     def max_buffered_chars(self) -> int | None:
-        """The cap on held-back text, for a body that nests a parser."""
+        """The cap on held-back text, for a body that reads several calls."""
         return self._max_buffered
 
     def stray(self, text: str) -> None:

@@ -144,3 +144,25 @@ def test_muse_typed_value_past_the_buffer_cap_ends_the_call_and_the_rest_is_cont
     kept = arguments.removeprefix('{"n": ').removesuffix("}")
     assert name == "f" and kept == "1" * len(kept) and 90 <= len(kept) <= 110
     assert result.content == digits[len(kept) :] + "</atem:parameter>\n after"
+
+
+MUSE_INVOKE = '<atem:invoke name="get_weather">\n<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n'
+
+
+@pytest.mark.parametrize(
+    "body, content, calls",
+    [
+        (f"<atem:function_calls>\n{MUSE_INVOKE}Checking.\n{MUSE_INVOKE}</atem:function_calls>", "\nChecking.\n", 2),
+        (f"<atem:function_calls>\n<atem:invoke oops>\n{MUSE_INVOKE}</atem:function_calls>", "\n<atem:invoke oops>\n", 1),
+        (f"Note: <atem:function_calls>\n{MUSE_INVOKE}</atem:function_calls>\n", "Note: ", 1),
+        (f"<atem:function_calls>\n{MUSE_INVOKE}</atem:function_calls> done", " done", 1),
+        (f"<atem:function_calls>\n{MUSE_INVOKE}<atem:inv", "\n<atem:inv", 1),
+    ],
+    ids=["text_between_invokes", "malformed_invoke", "text_before_block", "text_after_block", "cut_marker_at_end"],
+)
+@pytest.mark.parametrize("chunk_size", [None, 1, 3])
+def test_muse_text_around_the_calls_of_a_tool_message_is_content(body, content, calls, chunk_size):
+    text = f" to=functions.get_weather<|message|>{body}<|eom|>"
+    result = parse_text(text, None, "muse", chunk_size=chunk_size, tools=TOOLS)
+    assert result.content == content
+    assert result.tool_calls == [("get_weather", '{"city": "Paris"}')] * calls
