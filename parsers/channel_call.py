@@ -96,16 +96,22 @@ class ChannelCall:
         self.status = DONE if self._calls else FAILED
 
     def _step_header(self, buf: str, pos: int) -> int:
+        """The recipient up to `<|message|>`. Only the recipient's own
+        characters are consumed before `<|message|>` comes, and a header
+        that cannot be one fails at the recipient's end, so that what
+        follows (say the next message's ` to=…`) is read again as text."""
         hit = self._message.search(buf, pos)
         end = hit.start if hit else self._message.safe_end(buf, pos)
-        self._header.append(buf[pos:end])
-        header = "".join(self._header)
-        match = _RECIPIENT.fullmatch(header)
-        if match is None or len(header) > MAX_TOKEN_CHARS:
+        read = "".join(self._header)
+        header = read + buf[pos:end]
+        match = _RECIPIENT.match(header)
+        recipient_end = pos + match.end("recipient") - len(read)
+        if match.end() < len(header) or len(header) > MAX_TOKEN_CHARS:
             self.status = FAILED
-            return end
+            return recipient_end
         if hit is None:
-            return end
+            self._header.append(buf[pos:recipient_end])
+            return recipient_end
         if not match.group("recipient") or match.group("recipient") in self._not_tools:
             self.status = FAILED
             return hit.start

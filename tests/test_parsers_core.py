@@ -270,3 +270,14 @@ def test_minimax_m3_follows_local_refs_in_the_schema():
     ns = "]<]minimax[>["
     text = f'{ns}<tool_call>{ns}<invoke name="f">{ns}<n>2{ns}</n>{ns}<s>007{ns}</s>{ns}</invoke>{ns}</tool_call>'
     assert parse_text(text, None, "minimax-m3", tools=tools).tool_calls == [("f", '{"n": 2, "s": "007"}')]
+
+
+@pytest.mark.parametrize("size", [None, 1, 3, 7])
+def test_a_muse_message_ending_in_to_does_not_swallow_the_next_call(size):
+    call = (
+        "<|start|>assistant to=functions.get_weather<|message|><atem:function_calls>"
+        '<atem:invoke name="get_weather"><atem:parameter name="city">P</atem:parameter></atem:invoke>'
+        "</atem:function_calls><|eom|>"
+    )
+    result = parse_text(" to=user<|message|>Set x to=5<|eom|>" + call, "muse", "muse", tools=WEATHER, chunk_size=size)
+    assert (result.content, result.tool_calls) == ("Set x to=5", [("get_weather", '{"city": "P"}')])
