@@ -54,7 +54,10 @@ class TagSyntax:
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
     they are typed (MiMo). `attribute_entities`: the name and keys are
-    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML)."""
+    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML).
+    `null_word`, if set, is the value (any case) that means null whatever
+    the schema says, string parameters included (Spark 2.5 writes `null`);
+    a string value is held back only while it can still become that word."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -72,6 +75,7 @@ class TagSyntax:
     json_body: bool = False
     unescape_html: bool = False
     attribute_entities: bool = False
+    null_word: str = ""
 
 
 class TagCall:
@@ -88,6 +92,7 @@ class TagCall:
         self._declared_json = False
         self._streaming = False
         self._value: list[str] = []
+        self._null_probe: str | None = None  # a string value that may still be `null_word`
         self.held_chars = 0  # text of a typed value held until the value ends
         self._pending = ""
         self._leading_done = False
@@ -242,7 +247,9 @@ class TagCall:
         self._streaming = coerce.is_plain_string(self._key_types)
         separator = ", " if self._wrote_key else "{"
         self._wrote_key = True
-        self._sink.args(separator + orjson.dumps(key).decode() + ": " + ('"' if self._streaming else ""))
+        self._null_probe = "" if self._streaming and self._syntax.null_word else None
+        opens_string = self._streaming and self._null_probe is None
+        self._sink.args(separator + orjson.dumps(key).decode() + ": " + ('"' if opens_string else ""))
         self._value.clear()
         self.held_chars = 0
         self._pending = ""
@@ -259,6 +266,10 @@ class TagCall:
             self._value.append(text)
             self.held_chars += len(text)
             return
+        if self._null_probe is not None:
+            text = self._past_null_word(text)
+            if not text:
+                return
         body = text.rstrip(_BLANKS)
         if not body:
             self._pending += text
@@ -270,6 +281,19 @@ class TagCall:
         if released:
             self._sink.args(_escape(self._decoded(released)))
 
+    def _past_null_word(self, text: str) -> str:
+        """Hold a string value while it can still be `null_word`; once it
+        cannot, open the JSON string and give back all the text held."""
+        probe = self._null_probe + text
+        if self._syntax.null_word.startswith(probe.rstrip(_BLANKS).lower()):
+            self._null_probe = probe
+            self.held_chars = len(probe)
+            return ""
+        self._null_probe = None
+        self.held_chars = 0
+        self._sink.args('"')
+        return probe
+
     def _trim_leading(self, text: str) -> str:
         trim = self._syntax.trim
         if trim == "strip":
@@ -280,16 +304,25 @@ class TagCall:
         return text[1:] if trim == "newline" and text.startswith("\n") else text
 
     def _end_value(self) -> None:
+        if self._null_probe is not None:
+            probe = self._trim_trailing(self._null_probe)
+            self._sink.args("null" if self._is_null_word(probe) else orjson.dumps(self._decoded(probe)).decode())
+            return
         if self._streaming:
             self._sink.args(_escape(self._decoded(self._trim_trailing(self._pending))) + '"')
             return
         raw = self._decoded(self._trim_trailing("".join(self._value)))
-        if self._declared_json:
+        if self._is_null_word(raw):
+            self._sink.args("null")
+        elif self._declared_json:
             self._sink.args(_json_or_text(raw))
         elif self._key_types:
             self._sink.args(coerce.to_json(raw, self._key_types))
         else:
             self._sink.args(orjson.dumps(raw).decode())
+
+    def _is_null_word(self, text: str) -> bool:
+        return bool(self._syntax.null_word) and text.lower() == self._syntax.null_word
 
     def _decoded(self, text: str) -> str:
         return html.unescape(text) if self._syntax.unescape_html else text

@@ -23,6 +23,7 @@ from parsers.formats import (  # noqa: F401
     tool_mistral,
     tool_named,
     tool_pythonic,
+    tool_spark25,
     tool_steptml,
     tool_tags,
 )
