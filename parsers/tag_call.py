@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from parsers import coerce
+from parsers import coerce, xml_text
 from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.json_scan import JsonValueScanner
 from parsers.markers import marker_set
@@ -57,7 +57,13 @@ class TagSyntax:
     attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML).
     `null_word`, if set, is the value (any case) that means null whatever
     the schema says, string parameters included (Spark 2.5 writes `null`);
-    a string value is held back only while it can still become that word."""
+    a string value is held back only while it can still become that word.
+    `unescape_xml`: values are XML character data (`a &amp; b` is `a & b`,
+    `&para` stays as written); `cdata`: a value may hold
+    `<![CDATA[…]]>` sections, taken literally (MiniCPM).
+    `known_names_only`: a name the request's tools do not offer makes no
+    call, and the text stays content (a format written in plain text,
+    without special markers, MiniCPM); without tools every name is read."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -76,6 +82,9 @@ class TagSyntax:
     unescape_html: bool = False
     attribute_entities: bool = False
     null_word: str = ""
+    unescape_xml: bool = False
+    cdata: bool = False
+    known_names_only: bool = False
 
 
 class TagCall:
@@ -99,7 +108,9 @@ class TagCall:
         self._name_ends = marker_set(*syntax.name_ends)
         self._between = marker_set(syntax.key_open, *syntax.call_closes)
         self._key_close = marker_set(syntax.key_close)
-        self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at)
+        cdata_open = (xml_text.CDATA_OPEN,) if syntax.cdata else ()
+        self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at, *cdata_open)
+        self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
         self._gap = re.compile(syntax.gap_pattern)
         self._json: JsonValueScanner | None = None
         self._stray: list[str] = []
@@ -118,7 +129,7 @@ class TagCall:
         if self._state == "header":
             self.status = FAILED
             return
-        if self._state == "value":
+        if self._state in ("value", "cdata"):
             self._end_value()
         self._flush_stray()
         self._close()
@@ -136,6 +147,9 @@ class TagCall:
             self.status = FAILED
             return pos
         name = self._attribute(match.group("name"))
+        if self._syntax.known_names_only and not self._sink.offers(name):
+            self.status = FAILED
+            return pos
         self._sink.start(name)
         self._types = self._sink.parameter_types(name)
         self._state = "between"
@@ -219,9 +233,23 @@ class TagCall:
         self._take_value(buf[pos:end])
         if hit is None:
             return end if end > pos else None
+        if hit.marker == xml_text.CDATA_OPEN:
+            self._state = "cdata"
+            return hit.end
         self._end_value()
         self._state = "between"
         return hit.end if hit.marker == self._syntax.value_close else hit.start
+
+    def _step_cdata(self, buf: str, pos: int) -> int | None:
+        """Inside a CDATA section of a value: text, up to `]]>`."""
+        hit = self._cdata_end.search(buf, pos)
+        end = hit.start if hit else self._cdata_end.safe_end(buf, pos)
+        text = buf[pos:end]
+        self._take_value(xml_text.literal(text) if self._syntax.unescape_xml else text)
+        if hit is None:
+            return end if end > pos else None
+        self._state = "value"
+        return hit.end
 
     def _attribute(self, value: str) -> str:
         if self._syntax.attribute_entities:
@@ -275,7 +303,7 @@ class TagCall:
             self._pending += text
             return
         released, self._pending = self._pending + body, text[len(body) :]
-        if self._syntax.unescape_html:
+        if self._syntax.unescape_html or self._syntax.unescape_xml:
             held = _unfinished_entity_start(released)
             released, self._pending = released[:held], released[held:] + self._pending
         if released:
@@ -325,6 +353,8 @@ class TagCall:
         return bool(self._syntax.null_word) and text.lower() == self._syntax.null_word
 
     def _decoded(self, text: str) -> str:
+        if self._syntax.unescape_xml:
+            return xml_text.unescape(text)
         return html.unescape(text) if self._syntax.unescape_html else text
 
     def _trim_trailing(self, text: str) -> str:

@@ -180,6 +180,13 @@ class ToolCallParser:
         """Parameter name -> JSON types allowed by the request's tool schema."""
         return parameter_types(self.tools, name)
 
+    def offers(self, name: str) -> bool:
+        """Whether the request's tools include `name` (any name without tools)."""
+        return not self.tools or any(
+            isinstance(tool, dict) and isinstance(tool.get("function"), dict) and tool["function"].get("name") == name
+            for tool in self.tools
+        )
+
     @property
     def max_buffered_chars(self) -> int | None:
         """The cap on held-back text, for a body that nests a parser."""

@@ -19,6 +19,7 @@ from parsers.formats import (  # noqa: F401
     tool_gemma4,
     tool_hunyuan,
     tool_json,
+    tool_minicpm,
     tool_minimax_m3,
     tool_mistral,
     tool_named,
