@@ -209,6 +209,7 @@ class TagCall:
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.key_pattern, buf[pos : hit.start], re.DOTALL)
         if match is None:
+            self._stray.append(self._syntax.key_open + buf[pos : hit.end])  # not a key: content
             self._state = "between"
             return hit.end
         self._open_value(self._attribute(match.group("key")), _string_attribute(match))
@@ -262,6 +263,8 @@ class TagCall:
             return None
         if self._state == "header":
             self.status = FAILED
+        else:
+            self._stray.append(self._syntax.key_open)
         self._state = "between"
         return pos
 
