@@ -58,6 +58,8 @@ class TagSyntax:
     `null_word`, if set, is the value (any case) that means null whatever
     the schema says, string parameters included (Spark 2.5 writes `null`);
     a string value is held back only while it can still become that word.
+    `digit_booleans`: `1` and `0` are true and false for a parameter that
+    can be a boolean but no number or string (Spark 2.5).
     `unescape_xml`: values are XML character data (`a &amp; b` is `a & b`,
     `&para` stays as written); `cdata`: a value may hold
     `<![CDATA[…]]>` sections, taken literally (MiniCPM).
@@ -82,6 +84,7 @@ class TagSyntax:
     unescape_html: bool = False
     attribute_entities: bool = False
     null_word: str = ""
+    digit_booleans: bool = False
     unescape_xml: bool = False
     cdata: bool = False
     known_names_only: bool = False
@@ -345,6 +348,8 @@ class TagCall:
         raw = self._decoded(self._trim_trailing("".join(self._value)))
         if self._is_null_word(raw):
             self._sink.args("null")
+        elif self._is_digit_boolean(raw):
+            self._sink.args("true" if raw.strip() == "1" else "false")
         elif self._declared_json:
             self._sink.args(_json_or_text(raw))
         elif self._key_types:
@@ -354,6 +359,15 @@ class TagCall:
 
     def _is_null_word(self, text: str) -> bool:
         return bool(self._syntax.null_word) and text.lower() == self._syntax.null_word
+
+    def _is_digit_boolean(self, text: str) -> bool:
+        types = self._key_types
+        return (
+            self._syntax.digit_booleans
+            and "boolean" in types
+            and not types & {"integer", "number", "string"}
+            and text.strip() in ("0", "1")
+        )
 
     def _decoded(self, text: str) -> str:
         if self._syntax.unescape_xml:
