@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from parsers import coerce
+from parsers import coerce, xml_text
 from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.json_scan import JsonValueScanner
 from parsers.markers import marker_set
@@ -54,7 +54,18 @@ class TagSyntax:
     verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
     are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
     they are typed (MiMo). `attribute_entities`: the name and keys are
-    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML)."""
+    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML).
+    `null_word`, if set, is the value (any case) that means null whatever
+    the schema says, string parameters included (Spark 2.5 writes `null`);
+    a string value is held back only while it can still become that word.
+    `digit_booleans`: `1` and `0` are true and false for a parameter that
+    can be a boolean but no number or string (Spark 2.5).
+    `unescape_xml`: values are XML character data (`a &amp; b` is `a & b`,
+    `&para` stays as written); `cdata`: a value may hold
+    `<![CDATA[…]]>` sections, taken literally (MiniCPM).
+    `known_names_only`: a name the request's tools do not offer makes no
+    call, and the text stays content (a format written in plain text,
+    without special markers, MiniCPM); without tools every name is read."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -72,6 +83,11 @@ class TagSyntax:
     json_body: bool = False
     unescape_html: bool = False
     attribute_entities: bool = False
+    null_word: str = ""
+    digit_booleans: bool = False
+    unescape_xml: bool = False
+    cdata: bool = False
+    known_names_only: bool = False
 
 
 class TagCall:
@@ -88,13 +104,16 @@ class TagCall:
         self._declared_json = False
         self._streaming = False
         self._value: list[str] = []
+        self._null_probe: str | None = None  # a string value that may still be `null_word`
         self.held_chars = 0  # text of a typed value held until the value ends
         self._pending = ""
         self._leading_done = False
         self._name_ends = marker_set(*syntax.name_ends)
         self._between = marker_set(syntax.key_open, *syntax.call_closes)
         self._key_close = marker_set(syntax.key_close)
-        self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at)
+        cdata_open = (xml_text.CDATA_OPEN,) if syntax.cdata else ()
+        self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at, *cdata_open)
+        self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
         self._gap = re.compile(syntax.gap_pattern)
         self._json: JsonValueScanner | None = None
         self._stray: list[str] = []
@@ -113,7 +132,7 @@ class TagCall:
         if self._state == "header":
             self.status = FAILED
             return
-        if self._state == "value":
+        if self._state in ("value", "cdata"):
             self._end_value()
         self._flush_stray()
         self._close()
@@ -131,6 +150,9 @@ class TagCall:
             self.status = FAILED
             return pos
         name = self._attribute(match.group("name"))
+        if self._syntax.known_names_only and not self._sink.offers(name):
+            self.status = FAILED
+            return pos
         self._sink.start(name)
         self._types = self._sink.parameter_types(name)
         self._state = "between"
@@ -190,6 +212,7 @@ class TagCall:
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.key_pattern, buf[pos : hit.start], re.DOTALL)
         if match is None:
+            self._stray.append(self._syntax.key_open + buf[pos : hit.end])  # not a key: content
             self._state = "between"
             return hit.end
         self._open_value(self._attribute(match.group("key")), _string_attribute(match))
@@ -214,9 +237,23 @@ class TagCall:
         self._take_value(buf[pos:end])
         if hit is None:
             return end if end > pos else None
+        if hit.marker == xml_text.CDATA_OPEN:
+            self._state = "cdata"
+            return hit.end
         self._end_value()
         self._state = "between"
         return hit.end if hit.marker == self._syntax.value_close else hit.start
+
+    def _step_cdata(self, buf: str, pos: int) -> int | None:
+        """Inside a CDATA section of a value: text, up to `]]>`."""
+        hit = self._cdata_end.search(buf, pos)
+        end = hit.start if hit else self._cdata_end.safe_end(buf, pos)
+        text = buf[pos:end]
+        self._take_value(xml_text.literal(text) if self._syntax.unescape_xml else text)
+        if hit is None:
+            return end if end > pos else None
+        self._state = "value"
+        return hit.end
 
     def _attribute(self, value: str) -> str:
         if self._syntax.attribute_entities:
@@ -229,6 +266,8 @@ class TagCall:
             return None
         if self._state == "header":
             self.status = FAILED
+        else:
+            self._stray.append(self._syntax.key_open)
         self._state = "between"
         return pos
 
@@ -242,7 +281,9 @@ class TagCall:
         self._streaming = coerce.is_plain_string(self._key_types)
         separator = ", " if self._wrote_key else "{"
         self._wrote_key = True
-        self._sink.args(separator + orjson.dumps(key).decode() + ": " + ('"' if self._streaming else ""))
+        self._null_probe = "" if self._streaming and self._syntax.null_word else None
+        opens_string = self._streaming and self._null_probe is None
+        self._sink.args(separator + orjson.dumps(key).decode() + ": " + ('"' if opens_string else ""))
         self._value.clear()
         self.held_chars = 0
         self._pending = ""
@@ -259,16 +300,33 @@ class TagCall:
             self._value.append(text)
             self.held_chars += len(text)
             return
+        if self._null_probe is not None:
+            text = self._past_null_word(text)
+            if not text:
+                return
         body = text.rstrip(_BLANKS)
         if not body:
             self._pending += text
             return
         released, self._pending = self._pending + body, text[len(body) :]
-        if self._syntax.unescape_html:
+        if self._syntax.unescape_html or self._syntax.unescape_xml:
             held = _unfinished_entity_start(released)
             released, self._pending = released[:held], released[held:] + self._pending
         if released:
             self._sink.args(_escape(self._decoded(released)))
+
+    def _past_null_word(self, text: str) -> str:
+        """Hold a string value while it can still be `null_word`; once it
+        cannot, open the JSON string and give back all the text held."""
+        probe = self._null_probe + text
+        if self._syntax.null_word.startswith(probe.rstrip(_BLANKS).lower()):
+            self._null_probe = probe
+            self.held_chars = len(probe)
+            return ""
+        self._null_probe = None
+        self.held_chars = 0
+        self._sink.args('"')
+        return probe
 
     def _trim_leading(self, text: str) -> str:
         trim = self._syntax.trim
@@ -280,18 +338,40 @@ class TagCall:
         return text[1:] if trim == "newline" and text.startswith("\n") else text
 
     def _end_value(self) -> None:
+        if self._null_probe is not None:
+            probe = self._trim_trailing(self._null_probe)
+            self._sink.args("null" if self._is_null_word(probe) else orjson.dumps(self._decoded(probe)).decode())
+            return
         if self._streaming:
             self._sink.args(_escape(self._decoded(self._trim_trailing(self._pending))) + '"')
             return
         raw = self._decoded(self._trim_trailing("".join(self._value)))
-        if self._declared_json:
+        if self._is_null_word(raw):
+            self._sink.args("null")
+        elif self._is_digit_boolean(raw):
+            self._sink.args("true" if raw.strip() == "1" else "false")
+        elif self._declared_json:
             self._sink.args(_json_or_text(raw))
         elif self._key_types:
             self._sink.args(coerce.to_json(raw, self._key_types))
         else:
             self._sink.args(orjson.dumps(raw).decode())
 
+    def _is_null_word(self, text: str) -> bool:
+        return bool(self._syntax.null_word) and text.lower() == self._syntax.null_word
+
+    def _is_digit_boolean(self, text: str) -> bool:
+        types = self._key_types
+        return (
+            self._syntax.digit_booleans
+            and "boolean" in types
+            and not types & {"integer", "number", "string"}
+            and text.strip() in ("0", "1")
+        )
+
     def _decoded(self, text: str) -> str:
+        if self._syntax.unescape_xml:
+            return xml_text.unescape(text)
         return html.unescape(text) if self._syntax.unescape_html else text
 
     def _trim_trailing(self, text: str) -> str:

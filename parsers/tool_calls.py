@@ -184,6 +184,13 @@ class ToolCallParser:
         """The request's parameters schema for function `name`, `$ref`s resolved."""
         return function_parameters(self.tools, name)
 
+    def offers(self, name: str) -> bool:
+        """Whether the request's tools include `name` (any name without tools)."""
+        return not self.tools or any(
+            isinstance(tool, dict) and isinstance(tool.get("function"), dict) and tool["function"].get("name") == name
+            for tool in self.tools
+        )
+
     @property
     def max_buffered_chars(self) -> int | None:
         """The cap on held-back text, for a body that reads several calls."""

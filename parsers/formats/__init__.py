@@ -19,10 +19,12 @@ from parsers.formats import (  # noqa: F401
     tool_gemma4,
     tool_hunyuan,
     tool_json,
+    tool_minicpm,
     tool_minimax_m3,
     tool_mistral,
     tool_named,
     tool_pythonic,
+    tool_spark25,
     tool_steptml,
     tool_tags,
 )

@@ -1,0 +1,58 @@
+"""MiniCPM 4 / 5 tool calls (FORMATS.md §1 `minicpm5`): plain-text XML,
+no special marker; consecutive elements are several calls::
+
+    <function name="get_weather"><param name="city">Paris</param><param name="days">2</param></function>
+
+Values are XML character data, stripped, typed by the tool schema (a
+value the schema does not type is JSON when it parses as JSON); a
+`<![CDATA[…]]>` section in a value is taken literally.
+
+Validation: since nothing but the tag marks a call, an element naming a
+function the request does not offer is no call: it stays content, as
+written, streamed or not. Once the name is known to be a tool, the call is
+sent name first and its arguments as they arrive, like every tag format;
+an unknown or repeated parameter, or a missing required one, is the
+client's to judge (SGLang keeps such an element as content when not
+streaming and silently drops it when streaming).
+"""
+
+from functools import partial
+
+from parsers.registry import register
+from parsers.tag_call import TagCall, TagSyntax
+from parsers.tool_calls import ToolFormat
+
+_ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["'])(?P<{}>[^"'<>]+)(?P=quote)\s*"""
+# What the header may be while its `>` has not come: prose that only
+# began like `<function` gives up at once.
+_ATTRIBUTE_SO_FAR = r"""(?:\s+(?:n(?:a(?:m(?:e\s*(?:=\s*(?:["'][^"'<>]*(?:["']\s*)?)?)?)?)?)?)?)?"""
+
+register(
+    ToolFormat(
+        name="minicpm5",
+        models="MiniCPM 4 / 5",
+        call_start="<function",
+        call_end="",
+        body=partial(
+            TagCall,
+            syntax=TagSyntax(
+                name_ends=(">",),
+                name_pattern=_ATTRIBUTE.format("name"),
+                header_prefix=_ATTRIBUTE_SO_FAR,
+                key_open="<param",
+                key_close=">",
+                key_pattern=_ATTRIBUTE.format("key"),
+                value_close="</param>",
+                value_also_ends_at=("</function>",),
+                call_closes=("</function>",),
+                trim="strip",
+                untyped_json=True,
+                unescape_xml=True,
+                cdata=True,
+                known_names_only=True,
+            ),
+        ),
+        call_template='<function name="{name}">{arguments}</function>',
+        parameter_template='<param name="{key}">{value}</param>',
+    )
+)
