@@ -85,7 +85,8 @@ def test_arguments_stream_before_the_invocation_ends(head, streamed, tail):
     pipeline = make_pipeline(None, "inkling")
     events = pipeline.feed(head)
     assert type(events[0]) is CallStart and "".join(e.text for e in events[1:] if type(e) is CallArgs) == streamed
-    assert pipeline.feed(" and more") == [CallArgs(0, " and more")]
+    long_part = " and more" * 8000
+    assert pipeline.feed(long_part) == [CallArgs(0, long_part)]
     assert pipeline.feed(tail + "<|end_message|>") == [CallArgs(0, '"}'), CallEnd(0)]
 
 

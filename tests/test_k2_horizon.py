@@ -108,7 +108,8 @@ def test_arguments_stream_before_the_block_closes(head, streamed):
     events = pipeline.feed(head)
     assert events[0] == CallStart(0, "write_file")
     assert "".join(e.text for e in events[1:] if type(e) is CallArgs) == streamed
-    assert pipeline.feed(" and more") == [CallArgs(0, " and more")]
+    long_part = " and more" * 8000
+    assert pipeline.feed(long_part) == [CallArgs(0, long_part)]
 
 
 def test_a_group_cut_off_keeps_its_complete_calls():
