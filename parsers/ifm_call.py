@@ -137,7 +137,8 @@ class IfmCalls:
         if buf.startswith(GROUP_CLOSE, blank_end):
             self.status = DONE if self.starts else FAILED
             return blank_end + len(GROUP_CLOSE)
-        if blank_end == len(buf) or cut_short(buf, blank_end, BLOCK_OPEN) or cut_short(buf, blank_end, GROUP_CLOSE):
+        waiting = blank_end == len(buf) or cut_short(buf, blank_end, BLOCK_OPEN) or cut_short(buf, blank_end, GROUP_CLOSE)
+        if waiting and blank_end - pos <= MAX_TOKEN_CHARS:
             return None
         self.status = DONE if self.starts else FAILED  # the group ends here; the rest is text
         return pos

@@ -29,7 +29,7 @@ import re
 import orjson
 
 from parsers.inkling import CONTROL_TOKENS, ENDS, INVOKE_JSON, INVOKE_TEXT
-from parsers.json_call import DONE, FAILED, RUNNING, JsonCallObject
+from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, JsonCallObject
 from parsers.markers import cut_short, marker_set
 
 INVOKE_PREFIX = "<|content_invoke_tool_"
@@ -165,9 +165,10 @@ class InklingCall:
             if buf.startswith(marker, blank_end):
                 self.status = DONE
                 return blank_end + len(marker)
-        if blank_end == len(buf) or any(cut_short(buf, blank_end, marker) for marker in ENDS):
+        waiting = blank_end == len(buf) or any(cut_short(buf, blank_end, marker) for marker in ENDS)
+        if waiting and blank_end - pos <= MAX_TOKEN_CHARS:
             return None
-        self.status = DONE
+        self.status = DONE  # the call stands; what follows is read as text
         return pos
 
     def _step_text(self, buf: str, pos: int) -> int | None:
