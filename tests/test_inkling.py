@@ -8,7 +8,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.config import Config
-from parsers import Reasoning, make_pipeline, parse_text
+from parsers import CallArgs, CallEnd, CallStart, Reasoning, make_pipeline, parse_text
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 PARIS = '<|message_model|>get_weather<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris"}}<|end_message|>'
@@ -63,14 +63,44 @@ def test_a_text_invocation_is_a_call_named_by_its_header():
     assert parsed(text)["tool_calls"] == [{"name": "shell", "arguments": {"text": "ls -l"}}]
 
 
-def test_a_complete_invocation_the_output_ends_in_is_a_call():
+def test_a_call_the_output_cuts_off_keeps_what_it_streamed():
     cut = PARIS.removesuffix("<|end_message|>")
     assert parsed(cut)["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
-    assert parsed(cut.removesuffix('"}}')) == {
+    assert parsed(cut.removesuffix('"}}'))["tool_calls"] == [{"name": "get_weather", "arguments": '{"city": "Paris'}]
+    assert parsed(cut.removesuffix('"get_weather", "args": {"city": "Paris"}}')) == {
         "reasoning_content": None,
-        "content": 'get_weather{"name": "get_weather", "args": {"city": "Paris',
+        "content": 'get_weather{"name": ',
         "tool_calls": [],
     }
+
+
+@pytest.mark.parametrize(
+    "head, streamed, tail",
+    [
+        ('<|message_model|>write_file<|content_invoke_tool_json|>{"name": "write_file", "args": {"content": "first part', '{"content": "first part', '"}}'),
+        ("<|message_model|>shell<|content_invoke_tool_text|>cat <<EOF\nfirst part", '{"text": "cat <<EOF\\nfirst part', ""),
+    ],
+)
+def test_arguments_stream_before_the_invocation_ends(head, streamed, tail):
+    pipeline = make_pipeline(None, "inkling")
+    events = pipeline.feed(head)
+    assert type(events[0]) is CallStart and "".join(e.text for e in events[1:] if type(e) is CallArgs) == streamed
+    long_part = " and more" * 8000
+    assert pipeline.feed(long_part) == [CallArgs(0, long_part)]
+    assert pipeline.feed(tail + "<|end_message|>") == [CallArgs(0, '"}'), CallEnd(0)]
+
+
+def test_what_follows_a_named_call_inside_its_message_is_content():
+    text = PARIS.replace("}}<|end_message|>", "}} trailing<|end_message|>")
+    text += "<|message_model|>shell<|content_invoke_tool_text|>ls<|content_text|>Listed.<|end_message|>"
+    result = parsed(text, None)
+    assert result["content"] == " trailingListed."
+    assert result["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "shell", "arguments": {"text": "ls"}}]
+
+
+def test_a_payload_after_a_skipped_one_is_the_call_and_the_skipped_text_content():
+    text = '<|message_model|>get_weather<|content_invoke_tool_json|>oops<|content_invoke_tool_json|>{"name": "get_weather", "args": {}}<|end_message|>'
+    assert parsed(text, None) == {"reasoning_content": None, "content": "oops", "tool_calls": [{"name": "get_weather", "arguments": {}}]}
 
 
 @pytest.fixture(scope="module")

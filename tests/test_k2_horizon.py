@@ -9,7 +9,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.config import Config
-from parsers import parse_text
+from parsers import CallArgs, CallStart, make_pipeline, parse_text
 
 WEATHER = {
     "type": "function",
@@ -59,10 +59,57 @@ def test_reasoning_then_a_group_of_tag_and_json_calls():
     }
 
 
-def test_a_group_is_all_calls_or_all_content():
+def test_a_group_whose_blocks_name_no_call_is_content_as_written():
     bad = "<ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key></ifm|tool_call>"
-    text = f"Here.<ifm|tool_calls>\n{PARIS}\n{bad}\n</ifm|tool_calls> Done."
+    text = f"Here.<ifm|tool_calls>\n{bad}\n{bad}\n</ifm|tool_calls> Done."
     assert parsed(text) == {"reasoning_content": None, "content": text, "tool_calls": []}
+
+
+def test_a_block_that_names_no_call_is_content_and_the_calls_around_it_count():
+    bad = "<ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key></ifm|tool_call>"
+    text = f"Here.<ifm|tool_calls>\n{bad}\n{PARIS}\n{bad}\n{SEARCH_X}\n</ifm|tool_calls> Done."
+    assert parsed(text) == {
+        "reasoning_content": None,
+        "content": f"Here.\n{bad}\n{bad} Done.",
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}],
+    }
+
+
+def test_a_named_call_stays_and_the_rest_of_its_malformed_block_is_content():
+    text = PARIS.replace("</ifm|tool_call>", "<ifm|arg_key>days</ifm|arg_key> oops 2</ifm|tool_call>") + " Done."
+    assert parsed(text) == {
+        "reasoning_content": None,
+        "content": "\n<ifm|arg_key>days</ifm|arg_key> oops 2 Done.",
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
+    }
+
+
+def test_a_call_the_output_cuts_off_keeps_what_it_streamed():
+    assert parsed(PARIS.split("</ifm|arg_value>")[0] + " and Lyon")["tool_calls"] == [
+        {"name": "get_weather", "arguments": {"city": "Paris and Lyon"}}
+    ]
+    assert parsed('<ifm|tool_call>{"name": "search", "arguments": {"query": "x')["tool_calls"] == [
+        {"name": "search", "arguments": '{"query": "x'}
+    ]
+
+
+@pytest.mark.parametrize(
+    "head, streamed",
+    [  # the second call's value is a string by its wire type (the request gives no schema)
+        ("<ifm|tool_calls>\n<ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key>\n<ifm|arg_value>first part", '{"content": "first part'),
+        ("<ifm|tool_call>write_file<ifm|arg_key>content</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>first part", '{"content": "first part'),
+        ('<ifm|tool_call>{"name": "write_file", "arguments": {"content": "first part', '{"content": "first part'),
+        ('<ifm|tool_call>{"function": {"name": "write_file", "arguments": {"content": "first part', '{"content": "first part'),
+    ],
+)
+def test_arguments_stream_before_the_block_closes(head, streamed):
+    write_file = {"type": "function", "function": {"name": "write_file", "parameters": {"properties": {"content": {"type": "string"}}}}}
+    pipeline = make_pipeline(None, "k2_horizon", tools=[] if "arg_type" in head else [write_file])
+    events = pipeline.feed(head)
+    assert events[0] == CallStart(0, "write_file")
+    assert "".join(e.text for e in events[1:] if type(e) is CallArgs) == streamed
+    long_part = " and more" * 8000
+    assert pipeline.feed(long_part) == [CallArgs(0, long_part)]
 
 
 def test_a_group_cut_off_keeps_its_complete_calls():
