@@ -117,6 +117,7 @@ class TagCall:
         self._gap = re.compile(syntax.gap_pattern)
         self._json: JsonValueScanner | None = None
         self._stray: list[str] = []
+        self._saw_prose = False  # text in the body that is no argument: no JSON body after it
 
     def step(self, buf: str, pos: int) -> int:
         while self.status == RUNNING and pos < len(buf):
@@ -164,11 +165,10 @@ class TagCall:
     def _step_between(self, buf: str, pos: int) -> int | None:
         if self._syntax.json_body and not self._wrote_key and self._json is None:
             blank_end = _WHITESPACE.match(buf, pos).end()
-            self._stray.append(buf[pos:blank_end])
-            pos = blank_end
-            if pos == len(buf):
-                return pos
-            if buf[pos] == "{":
+            if blank_end > pos:  # consumed here, so never read twice
+                self._add_stray(buf[pos:blank_end])
+                return blank_end
+            if buf[pos] == "{" and not self._saw_prose:
                 self._stray.clear()
                 self._json = JsonValueScanner()
                 self._state = "json"
@@ -176,15 +176,20 @@ class TagCall:
         hit = self._between.search(buf, pos)
         if hit is None:
             end = self._between.safe_end(buf, pos)
-            self._stray.append(buf[pos:end])
+            self._add_stray(buf[pos:end])
             return end if end > pos else None
-        self._stray.append(buf[pos : hit.start])
+        self._add_stray(buf[pos : hit.start])
         self._flush_stray()
         if hit.marker == self._syntax.key_open:
             self._state = "key"
         else:
             self._close()
         return hit.end
+
+    def _add_stray(self, text: str) -> None:
+        self._stray.append(text)
+        if not self._saw_prose and text.strip():
+            self._saw_prose = True
 
     def _flush_stray(self) -> None:
         """Text between tags that is not whitespace is not part of the call;
@@ -212,7 +217,7 @@ class TagCall:
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.key_pattern, buf[pos : hit.start], re.DOTALL)
         if match is None:
-            self._stray.append(self._syntax.key_open + buf[pos : hit.end])  # not a key: content
+            self._add_stray(self._syntax.key_open + buf[pos : hit.end])  # not a key: content
             self._state = "between"
             return hit.end
         self._open_value(self._attribute(match.group("key")), _string_attribute(match))
@@ -267,7 +272,7 @@ class TagCall:
         if self._state == "header":
             self.status = FAILED
         else:
-            self._stray.append(self._syntax.key_open)
+            self._add_stray(self._syntax.key_open)
         self._state = "between"
         return pos
 
