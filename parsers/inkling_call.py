@@ -94,6 +94,9 @@ class InklingCall:
         `<|message_model|>`: a header."""
         for rest, kind in _KIND_RESTS.items():
             if buf.startswith(rest, pos):
+                if kind == INVOKE_TEXT:  # a text payload is named by a header only
+                    self.status = FAILED
+                    return pos + len(rest)
                 self._open_payload(kind)
                 return pos + len(rest)
             if cut_short(buf, pos, rest):
@@ -113,6 +116,9 @@ class InklingCall:
         if hit.marker not in (INVOKE_JSON, INVOKE_TEXT):
             self.status = FAILED
             return hit.start
+        if hit.marker == INVOKE_TEXT and not "".join(self._header).strip():
+            self.status = FAILED  # a text payload is named by its header only
+            return hit.end
         self._open_payload(hit.marker)
         return hit.end
 

@@ -63,6 +63,11 @@ def test_a_text_invocation_is_a_call_named_by_its_header():
     assert parsed(text)["tool_calls"] == [{"name": "shell", "arguments": {"text": "ls -l"}}]
 
 
+@pytest.mark.parametrize("text", ["<|content_invoke_tool_text|>ls -l<|end_message|>", "<|message_model|><|content_invoke_tool_text|>ls -l<|end_message|>"])
+def test_a_text_invocation_without_a_name_is_content(text):
+    assert parsed(text) == {"reasoning_content": None, "content": "ls -l", "tool_calls": []}
+
+
 def test_a_call_the_output_cuts_off_keeps_what_it_streamed():
     cut = PARIS.removesuffix("<|end_message|>")
     assert parsed(cut)["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
