@@ -11,15 +11,16 @@ state follows the result, like any template switch.
 
 from __future__ import annotations
 
+from parsers.reasoning import EFFORTS_OFF
+
 _SWITCHES = ("thinking", "enable_thinking")
-_EFFORTS_OFF = ("none", "no_think")
 
 
 def _thinking_on(payload: dict) -> bool | None:
     reasoning = payload.get("reasoning") or {}
     effort = payload.get("reasoning_effort") or reasoning.get("effort")
     if effort is not None:
-        return effort not in _EFFORTS_OFF
+        return effort not in EFFORTS_OFF
     enabled = reasoning.get("enabled")
     return enabled if isinstance(enabled, bool) else None
 

@@ -139,22 +139,22 @@ def make_pipeline(
 
 def end_of_turn_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
     """The end-of-turn tokens of a model served with these parsers."""
-    tokens = set()
-    if reasoning_parser is not None:
-        tokens.update(reasoning_format(reasoning_parser).end_of_turn)
-    if tool_call_parser is not None:
-        tokens.update(tool_format(tool_call_parser).end_of_turn)
-    return tuple(sorted(tokens))
+    return _union_of("end_of_turn", reasoning_parser, tool_call_parser)
 
 
 def suffixed_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
     """The token names whose spelling may carry a checkpoint suffix."""
-    names = set()
+    return _union_of("suffixed_tokens", reasoning_parser, tool_call_parser)
+
+
+def _union_of(field: str, reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
+    """One tuple field of both formats, merged and sorted."""
+    values = set()
     if reasoning_parser is not None:
-        names.update(reasoning_format(reasoning_parser).suffixed_tokens)
+        values.update(getattr(reasoning_format(reasoning_parser), field))
     if tool_call_parser is not None:
-        names.update(tool_format(tool_call_parser).suffixed_tokens)
-    return tuple(sorted(names))
+        values.update(getattr(tool_format(tool_call_parser), field))
+    return tuple(sorted(values))
 
 
 class ParseResult:

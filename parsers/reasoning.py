@@ -33,6 +33,9 @@ from parsers.events import Content, Event, Reasoning
 from parsers.markers import MarkerSet, cut_short, marker_set
 
 
+EFFORTS_OFF = ("none", "no_think")  # reasoning efforts that mean "do not think" (Hunyuan's own word too)
+
+
 @dataclass(frozen=True)
 class ReasoningFormat:
     """A reasoning format, as data.

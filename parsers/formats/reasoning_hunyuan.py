@@ -13,11 +13,8 @@ off, as the templates default to `no_think`.
 from dataclasses import dataclass
 
 from parsers.formats.tool_hunyuan import END_OF_TURN, HUNYUAN_TOKENS
-from parsers.reasoning import ReasoningFormat
+from parsers.reasoning import EFFORTS_OFF, ReasoningFormat
 from parsers.registry import register
-
-EFFORTS_OFF = ("none", "no_think")
-
 
 @dataclass(frozen=True)
 class EffortSwitchedFormat(ReasoningFormat):
