@@ -6,8 +6,8 @@ parameters. For every reasoning format: reasoning text 1 -> 64 KB, with
 stream_reasoning on and off. Everything is fed in 4-character chunks, laid
 out so that the markers are cut by a chunk boundary. Prints CPU
 microseconds per chunk (best of several runs) and the log-log slope of
-total time between 16 and 64 KB (1.0 = linear, 2.0 = quadratic), then the
-targets of issue 6.
+total time between 16 and 64 KB (1.0 = linear, 2.0 = quadratic; the median
+over repeats of back-to-back run pairs), then the targets of issue 6.
 
     python -m bench.parser_bench [--quick] [--names qwen25,qwen3] [--chunk 4]
 """
@@ -34,10 +34,13 @@ from parsers import reasoning_format, reasoning_parser_names, tool_call_parser_n
 SLOPE_TARGET, TOOL_TARGET_US, REASONING_TARGET_US = 1.1, 5.0, 3.0
 
 
-def slope(per_size: dict[int, float], small: int, large: int, chunk: int, texts: dict[int, str]) -> float:
-    """Log-log slope of total time against input size, between two sizes."""
-    total = {size: per_size[size] * len(texts[size]) / chunk for size in (small, large)}
-    return math.log(total[large] / total[small]) / math.log(len(texts[large]) / len(texts[small]))
+def slope(runs: dict[int, list[float]], small: int, large: int, texts: dict[int, str]) -> float:
+    """Log-log slope of total time against input size between two sizes:
+    the median over repeats of the ratio of two runs made back to back, so
+    that a slow moment of the machine, which lands in one run of a pair,
+    does not tilt the figure."""
+    ratio = statistics.median(big / little for little, big in zip(runs[small], runs[large]))
+    return math.log(ratio) / math.log(len(texts[large]) / len(texts[small]))
 
 
 def growth(make, texts: dict[int, str], chunk: int, repeats: int) -> tuple[dict[int, float], float]:
@@ -45,12 +48,15 @@ def growth(make, texts: dict[int, str], chunk: int, repeats: int) -> tuple[dict[
     across sizes (so a busy moment of the machine hits one run of each, not
     every run of one size), and the slope between the two largest sizes."""
     sizes = sorted(texts)
-    best = {size: math.inf for size in sizes}
+    runs: dict[int, list[float]] = {size: [] for size in sizes}
+    per_chunk = {}
     for _ in range(repeats):
         for size in sizes:
             seconds, chunks = streamed_cpu_seconds(make(), texts[size], chunk)
-            best[size] = min(best[size], seconds * 1e6 / chunks)
-    return best, slope(best, sizes[-2], sizes[-1], chunk, texts)
+            runs[size].append(seconds)
+            per_chunk[size] = chunks
+    best = {size: min(runs[size]) * 1e6 / per_chunk[size] for size in sizes}
+    return best, slope(runs, sizes[-2], sizes[-1], texts)
 
 
 def label(name: str, names: list[str], lookup) -> str:
@@ -64,7 +70,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=4, help="characters per streamed chunk")
     parser.add_argument("--params", type=int, default=2000, help="parameters in the many-parameters call")
     args = parser.parse_args()
-    sizes, repeats = ([16, 64], 2) if args.quick else ([1, 4, 16, 64], 5)
+    sizes, repeats = ([16, 64], 2) if args.quick else ([1, 4, 16, 64], 9)
     only = set(filter(None, args.names.split(",")))
     chosen = lambda names: [n for n in names if not only or n in only]  # noqa: E731
     tool_names, reasoning_names = tool_call_parser_names(), reasoning_parser_names()
