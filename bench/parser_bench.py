@@ -15,6 +15,7 @@ over repeats of back-to-back run pairs), then the targets of issue 6.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import statistics
 
@@ -52,6 +53,7 @@ def growth(make, texts: dict[int, str], chunk: int, repeats: int) -> tuple[dict[
     per_chunk = {}
     for _ in range(repeats):
         for size in sizes:
+            gc.collect()  # the garbage of earlier runs, so later formats do not run on a cluttered heap
             seconds, chunks = streamed_cpu_seconds(make(), texts[size], chunk)
             runs[size].append(seconds)
             per_chunk[size] = chunks

@@ -78,12 +78,9 @@ def streamed_cpu_seconds(pipeline, text: str, chunk: int = 4) -> tuple[float, in
     """CPU time of this process to feed `text` in `chunk`-character pieces
     and finish, and the number of pieces. The garbage collector is paused
     meanwhile: a full collection of a large heap (a test session's) would
-    be charged to whichever run it happens in. The garbage of earlier runs
-    is collected first, so that a long benchmark does not run its later
-    formats on an ever more cluttered heap."""
+    be charged to whichever run it happens in."""
     pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
     collecting = gc.isenabled()
-    gc.collect()
     gc.disable()
     try:
         started = time.process_time()
