@@ -135,8 +135,16 @@ class TagCall:
             return
         if self._state in ("value", "cdata"):
             self._end_value()
+        if self._state == "key":  # the output ended inside a parameter's tag
+            self._add_stray(self._syntax.key_open)
         self._flush_stray()
         self._close()
+
+    @property
+    def holds_text(self) -> bool:
+        """Whether what the body leaves unread is text (a parameter tag's
+        inside, waiting for its close) rather than a marker cut short."""
+        return self._state == "key"
 
     def _step_header(self, buf: str, pos: int) -> int | None:
         hit = self._name_ends.search(buf, pos)

@@ -224,10 +224,14 @@ class ToolCallParser:
     def finish(self) -> list[Event]:
         held, self._held_back = self._held_back, ""
         if self._state == "body":
-            if self._committed_nothing():
+            committed = not self._committed_nothing()
+            if not committed:
                 self._tentative.append(held)
+            held_text = committed and held and getattr(self._body, "holds_text", False)
             self._body.finish()
             self._end_body()
+            if held_text:  # a tag's text the output cut off, not a cut marker: content
+                self._events.append(Content(held))
         elif self._state in ("text", "bare", "passthrough"):
             self._emit_text(held)
         if self._gap and self._call_count == 0:
