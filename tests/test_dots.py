@@ -3,14 +3,11 @@ malformed amid text, lose no text and parse alike at any split."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import ParseResult, make_pipeline
+from tests.lossless import GREEK, assert_lossless_at_any_split
 
-GREEK = "αβγδεζηθικλμνξοπρστυφχψω"  # in no marker, key or function name
 WORDS = st.text(alphabet=GREEK, min_size=1, max_size=5)
 NOISE = st.one_of(WORDS, st.sampled_from([" ", "\n", "<", "{", "<inv", "<dots_function", "</parameter>", "</invoke>", "<invoke>"]))
 PARAMETERS = st.tuples(st.sampled_from(['"q"', "q", "'n'"]), WORDS, st.booleans()).map(
@@ -30,14 +27,4 @@ BLOCKS = st.tuples(st.one_of(st.lists(INVOKES, min_size=1, max_size=3).map("".jo
 def test_any_mix_of_blocks_loses_no_text_and_parses_alike_at_any_split(pieces, data):
     text = "".join(pieces)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    results = []
-    for bounds in ([0, len(text)], [0, *cuts, len(text)]):
-        pipeline, result = make_pipeline(None, "dots"), ParseResult()
-        for start, end in zip(bounds, bounds[1:]):
-            result.add(pipeline.feed(text[start:end]))
-        result.add(pipeline.finish())
-        results.append(result)
-    one_shot, split = results
-    assert split.to_json() == one_shot.to_json()
-    returned = (one_shot.content or "") + "".join(name + arguments for name, arguments in one_shot.tool_calls)
-    assert Counter(c for c in returned if c in GREEK) == Counter(c for c in text if c in GREEK)
+    assert_lossless_at_any_split(text, cuts, "dots")

@@ -3,8 +3,6 @@ stray `</mm:think>` opening a reply that is not reasoning."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import openai
 import pytest
 from hypothesis import given, settings
@@ -14,6 +12,7 @@ from gateway.app import create_app
 from gateway.config import Config
 from parsers import ParseResult, make_pipeline, reasoning_format
 from parsers.events import CallArgs, CallEnd, CallStart
+from tests.lossless import GREEK, assert_lossless_at_any_split
 from tests.test_gateway_e2e import MESSAGES, both_ways
 
 
@@ -134,7 +133,6 @@ def test_tool_choice_none_leaves_the_call_text_in_content(m3_client, fake):
     assert result["tool_calls"] == [] and result["finish_reason"] == "stop"
 
 
-GREEK = "αβγδεζηθικλμνξοπρστυφχψω"  # in no marker, tag or function name
 OPENING = f'{N}<tool_call>{N}<invoke name="write">'
 NOISE = st.one_of(st.text(alphabet=GREEK, min_size=1, max_size=5), st.sampled_from([" ", "\n", "<", N, f"{N} ", N[:5]]))
 ELEMENTS = st.recursive(  # parameters nested at random, their close tags sometimes missing
@@ -155,14 +153,4 @@ STRAY_TAGS = st.sampled_from(["</tool_call>", "</invoke>", "</item>", "</other>"
 def test_any_mix_of_tags_loses_no_text_and_parses_alike_at_any_split(pieces, data):
     text = "".join(pieces)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    results = []
-    for bounds in ([0, len(text)], [0, *cuts, len(text)]):
-        pipeline, result = make_pipeline(None, "minimax-m3", tools=TOOLS), ParseResult()
-        for start, end in zip(bounds, bounds[1:]):
-            result.add(pipeline.feed(text[start:end]))
-        result.add(pipeline.finish())
-        results.append(result)
-    one_shot, split = results
-    assert split.to_json() == one_shot.to_json()
-    returned = (one_shot.content or "") + "".join(name + arguments for name, arguments in one_shot.tool_calls)
-    assert Counter(c for c in returned if c in GREEK) == Counter(c for c in text if c in GREEK)
+    assert_lossless_at_any_split(text, cuts, "minimax-m3", TOOLS)
