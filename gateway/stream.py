@@ -20,7 +20,7 @@ from gateway.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_
 from gateway.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.observe import RequestRecord, stream_failure_kind
 from gateway.request import ParsePlan
-from gateway.sse import EventStream, data_payloads
+from gateway.sse import EventStream
 from gateway.upstream import Backend
 
 DRAIN_SECONDS = 1.0

@@ -114,7 +114,31 @@ class ReasoningFormat:
         return self.always_thinking
 
 
-class ReasoningParser:
+class ReasoningEmitter:
+    """Text out of a reasoning state machine: reasoning while its `_state`
+    is ``thinking`` (streamed, or kept until `_flush_reasoning` when the
+    request asked for it in one piece), content otherwise. Its users set
+    `stream_reasoning`, `_state`, `_reasoning_seen` and `_unstreamed`."""
+
+    def _emit(self, events: list[Event], text: str) -> None:
+        if not text:
+            return
+        if self._state != "thinking":
+            events.append(Content(text))
+            return
+        self._reasoning_seen = True
+        if self.stream_reasoning:
+            events.append(Reasoning(text))
+        else:
+            self._unstreamed.append(text)
+
+    def _flush_reasoning(self, events: list[Event]) -> None:
+        if self._unstreamed:
+            events.append(Reasoning("".join(self._unstreamed)))
+            self._unstreamed.clear()
+
+
+class ReasoningParser(ReasoningEmitter):
     """Streaming reasoning splitter: `feed(text) -> events`, `finish() -> events`."""
 
     def __init__(
@@ -205,23 +229,6 @@ class ReasoningParser:
         if self._state == "answer":
             return self._answer_markers
         return self._thinking_markers if self._reasoning_seen else self._opening_markers
-
-    def _emit(self, events: list[Event], text: str) -> None:
-        if not text:
-            return
-        if self._state != "thinking":
-            events.append(Content(text))
-            return
-        self._reasoning_seen = True
-        if self.stream_reasoning:
-            events.append(Reasoning(text))
-        else:
-            self._unstreamed.append(text)
-
-    def _flush_reasoning(self, events: list[Event]) -> None:
-        if self._unstreamed:
-            events.append(Reasoning("".join(self._unstreamed)))
-            self._unstreamed.clear()
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
         if self.fmt.passthrough and marker in self.fmt.passthrough:

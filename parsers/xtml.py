@@ -27,8 +27,9 @@ or `<|open|>response`) is dropped; a shorter tail such as `<` is text.
 
 from __future__ import annotations
 
-from parsers.events import Content, Event, Reasoning
+from parsers.events import Content, Event
 from parsers.markers import MarkerSet, cut_short, marker_set
+from parsers.reasoning import ReasoningEmitter
 
 SEP = "<|sep|>"
 CONTROL_TOKENS = ("<|open|>", "<|close|>")
@@ -38,7 +39,7 @@ MESSAGE_CLOSE = "<|close|>message<|sep|>"
 WRAPPERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE)
 
 
-class XtmlReasoningParser:
+class XtmlReasoningParser(ReasoningEmitter):
     """`feed(text) -> events`, `finish() -> events`, like `ReasoningParser`;
     `fmt.start`/`fmt.end` are the think channel's markers and
     `fmt.tool_start` the tools channel's open marker.
@@ -104,23 +105,6 @@ class XtmlReasoningParser:
         """The think open counts before reasoning and as its echo; later it is text."""
         opening = self._state == "before" or (self._state == "thinking" and not self._reasoning_seen)
         return self._opening_markers if opening else self._channel_markers
-
-    def _emit(self, events: list[Event], text: str) -> None:
-        if not text:
-            return
-        if self._state != "thinking":
-            events.append(Content(text))
-            return
-        self._reasoning_seen = True
-        if self.stream_reasoning:
-            events.append(Reasoning(text))
-        else:
-            self._unstreamed.append(text)
-
-    def _flush_reasoning(self, events: list[Event]) -> None:
-        if self._unstreamed:
-            events.append(Reasoning("".join(self._unstreamed)))
-            self._unstreamed.clear()
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
         if marker == self.fmt.start:
