@@ -151,6 +151,13 @@ class MinimaxM3Calls:
             self._flush_stray()
         self.status = DONE if self._calls else FAILED
 
+    def leftover(self, unread: str) -> str:
+        """What of the text left unread when the output ended is content:
+        an open tag cut short (its name is text the model wrote), without
+        its namespace token; a close tag cut short is a marker, dropped."""
+        tag = unread.removeprefix(NAMESPACE).lstrip() if unread.startswith(NAMESPACE) else ""
+        return tag if len(tag) > 1 and not tag.startswith("</") else ""
+
     def _step_opening(self, buf: str, pos: int) -> int | None:
         tag = read_tag(buf, pos)
         if tag is None:

@@ -140,11 +140,11 @@ class TagCall:
         self._flush_stray()
         self._close()
 
-    @property
-    def holds_text(self) -> bool:
-        """Whether what the body leaves unread is text (a parameter tag's
-        inside, waiting for its close) rather than a marker cut short."""
-        return self._state == "key"
+    def leftover(self, unread: str) -> str:
+        """What of the text left unread when the output ended is content:
+        a parameter tag's inside, waiting for its close, is; a marker cut
+        short is not."""
+        return unread if self._state == "key" else ""
 
     def _step_header(self, buf: str, pos: int) -> int | None:
         hit = self._name_ends.search(buf, pos)

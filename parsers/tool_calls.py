@@ -227,11 +227,11 @@ class ToolCallParser:
             committed = not self._committed_nothing()
             if not committed:
                 self._tentative.append(held)
-            held_text = committed and held and getattr(self._body, "holds_text", False)
+            leftover = self._body.leftover(held) if committed and held and hasattr(self._body, "leftover") else ""
             self._body.finish()
             self._end_body()
-            if held_text:  # a tag's text the output cut off, not a cut marker: content
-                self._events.append(Content(held))
+            if leftover:  # a tag's text the output cut off, not a cut marker: content
+                self._events.append(Content(leftover))
         elif self._state in ("text", "bare", "passthrough"):
             self._emit_text(held)
         if self._gap and self._call_count == 0:

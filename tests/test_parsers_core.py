@@ -281,3 +281,19 @@ def test_a_muse_message_ending_in_to_does_not_swallow_the_next_call(size):
     )
     result = parse_text(" to=user<|message|>Set x to=5<|eom|>" + call, "muse", "muse", tools=WEATHER, chunk_size=size)
     assert (result.content, result.tool_calls) == ("Set x to=5", [("get_weather", '{"city": "P"}')])
+
+
+@pytest.mark.parametrize(
+    "parser, text, content",
+    [
+        ("glm45", "<tool_call>get_weather\n<arg_key>ci", "<arg_key>ci"),
+        ("minicpm5", '<function name="get_weather"><param name="ci', '<param name="ci'),
+        ("minimax-m3", ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="get_weather">]<]minimax[>[<ci', "<ci"),
+        ("glm45", "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Par</arg_val", None),
+    ],
+)
+@pytest.mark.parametrize("size", [None, 1])
+def test_a_parameter_tag_the_output_cuts_off_is_content_a_cut_close_marker_is_not(parser, text, content, size):
+    result = parse_text(text, None, parser, tools=WEATHER, chunk_size=size)
+    assert result.content == content
+    assert [name for name, _ in result.tool_calls] == ["get_weather"]
