@@ -4,9 +4,9 @@
     get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>          (GLM)
     <invoke name="get_weather"><parameter name="city">Paris</parameter>     (MiniMax M2)
 
-A `TagSyntax` says, as data, which markers end the header naming the
-function, open and close a key, open and close a value, and close the
-call. The arguments JSON is written as the tags arrive: `{` and the key
+A `TagSyntax` (`parsers.tag_syntax`) says, as data, which markers end the
+header naming the function, open and close a key, open and close a value,
+and close the call. The arguments JSON is written as the tags arrive: `{` and the key
 when a key closes; a value the schema types as a plain string streams as
 JSON string fragments while it is written; any other value is typed when
 it closes (`parsers.coerce`). Values written HTML-escaped (MiMo) are
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
 
 import orjson
 
@@ -27,67 +26,13 @@ from parsers import coerce, xml_text
 from parsers.json_call import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.json_scan import JsonValueScanner
 from parsers.markers import marker_set
+from parsers.tag_syntax import TagSyntax
 
 _WHITESPACE = re.compile(r"\s*")
 _BLANKS = " \t\r\n"
 # What `html.unescape` could still read differently once more text arrives:
 # a trailing `&` and the start of a character reference after it.
 _UNFINISHED_ENTITY = re.compile(r"&(?:#[0-9]*|#[xX][0-9a-fA-F]*|[^\t\n\f <&#;]{0,32})")
-
-
-@dataclass(frozen=True)
-class TagSyntax:
-    """`name_pattern` and `key_pattern` must match the whole header / key
-    text (groups `name`, `key`; an optional `string` group, `true` or
-    `false`, types the value instead of the schema, as does an optional
-    `type` group: `string` keeps the text, any other type is JSON; an
-    optional `empty` group in the header means a call with no arguments).
-    `trim` is what a value loses at its ends: one `newline`, all blanks
-    (`strip`) or `none`.
-    `gap_pattern` is what may stand between a key's close and its value's
-    open (GLM models sometimes write a literal backslash-n there).
-    `header_prefix`, if set, must match the whole header read so far
-    while its end has not come: prose that only began like a call gives
-    up at once (Beam). `untyped_json`: a value the schema does not type is
-    JSON when it parses as JSON, else text (Muse).
-    `json_body`: the arguments may instead be one JSON object, streamed
-    verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
-    are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
-    they are typed (MiMo). `attribute_entities`: the name and keys are
-    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML).
-    `null_word`, if set, is the value (any case) that means null whatever
-    the schema says, string parameters included (Spark 2.5 writes `null`);
-    a string value is held back only while it can still become that word.
-    `digit_booleans`: `1` and `0` are true and false for a parameter that
-    can be a boolean but no number or string (Spark 2.5).
-    `unescape_xml`: values are XML character data (`a &amp; b` is `a & b`,
-    `&para` stays as written); `cdata`: a value may hold
-    `<![CDATA[…]]>` sections, taken literally (MiniCPM).
-    `known_names_only`: a name the request's tools do not offer makes no
-    call, and the text stays content (a format written in plain text,
-    without special markers, MiniCPM); without tools every name is read."""
-
-    name_ends: tuple[str, ...]
-    name_pattern: str
-    key_open: str
-    key_close: str
-    value_close: str
-    call_closes: tuple[str, ...]
-    key_pattern: str = r"\s*(?P<key>.+?)\s*"
-    value_open: str = ""
-    value_also_ends_at: tuple[str, ...] = ()
-    trim: str = "newline"
-    header_prefix: str | None = None
-    untyped_json: bool = False
-    gap_pattern: str = r"\s*"
-    json_body: bool = False
-    unescape_html: bool = False
-    attribute_entities: bool = False
-    null_word: str = ""
-    digit_booleans: bool = False
-    unescape_xml: bool = False
-    cdata: bool = False
-    known_names_only: bool = False
 
 
 class TagCall:

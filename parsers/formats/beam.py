@@ -19,7 +19,8 @@ from functools import partial
 from parsers.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
 from parsers.reasoning import ReasoningFormat
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 
 MODELS = "Beam"

@@ -26,7 +26,8 @@ Thinking blocks the tool-call stage still sees (no reasoning parser, or
 them is not a call.
 """
 
-from parsers.ifm_call import BLOCK_CLOSE, GROUP_CLOSE, IfmCalls
+from parsers.ifm_block import BLOCK_CLOSE, GROUP_CLOSE
+from parsers.ifm_call import IfmCalls
 from parsers.reasoning import ReasoningFormat
 from parsers.registry import register
 from parsers.tool_calls import ToolFormat

@@ -27,7 +27,8 @@ import orjson
 
 from parsers.reasoning import ReasoningFormat
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 from parsers.xtml import WRAPPERS, XtmlReasoningParser
 

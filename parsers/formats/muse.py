@@ -26,7 +26,8 @@ from parsers.channel_call import ChannelCall
 from parsers.harmony import ChannelSyntax, HarmonyReasoningParser
 from parsers.reasoning import ReasoningFormat
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 
 MODELS = "Muse Glimmer"

@@ -21,7 +21,8 @@ from functools import partial
 
 from parsers.call_block import CallBlock
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["']?)(?P<{}>[^"'>]+?)(?P=quote)\s*"""

@@ -23,7 +23,8 @@ from dataclasses import replace
 from functools import partial
 
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 
 DSML = TagSyntax(

@@ -19,7 +19,8 @@ streaming and silently drops it when streaming).
 from functools import partial
 
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["'])(?P<{}>[^"'<>]+)(?P=quote)\s*"""

@@ -15,7 +15,8 @@ One call (two calls: two `<｜tool_call_begin｜>…<｜tool_call_end｜>` in th
 from functools import partial
 
 from parsers.registry import register
-from parsers.tag_call import TagCall, TagSyntax
+from parsers.tag_call import TagCall
+from parsers.tag_syntax import TagSyntax
 from parsers.tool_calls import ToolFormat
 
 register(
