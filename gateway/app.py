@@ -20,23 +20,24 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
-from gateway.auth import require_api_key, require_metrics_key
-from gateway.catch_all import route, served_models
-from gateway.completions import CompletionRequest, forward_completion
-from gateway.config import Config
-from gateway.errors import ApiError, install_error_handlers
-from gateway.extra_body import with_extra_body
-from gateway.limits import ConcurrencyLimit, read_body
-from gateway.metrics import Metrics
-from gateway.observe import ObserveMiddleware, upstream_error_kind
-from gateway.openapi import chat_completions_openapi, completions_openapi
-from gateway.reasoning_switch import with_thinking_switch
+from gateway.api.auth import require_api_key, require_metrics_key
+from gateway.backend.catch_all import route, served_models
+from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.ops.config import Config
+from gateway.ops.errors import ApiError, install_error_handlers
+from gateway.ops.extra_body import with_extra_body
+from gateway.api.limits import ConcurrencyLimit, read_body
+from gateway.ops.metrics import Metrics
+from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
+from gateway.api.openapi import chat_completions_openapi, completions_openapi
+from gateway.backend.reasoning_switch import with_thinking_switch
 from gateway.reload import reload_on_sighup
-from gateway.request import ParsePlan, read_checked, read_request
-from gateway.respond import completion
-from gateway.stream import stream_completion
-from gateway.tracing import trace_app, trace_backends, without_native_telemetry
-from gateway.upstream import Backend, close_backends, open_backends
+from gateway.api.request import read_checked, read_request
+from gateway.backend.parse_plan import ParsePlan
+from gateway.api.respond import completion
+from gateway.api.stream import stream_completion
+from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
+from gateway.backend.upstream import Backend, close_backends, open_backends
 
 
 def _json(payload: dict) -> Response:
@@ -56,7 +57,9 @@ async def chat_completions(request: Request) -> Response:
     payload, chat = read_request(await read_body(request, server.max_body_bytes))
     backend = _backend(request, chat.model)
     payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
-    plan = ParsePlan.for_request(payload, chat, backend.config, max_buffered_chars=server.max_buffered_chars)
+    plan = ParsePlan.for_request(
+        payload, backend.config, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
+    )
     record = request.state.record
     record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
     body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
@@ -111,7 +114,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.backends = open_backends(app.state.config)
         if config.server.opentelemetry:
-            trace_backends(app.state.backends)
+            trace_clients(backend.client for backend in app.state.backends.values())
         if config_path is not None:
             reload_on_sighup(app, config_path)
         try:

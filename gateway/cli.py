@@ -19,7 +19,7 @@ DEFAULT_CONFIG = "config.yaml"
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from gateway.config import ConfigError, load_config
+    from gateway.ops.config import ConfigError, load_config
 
     path = args.config or os.environ.get("PARSEGATE_CONFIG") or DEFAULT_CONFIG
     try:
@@ -41,7 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _parsers_for(model: str, as_json: bool) -> int:
-    from gateway.model_families import family_of
+    from gateway.ops.model_families import family_of
 
     match = family_of(model)
     pattern, family = match if match else (None, None)

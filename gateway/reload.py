@@ -19,9 +19,9 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from gateway.config import ConfigError, load_config
-from gateway.tracing import trace_backends
-from gateway.upstream import Backend
+from gateway.ops.config import ConfigError, load_config
+from gateway.ops.tracing import trace_clients
+from gateway.backend.upstream import Backend
 
 logger = logging.getLogger("parsegate.reload")
 
@@ -39,7 +39,7 @@ async def reload_config(app: FastAPI, path: str | Path) -> bool:
         for model in config.models
     }
     if config.server.opentelemetry:
-        trace_backends({name: backend for name, backend in backends.items() if old.get(name) is not backend})
+        trace_clients(backend.client for name, backend in backends.items() if old.get(name) is not backend)
     app.state.metrics.declare_models(list(backends))
     app.state.config, app.state.backends = config, backends
     for name, backend in old.items():

@@ -17,8 +17,8 @@ import os
 import uvicorn
 
 from gateway.app import create_app
-from gateway.config import Config, load_config
-from gateway.logs import logging_config
+from gateway.ops.config import Config, load_config
+from gateway.ops.logs import logging_config
 
 CONFIG_VARIABLE = "PARSEGATE_CONFIG"
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host

@@ -11,7 +11,7 @@ Standalone: synchronous, no I/O, no web imports. Typical use::
 Non-streaming is the same with one `feed(all_text)` and `finish()`.
 """
 
-from parsers.events import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 from parsers.pipeline import ParseResult, Pipeline, make_pipeline, parse_text
 from parsers.registry import (
     reasoning_format,
@@ -19,7 +19,7 @@ from parsers.registry import (
     tool_call_parser_names,
     tool_format,
 )
-from parsers.tool_calls import CallOutcomes
+from parsers.core.call_body import CallOutcomes
 
 __all__ = [
     "CallArgs",

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import orjson
 
-from parsers.call_array import CallArrayParser
-from parsers.end_of_turn import EndOfTurnFilter
-from parsers.events import CallArgs, CallStart, Content, Event, Reasoning
-from parsers.nonempty_content import NonemptyContent
+from parsers.grammars.call_array import CallArrayParser
+from parsers.stages.end_of_turn import EndOfTurnFilter
+from parsers.core.events import CallArgs, CallStart, Content, Event, Reasoning
+from parsers.stages.nonempty_content import NonemptyContent
 from parsers.registry import reasoning_format, tool_format
-from parsers.token_suffix import SuffixStripper
-from parsers.tool_calls import CallOutcomes, ToolCallParser
+from parsers.stages.token_suffix import SuffixStripper
+from parsers.core.call_body import CallOutcomes
+from parsers.stages.tool_calls import ToolCallParser
 
 
 class Pipeline:
-    """Spells suffixed special tokens the bare way (`parsers.token_suffix`),
+    """Spells suffixed special tokens the bare way (`parsers.stages.token_suffix`),
     removes end-of-turn tokens, feeds the text through the reasoning
     stage, then its content through the tool-call stage. Either stage may
     be absent. Adjacent content events are merged, so each `feed` yields at

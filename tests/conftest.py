@@ -12,7 +12,7 @@ import uvicorn
 from hypothesis import settings
 
 from gateway.app import create_app
-from gateway.config import Config
+from gateway.ops.config import Config
 
 from tests.fake_backend import BACKEND_KEY, FakeBackend
 

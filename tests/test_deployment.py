@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import yaml
 
-from gateway.config import load_config
+from gateway.ops.config import load_config
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gateway.config import Config
+from gateway.ops.config import Config
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 OPERATIONS = README[README.index("## Operations") : README.index("\n## ", README.index("## Operations") + 1)]

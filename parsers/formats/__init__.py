@@ -1,4 +1,5 @@
-"""The built-in formats. Importing this package registers them all."""
+"""The built-in formats, as data. Importing this package registers them all
+in `TOOL_FORMATS` and `REASONING_FORMATS`, by parser name."""
 
 from parsers.formats import (  # noqa: F401
     apertus,
@@ -28,3 +29,6 @@ from parsers.formats import (  # noqa: F401
     tool_steptml,
     tool_tags,
 )
+from parsers.formats.table import REASONING_FORMATS, TOOL_FORMATS
+
+__all__ = ["REASONING_FORMATS", "TOOL_FORMATS"]

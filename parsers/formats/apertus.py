@@ -13,11 +13,11 @@ gives reasoning `Hmm.more`. All markers are special tokens.
 
 from functools import partial
 
-from parsers.json_call import JsonCalls
-from parsers.keyed_call import KeyedCallObject
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.json_call import JsonCalls
+from parsers.grammars.keyed_call import KeyedCallObject
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Swiss AI Apertus 8B / 70B Instruct 2509"
 TOOLS_PREFIX, TOOLS_SUFFIX = "<|tools_prefix|>", "<|tools_suffix|>"

@@ -16,12 +16,12 @@ A value is the text between the newlines, typed by the tool schema.
 
 from functools import partial
 
-from parsers.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tag_syntax import TagSyntax
-from parsers.tool_calls import ToolFormat
+from parsers.stages.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Beam"
 TERMINATORS = ("<|end|>", "<|return|>", "<|call|>")

@@ -18,10 +18,10 @@ the template closes the reasoning itself and the output starts at
 
 from functools import partial
 
-from parsers.json_call import JsonCalls
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.json_call import JsonCalls
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 NAME = "cohere_command4"
 MODELS = "Cohere Command A Reasoning / Command 4"

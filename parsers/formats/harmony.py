@@ -12,11 +12,11 @@ function name is the last dot-segment of the recipient.
 
 from functools import partial
 
-from parsers.harmony import HarmonyReasoningParser
-from parsers.named_call import NamedJsonCall
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.stages.harmony import HarmonyReasoningParser
+from parsers.grammars.named_call import NamedJsonCall
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 register(
     ReasoningFormat(

@@ -1,6 +1,6 @@
 """Inkling: typed message blocks of control tokens, for reasoning and tool
-calls (FORMATS.md §1 and §2 `inkling`; `parsers.inkling` reads the blocks,
-`parsers.inkling_call` one invocation).
+calls (FORMATS.md §1 and §2 `inkling`; `parsers.stages.inkling` reads the blocks,
+`parsers.grammars.inkling_call` one invocation).
 
 One call (two calls: two such messages)::
 
@@ -11,11 +11,12 @@ reaches content: the tool-call stage drops strays, and text that began
 like a call but held none is returned without them.
 """
 
-from parsers.inkling import CONTROL_TOKENS, END_MESSAGE, MESSAGE_MODEL, THINKING, InklingReasoningParser
-from parsers.inkling_call import INVOKE_PREFIX, InklingCall
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.core.inkling_tokens import CONTROL_TOKENS, END_MESSAGE, MESSAGE_MODEL, THINKING
+from parsers.stages.inkling import InklingReasoningParser
+from parsers.grammars.inkling_call import INVOKE_PREFIX, InklingCall
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Inkling"
 END_OF_TURN = ("<|endoftext|>",)

@@ -12,7 +12,7 @@ otherwise turn the whole answer into reasoning. A tool call
 (`<ifm|tool_call`) also ends it.
 
 Tool calls, one call (two calls: two blocks in the group; see
-`parsers.ifm_call` for the block grammar)::
+`parsers.grammars.ifm_call` for the block grammar)::
 
     <ifm|tool_calls>
     <ifm|tool_call>get_weather
@@ -26,11 +26,11 @@ Thinking blocks the tool-call stage still sees (no reasoning parser, or
 them is not a call.
 """
 
-from parsers.ifm_block import BLOCK_CLOSE, GROUP_CLOSE
-from parsers.ifm_call import IfmCalls
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.ifm_block import BLOCK_CLOSE, GROUP_CLOSE
+from parsers.grammars.ifm_call import IfmCalls
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 THINKING = (
     ("<ifm|think>", "</ifm|think>"),

@@ -13,7 +13,7 @@ in the tools channel)::
     <|close|>call<|sep|>
     <|close|>tools<|sep|>
 
-The reasoning stage (`parsers.xtml`) splits the channels. In the tools
+The reasoning stage (`parsers.stages.xtml`) splits the channels. In the tools
 channel an argument's `type="string"` keeps its text exactly (no entity
 decoding, no trimming); any other type is JSON, or the text when it is not;
 an argument without a type is typed by the tool schema. Attribute values
@@ -25,12 +25,12 @@ from functools import partial
 
 import orjson
 
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tag_syntax import TagSyntax
-from parsers.tool_calls import ToolFormat
-from parsers.xtml import WRAPPERS, XtmlReasoningParser
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.xtml import WRAPPERS, XtmlReasoningParser
 
 TOOLS_OPEN = "<|open|>tools<|sep|>"
 TOOLS_CLOSE = "<|close|>tools<|sep|>"

@@ -22,13 +22,13 @@ schema does not type them.
 
 from functools import partial
 
-from parsers.channel_call import ChannelCall
-from parsers.harmony import ChannelSyntax, HarmonyReasoningParser
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tag_syntax import TagSyntax
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.channel_call import ChannelCall
+from parsers.stages.harmony import ChannelSyntax, HarmonyReasoningParser
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Muse Glimmer"
 TERMINATORS = ("<|eom|>", "<|eot|>")

@@ -1,7 +1,7 @@
 """Tencent Hunyuan Hy3 / Hy4 reasoning (FORMATS.md §2 `hunyuan`):
 `<think>reasoning</think>answer`, ended early by a `<tool_calls>` block.
 Checkpoints that suffix their tokens (`<think:opensource>`) are read the
-same (`parsers.token_suffix`).
+same (`parsers.stages.token_suffix`).
 
 Thinking is switched by the reasoning effort the chat template reads:
 `chat_template_kwargs.reasoning_effort` (`"none"` and `"no_think"` are
@@ -13,8 +13,8 @@ off, as the templates default to `no_think`.
 from dataclasses import dataclass
 
 from parsers.formats.tool_hunyuan import END_OF_TURN, HUNYUAN_TOKENS
-from parsers.reasoning import EFFORTS_OFF, ReasoningFormat
-from parsers.registry import register
+from parsers.stages.reasoning import EFFORTS_OFF, ReasoningFormat
+from parsers.formats.table import register
 
 @dataclass(frozen=True)
 class EffortSwitchedFormat(ReasoningFormat):

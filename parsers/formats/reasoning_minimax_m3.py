@@ -7,9 +7,9 @@ so a reply that does not start in reasoning may open with one: that
 closer, and the blanks before it, are dropped rather than shown.
 """
 
-from parsers.events import Event
-from parsers.reasoning import ReasoningFormat, ReasoningParser
-from parsers.registry import register
+from parsers.core.events import Event
+from parsers.stages.reasoning import ReasoningFormat, ReasoningParser
+from parsers.formats.table import register
 
 
 class StrayOpeningCloserDropped(ReasoningParser):

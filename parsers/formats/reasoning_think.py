@@ -8,8 +8,8 @@ tool-call marker written before `</think>`.
 
 from dataclasses import replace
 
-from parsers.reasoning import ReasoningFormat
-from parsers.registry import register
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.formats.table import register
 
 QWEN3 = ReasoningFormat(
     name="qwen3",

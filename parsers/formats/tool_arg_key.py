@@ -25,9 +25,9 @@ from dataclasses import replace
 from functools import partial
 
 from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tool_calls import ToolFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.stages.tool_calls import ToolFormat
 
 COMPACT_PAIR = "<arg_key>{key}</arg_key><arg_value>{value}</arg_value>"
 

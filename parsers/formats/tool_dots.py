@@ -19,11 +19,11 @@ or ``<dots_function_call>{"name": "get_weather", "arguments": {"city": "Paris"}}
 
 from functools import partial
 
-from parsers.call_block import CallBlock
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tag_syntax import TagSyntax
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.call_block import CallBlock
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.tool_calls import ToolFormat
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["']?)(?P<{}>[^"'>]+?)(?P=quote)\s*"""
 

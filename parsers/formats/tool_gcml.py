@@ -17,9 +17,9 @@ from dataclasses import replace
 from functools import partial
 
 from parsers.formats.tool_dsml import DSML
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tool_calls import ToolFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.stages.tool_calls import ToolFormat
 
 
 def _gcml(text: str) -> str:

@@ -7,9 +7,9 @@ special tokens, with `<|"|>` around strings; two calls are two blocks::
 Every call gets its own index (SGLang gives two calls to one tool the same).
 """
 
-from parsers.gemma4_call import Gemma4Call, render_gemma4
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.gemma4_call import Gemma4Call, render_gemma4
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 register(
     ToolFormat(

@@ -12,16 +12,16 @@ typed by the tool schema::
 
 The shipping Hy3 tokenizer appends a suffix to every one of these tokens
 (`<tool_calls:opensource>`, `<arg_key:opensource>`, …): any suffix is
-read as the bare token (`parsers.token_suffix`).
+read as the bare token (`parsers.stages.token_suffix`).
 """
 
 from dataclasses import replace
 from functools import partial
 
 from parsers.formats.tool_tags import GLM_SYNTAX
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tool_calls import ToolFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.stages.tool_calls import ToolFormat
 
 HUNYUAN_TOKENS = ("think", "tool_calls", "tool_call", "tool_sep", "arg_key", "arg_value", "hy_eos")
 END_OF_TURN = ("<｜hy_eos｜>",)

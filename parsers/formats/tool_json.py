@@ -13,14 +13,16 @@ free, so `<tool_call>{…}</tool_call>` and the newline form both parse.
 
 from dataclasses import replace
 
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.json_call import JsonCalls
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 QWEN25 = ToolFormat(
     name="qwen25",
     models="Qwen2.5, Qwen3, QwQ and most Qwen-template fine-tunes",
     call_start="<tool_call>",
     call_end="</tool_call>",
+    body=JsonCalls,
     call_template='<tool_call>\n{"name": "{name}", "arguments": {arguments}}\n</tool_call>',
     end_of_turn=("<|im_end|>", "<|endoftext|>"),
 )
@@ -48,6 +50,7 @@ register(
         models="InternLM2 / 2.5 chat, Intern-S1",
         call_start="<|action_start|> <|plugin|>",
         call_end="<|action_end|>",
+        body=JsonCalls,
         call_template='<|action_start|> <|plugin|>\n{"name": "{name}", "parameters": {arguments}}<|action_end|>',
         dropped_markers=("<|action_end|>",),
         end_of_turn=("<|im_end|>",),
@@ -61,6 +64,7 @@ register(
         call_start="function call<|role_sep|>",
         other_call_starts=("<|function_call|>",),
         call_end="",
+        body=JsonCalls,
         call_template='<|message_sep|>function call<|role_sep|>\n{"name": "{name}", "arguments": {arguments}}',
         dropped_markers=("<|message_sep|>",),
         end_of_turn=("</s>",),
@@ -75,6 +79,7 @@ register(
         call_end="",
         bare_start="{",
         call_separator=";",
+        body=JsonCalls,
         call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
         needs_special_tokens=True,

@@ -18,10 +18,10 @@ streaming and silently drops it when streaming).
 
 from functools import partial
 
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tag_syntax import TagSyntax
-from parsers.tool_calls import ToolFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.tool_calls import ToolFormat
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["'])(?P<{}>[^"'<>]+)(?P=quote)\s*"""
 # What the header may be while its `>` has not come: prose that only

@@ -1,7 +1,7 @@
 """MiniMax M3 tool calls (FORMATS.md §1 `minimax-m3`): every tag carries
 the namespace token `]<]minimax[>[`; parameters are tags named after them,
 nested for objects, `<item>` for array elements, typed by the tool's
-schema. The grammar is `parsers.minimax_m3_call`. M3 calls the tools its
+schema. The grammar is `parsers.grammars.minimax_m3_call`. M3 calls the tools its
 template declares even in a request without tools, so such a request is
 parsed too (`parses_without_tools`).
 
@@ -14,9 +14,9 @@ Two calls: two `<invoke>` in the block::
     ]<]minimax[>[</tool_call>
 """
 
-from parsers.minimax_m3_call import NAMESPACE, MinimaxM3Calls
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.minimax_m3_call import NAMESPACE, MinimaxM3Calls
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 register(
     ToolFormat(

@@ -8,10 +8,10 @@ or, with newer tokenizers, compact calls. `[TOOL_CALLS]` is a control token.
 
 from functools import partial
 
-from parsers.json_call import JsonCalls
-from parsers.named_call import ByFirstChar, NamedJsonCall
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.json_call import JsonCalls
+from parsers.grammars.named_call import ByFirstChar, NamedJsonCall
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 register(
     ToolFormat(

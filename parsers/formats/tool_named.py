@@ -20,9 +20,9 @@ Kimi K2 (`:0` is a conversation-wide counter, ignored; ids are reassigned)::
 
 from functools import partial
 
-from parsers.named_call import NamedJsonCall
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.grammars.named_call import NamedJsonCall
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 _DEEPSEEK_MARKERS = dict(
     section_start="<｜tool▁calls▁begin｜>",

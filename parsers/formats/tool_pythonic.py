@@ -16,10 +16,10 @@ and values may be written true/false/null::
 
 from functools import partial
 
-from parsers.py_literal import JSON_CONSTANTS
-from parsers.pythonic import PythonicCalls, render_kwargs
-from parsers.registry import register
-from parsers.tool_calls import ToolFormat
+from parsers.core.py_literal import JSON_CONSTANTS
+from parsers.grammars.pythonic import PythonicCalls, render_kwargs
+from parsers.formats.table import register
+from parsers.stages.tool_calls import ToolFormat
 
 register(
     ToolFormat(

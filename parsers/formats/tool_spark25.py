@@ -16,8 +16,8 @@ from dataclasses import replace
 from functools import partial
 
 from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
-from parsers.registry import register
-from parsers.tag_call import TagCall
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
 
 register(
     replace(

@@ -14,10 +14,10 @@ One call (two calls: two `<｜tool_call_begin｜>…<｜tool_call_end｜>` in th
 
 from functools import partial
 
-from parsers.registry import register
-from parsers.tag_call import TagCall
-from parsers.tag_syntax import TagSyntax
-from parsers.tool_calls import ToolFormat
+from parsers.formats.table import register
+from parsers.grammars.tag_call import TagCall
+from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.tool_calls import ToolFormat
 
 register(
     ToolFormat(

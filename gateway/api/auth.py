@@ -1,0 +1,39 @@
+"""Client authentication: `Authorization: Bearer <key>` against
+`server.api_keys` (and `server.api_keys_file`), compared in constant time.
+
+The keys are read from the app's current config on every request, so a
+reload takes effect at once. No key is ever logged or echoed.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import Request
+
+from gateway.ops.errors import ApiError
+
+
+def _given_key(request: Request) -> bytes | None:
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    return given.strip().encode() if scheme.lower() == "bearer" else None
+
+
+def _accepted(given: bytes | None, keys: list[str]) -> bool:
+    """Every configured key is compared (no early exit), each in constant time."""
+    matches = [hmac.compare_digest(given or b"", key.encode()) for key in keys]
+    return given is not None and any(matches)
+
+
+async def require_api_key(request: Request) -> None:
+    """The /v1 routes' dependency: 401 unless the request carries a configured key
+    (open when no key is configured)."""
+    keys = request.app.state.config.server.api_keys
+    if keys and not _accepted(_given_key(request), keys):
+        raise ApiError(401, "missing or invalid API key", type="authentication_error", code="invalid_api_key")
+
+
+async def require_metrics_key(request: Request) -> None:
+    """For a metrics route: `require_api_key` when `server.metrics_auth` is true."""
+    if request.app.state.config.server.metrics_auth:
+        await require_api_key(request)

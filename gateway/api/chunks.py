@@ -1,0 +1,115 @@
+"""Parser events to OpenAI shapes: call ids, finish_reason, and the
+streamed `chat.completion.chunk` events of one choice.
+
+This runs once per upstream chunk, so it stays plain: dicts and orjson,
+no pydantic, and each chunk's envelope is encoded once per request.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import orjson
+
+from parsers import CallArgs, CallStart, Content, Event, Reasoning
+
+if TYPE_CHECKING:
+    from gateway.backend.backend_parsed import ChoiceReader
+
+DONE = b"data: [DONE]\n\n"
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
+    """A turn that stopped after tool calls finished with `tool_calls`;
+    any other reason (`length` included) stays as the backend said."""
+    return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
+
+
+def sse_event(payload: dict) -> bytes:
+    return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+
+class ChunkEncoder:
+    """Encodes the chunks of one streamed completion; the shared envelope
+    (id, object, created, model) is serialised once."""
+
+    def __init__(self, model: str) -> None:
+        envelope = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time())}
+        envelope["model"] = model
+        self._open = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":['
+
+    def choice(
+        self, index: int, delta: dict, reason: str | None = None, logprobs: object = None, extra: dict | None = None
+    ) -> bytes:
+        body = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
+        if extra:
+            body.update(extra)
+        return self._open + orjson.dumps(body) + b"]}\n\n"
+
+    def usage(self, usage: dict) -> bytes:
+        return self._open + b'],"usage":' + orjson.dumps(usage) + b"}\n\n"
+
+
+class ChoiceStream:
+    """One streamed choice: its reader (our pipeline, or the backend's own
+    parsed fields), and what it has sent so far."""
+
+    __slots__ = ("pipeline", "call_id", "reasoning_keys", "role_sent", "made_call", "finished")
+
+    def __init__(
+        self, pipeline: ChoiceReader, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+    ) -> None:
+        self.pipeline = pipeline
+        self.call_id = call_id
+        self.reasoning_keys = reasoning_keys
+        self.role_sent = False
+        self.made_call = False
+        self.finished = False
+
+    def finish(self) -> list[Event]:
+        self.finished = True
+        return self.pipeline.finish()
+
+    def delta(self, events: list[Event]) -> dict:
+        """One OpenAI delta for a chunk's events; empty when there is
+        nothing to say (except the choice's first delta, which carries the role)."""
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: list[dict] = []
+        for event in events:
+            kind = type(event)
+            if kind is Content:
+                content.append(event.text)
+            elif kind is Reasoning:
+                reasoning.append(event.text)
+            elif kind is CallStart:
+                self.made_call = True
+                function = {"name": event.name, "arguments": ""}
+                calls.append({"index": event.index, "id": self.call_id(event.name, event.index), "type": "function", "function": function})
+            elif kind is CallArgs:
+                if calls and calls[-1]["index"] == event.index:
+                    calls[-1]["function"]["arguments"] += event.text
+                else:
+                    calls.append({"index": event.index, "function": {"arguments": event.text}})
+        delta: dict = {}
+        if not self.role_sent:
+            self.role_sent = True
+            delta["role"] = "assistant"
+            if not content and not reasoning and not calls:
+                delta["content"] = ""
+        if content:
+            delta["content"] = "".join(content)
+        if reasoning:
+            text = "".join(reasoning)
+            for key in self.reasoning_keys:
+                delta[key] = text
+        if calls:
+            delta["tool_calls"] = calls
+        return delta

@@ -1,0 +1,61 @@
+"""`POST /v1/completions`: the legacy text completions API, forwarded as a
+plain pass-through. Same key check, model routing and errors as chat; the
+model name is replaced by the backend's, `extra_body` is merged in, and the
+backend's answer (JSON, or its SSE stream as it comes, decompressed) comes
+back as sent. Nothing is parsed: a prompt has no roles, so there is no
+reasoning or tool call to separate. The chat path's protections apply: the
+body limit, the backend timeouts, and the request's metrics and log line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import orjson
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict
+from starlette.background import BackgroundTask
+
+from gateway.api.chunks import DONE, sse_event
+from gateway.ops.errors import ApiError
+from gateway.ops.extra_body import with_extra_body
+from gateway.ops.observe import RequestRecord, stream_failure_kind
+from gateway.backend.upstream import Backend
+
+
+class CompletionRequest(BaseModel):
+    """The fields of a text completion request the gateway relies on; the
+    rest is forwarded as sent."""
+
+    model_config = ConfigDict(strict=True)
+
+    model: str
+    stream: bool | None = None
+
+
+async def forward_completion(backend: Backend, payload: dict, stream: bool, record: RequestRecord) -> Response:
+    body = orjson.dumps({**with_extra_body(payload, backend.config.extra_body), "model": backend.upstream_model})
+    response = await backend.open(body, "/completions")
+    media_type = response.headers.get("content-type", "application/json")
+    if stream:
+        return StreamingResponse(
+            _relay(response, backend, record), media_type=media_type, background=BackgroundTask(backend.release, response)
+        )
+    try:
+        content = await backend.read(response)
+    finally:
+        await backend.release(response)
+    return Response(content, status_code=response.status_code, media_type=media_type)
+
+
+async def _relay(response: httpx.Response, backend: Backend, record: RequestRecord) -> AsyncIterator[bytes]:
+    """The backend's (decoded) bytes as they come; a stream that breaks or
+    goes quiet for `idle_timeout` ends with an error event."""
+    try:
+        async for piece in backend.pieces(response):
+            yield piece
+    except ApiError as error:
+        record.upstream_failed(stream_failure_kind(error))
+        yield sse_event(error.body)
+        yield DONE

@@ -1,0 +1,71 @@
+"""Request limits: the body size (413) and the number of requests in
+flight (429 with `Retry-After`). Both read the current config on every
+request, so a reload changes them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.ops.config import ServerConfig
+from gateway.ops.errors import ApiError
+
+RETRY_AFTER_SECONDS = 1
+_UNLIMITED_PATHS = ("/health", "/metrics")  # probes and scrapes get through a full gateway
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or 413 as soon as it is longer than `limit` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise _too_large(limit)
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, f"the request body is larger than {limit} bytes", code="request_too_large")
+
+
+class ConcurrencyLimit:
+    """ASGI middleware: past `max_concurrent_requests` requests in flight (a
+    stream counts until it ends), answer 429 with `Retry-After`."""
+
+    def __init__(self, app: ASGIApp, server_config: Callable[[], ServerConfig]) -> None:
+        self.app = app
+        self._server_config = server_config
+        self.active = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in _UNLIMITED_PATHS:
+            await self.app(scope, receive, send)
+            return
+        limit = self._server_config().max_concurrent_requests
+        if self.active >= limit:
+            error = ApiError(429, f"more than {limit} requests in flight; retry later", code="too_many_requests")
+            response = error.response()
+            response.headers["retry-after"] = str(RETRY_AFTER_SECONDS)
+            await response(scope, receive, send)
+            return
+        self.active += 1
+        done = False
+
+        async def send_counted(message: Message) -> None:
+            nonlocal done
+            if message["type"] == "http.response.body" and not message.get("more_body") and not done:
+                done = True  # free the slot before the client sees the end
+                self.active -= 1
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_counted)
+        finally:
+            if not done:
+                self.active -= 1

@@ -1,0 +1,98 @@
+"""The request boundary: the raw body read and checked once.
+
+Only the fields the gateway acts on are validated; the raw JSON object is
+what goes upstream, so unknown fields pass through untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gateway.ops.config import describe_errors, key_path
+from gateway.ops.errors import ApiError
+
+_TOOL_CHOICE_MODES = ("none", "auto", "required")
+
+
+class _Checked(BaseModel):
+    """Strict types; fields not declared are ignored here (and forwarded as sent)."""
+
+    model_config = ConfigDict(strict=True)
+
+
+_Request = TypeVar("_Request", bound=BaseModel)
+
+
+class FunctionName(_Checked):
+    name: str
+
+
+class Tool(_Checked):
+    type: Literal["function"]
+    function: FunctionName
+
+
+class ChatRequest(_Checked):
+    """The fields of a chat completion request the gateway relies on."""
+
+    model: str
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool | None = None
+    n: int | None = Field(default=None, ge=1)
+    tools: list[Tool] | None = None
+    parallel_tool_calls: bool | None = None
+    tool_choice: Any = None  # "none" | "auto" | "required" | {"type": "function", "function": {"name": ...}}
+    separate_reasoning: bool | None = None
+    stream_reasoning: bool | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    reasoning: dict[str, Any] | None = None
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _tool_choice_shape(cls, choice: Any) -> Any:
+        if choice is None or choice in _TOOL_CHOICE_MODES:
+            return choice
+        if isinstance(choice, dict) and choice.get("type") == "function":
+            function = choice.get("function")
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                return choice
+        raise ValueError('must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}')
+
+    def tools_active(self) -> bool:
+        """Tool calls are parsed only when tools are offered and not turned off."""
+        return bool(self.tools) and self.tool_choice != "none"
+
+    def check_tool_choice(self) -> None:
+        """A required or named tool choice needs matching tools (as SGLang)."""
+        if self.tool_choice == "required" and not self.tools:
+            raise ApiError(400, 'tool_choice is "required" but the request has no tools', param="tool_choice")
+        if isinstance(self.tool_choice, dict):
+            name = self.tool_choice["function"]["name"]
+            if name not in {tool.function.name for tool in self.tools or ()}:
+                raise ApiError(400, f"tool_choice names function {name!r}, which is not in tools", param="tool_choice")
+
+
+def read_checked(raw: bytes, checked: type[_Request]) -> tuple[dict, _Request]:
+    """The request's JSON object and its `checked` fields; 400 when malformed."""
+    try:
+        payload = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise ApiError(400, f"request body is not valid JSON: {error}") from None
+    if not isinstance(payload, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    try:
+        return payload, checked.model_validate(payload)
+    except ValidationError as error:
+        param = key_path(error.errors(include_url=False)[0]["loc"]) or None
+        raise ApiError(400, describe_errors(error), param=param) from None
+
+
+def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
+    """A chat completion request's JSON object and its checked fields."""
+    payload, request = read_checked(raw, ChatRequest)
+    request.check_tool_choice()
+    return payload, request

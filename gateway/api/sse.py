@@ -1,0 +1,53 @@
+"""Server-sent events out, on the hot path: the gateway's pre-framed events.
+
+The gateway frames its events once (`data: …\\n\\n`, one orjson encode
+per chunk), so `EventStream` sends them as they are, with starlette's
+`StreamingResponse` (which stops the stream when the client disconnects):
+sse-starlette's EventSourceResponse would open a cancel scope per event
+for its per-send timeout, the largest per-chunk cost it adds. It sends the
+headers an event stream needs and, like sse-starlette, a comment line when
+the stream has been quiet for `ping_seconds`, so that proxies keep it open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+from starlette.background import BackgroundTask
+from starlette.responses import StreamingResponse
+from starlette.types import Send
+
+PING = b": ping\n\n"
+PING_SECONDS = 15.0
+_HEADERS = {"Cache-Control": "no-store", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
+
+
+class EventStream(StreamingResponse):
+    """A `text/event-stream` response of pre-framed events."""
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self, events: AsyncIterator[bytes], background: BackgroundTask | None = None, ping_seconds: float = PING_SECONDS
+    ) -> None:
+        super().__init__(events, headers=_HEADERS, background=background)
+        self._ping_seconds = ping_seconds
+        self._quiet = True
+
+    async def stream_response(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async with anyio.create_task_group() as pings:
+            pings.start_soon(self._ping, send)
+            async for event in self.body_iterator:
+                self._quiet = False
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+            pings.cancel_scope.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _ping(self, send: Send) -> None:
+        while True:
+            await anyio.sleep(self._ping_seconds)
+            if self._quiet:
+                await send({"type": "http.response.body", "body": PING, "more_body": True})
+            self._quiet = True

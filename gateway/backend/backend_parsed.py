@@ -1,0 +1,138 @@
+"""Backends that parse for themselves: when a backend runs its own reasoning
+or tool-call parser, its deltas and messages already carry
+`reasoning_content` (or vLLM's newer `reasoning`) and structured
+`tool_calls`. Those are passed through as parser events instead of being
+parsed twice, so our output contract (call ids, indices, finish_reason)
+still holds.
+
+Per choice, the backend's own parsing takes over a stage from the moment it
+shows: after backend reasoning, content still goes through our tool-call
+parser (a backend with only a reasoning parser on); after backend tool
+calls, content is passed through as it comes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import orjson
+
+from gateway.backend.parse_plan import ParsePlan
+from parsers import CallArgs, CallEnd, CallOutcomes, CallStart, Content, Event, ParseResult, Pipeline, Reasoning
+
+_CALL_EVENTS = (CallStart, CallArgs, CallEnd)
+
+
+def backend_reasoning(part: dict) -> str | None:
+    """The reasoning text a backend put in a delta or message, if any."""
+    for key in ("reasoning_content", "reasoning"):
+        text = part.get(key)
+        if isinstance(text, str):
+            return text
+    return None
+
+
+def backend_tool_calls(part: dict) -> list[dict]:
+    calls = part.get("tool_calls")
+    return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+
+
+def _arguments_text(arguments: object) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return "" if arguments is None else orjson.dumps(arguments).decode()
+
+
+class ChoiceReader:
+    """One choice's input: raw text through our pipeline, or the backend's
+    own parsed fields passed through, switching per stage as they appear."""
+
+    __slots__ = ("_plan", "_pipeline", "_calls", "_offset", "_backend_calls", "_tool_stage_only", "_outcomes")
+
+    def __init__(self, plan: ParsePlan) -> None:
+        self._plan = plan
+        self._pipeline: Pipeline | None = plan.pipeline()
+        self._calls = 0  # calls started so far in this choice
+        self._offset = 0  # index of this pipeline's first call
+        self._backend_calls: dict[int, int] = {}  # backend index -> our index
+        self._tool_stage_only = False
+        self._outcomes = CallOutcomes()  # the backend's own calls, and the outcomes of retired pipelines
+
+    def read(self, part: dict) -> list[Event]:
+        """Events for one delta (streamed) or one whole message."""
+        reasoning = backend_reasoning(part)
+        calls = backend_tool_calls(part)
+        events: list[Event] = []
+        if calls and self._pipeline is not None:
+            events += self._retire_pipeline(None)
+        elif reasoning and self._pipeline is not None and not self._tool_stage_only:
+            events += self._retire_pipeline(dataclasses.replace(self._plan, reasoning_parser=None).pipeline())
+            self._tool_stage_only = True
+        if reasoning:
+            events.append(Reasoning(reasoning))
+        text = part.get("content")
+        if isinstance(text, str) and text:
+            events += self._renumber(self._pipeline.feed(text)) if self._pipeline else [Content(text)]
+        for call in calls:
+            events += self._backend_call(call)
+        return events
+
+    def finish(self) -> list[Event]:
+        return self._renumber(self._pipeline.finish()) if self._pipeline else []
+
+    @property
+    def outcomes(self) -> CallOutcomes:
+        """The choice's tool-call outcomes: the backend's own calls, and
+        those of every pipeline that read its text (retired ones included)."""
+        current = self._pipeline.outcomes if self._pipeline is not None else None
+        return self._outcomes if current is None else _sum(self._outcomes, current)
+
+    def _retire_pipeline(self, successor: Pipeline | None) -> list[Event]:
+        """Flush what the current pipeline holds and hand over to `successor`."""
+        events = self._renumber(self._pipeline.finish())
+        if self._pipeline.outcomes is not None:
+            self._outcomes = _sum(self._outcomes, self._pipeline.outcomes)
+        self._pipeline = successor
+        self._offset = self._calls
+        return events
+
+    def _renumber(self, events: list[Event]) -> list[Event]:
+        """Pipeline call indices shifted past the calls this choice already made."""
+        out = []
+        for event in events:
+            if isinstance(event, _CALL_EVENTS):
+                if isinstance(event, CallStart):
+                    self._calls += 1
+                if self._offset:
+                    event = dataclasses.replace(event, index=event.index + self._offset)
+            out.append(event)
+        return out
+
+    def _backend_call(self, call: dict) -> list[Event]:
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        backend_index = call.get("index", len(self._backend_calls))
+        index = self._backend_calls.get(backend_index)
+        events: list[Event] = []
+        if index is None:
+            index = self._backend_calls[backend_index] = self._calls
+            self._calls += 1
+            self._outcomes.calls += 1
+            events.append(CallStart(index, function.get("name") or ""))
+        arguments = _arguments_text(function.get("arguments"))
+        if arguments:
+            events.append(CallArgs(index, arguments))
+        return events
+
+
+def _sum(a: CallOutcomes, b: CallOutcomes) -> CallOutcomes:
+    return CallOutcomes(a.calls + b.calls, a.fallbacks + b.fallbacks, a.invalid_arguments + b.invalid_arguments)
+
+
+def read_message(message: dict, plan: ParsePlan) -> tuple[ParseResult, CallOutcomes]:
+    """A whole non-streamed message, read as the streamed deltas would be,
+    and the tool-call outcomes of reading it."""
+    reader = ChoiceReader(plan)
+    result = ParseResult()
+    result.add(reader.read(message))
+    result.add(reader.finish())
+    return result, reader.outcomes

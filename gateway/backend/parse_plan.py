@@ -1,0 +1,104 @@
+"""The parse plan a chat request implies: which parser stages run, with
+which options, and the fields it sets for the backend. Every surface's
+request becomes one chat request and so one plan."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from gateway.backend.history import history_fields
+from gateway.backend.tool_choice import ToolChoicePlan, plan_tool_choice
+from gateway.ops.config import ModelConfig
+from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
+from parsers.pipeline import end_of_turn_tokens
+from parsers.stages.call_filter import CallFilter
+
+
+@dataclass(frozen=True, slots=True)
+class ParsePlan:
+    """Which parser stages run for one request, and with which options."""
+
+    reasoning_parser: str | None
+    tool_call_parser: str | None
+    tools: list[dict] | None
+    chat_template_kwargs: dict | None
+    stream_reasoning: bool
+    call_id_template: str | None = None
+    earlier_calls: int = 0
+    end_of_turn: tuple[str, ...] = ()
+    tool_choice: ToolChoicePlan = ToolChoicePlan()
+    upstream: dict = field(default_factory=dict)  # request fields set for the backend
+    reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+    max_buffered_chars: int | None = None
+
+    @classmethod
+    def for_request(
+        cls, payload: dict, model: ModelConfig, *, tools_active: bool, max_buffered_chars: int | None = None
+    ) -> ParsePlan:
+        """The plan for a checked chat request's JSON object `payload`."""
+        separate = payload.get("separate_reasoning") is not False
+        tool_choice = plan_tool_choice(payload, tools_active, model)
+        tool_call_parser = tool_choice.tool_call_parser
+        upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
+        return cls(
+            reasoning_parser=model.reasoning_parser if separate else None,
+            tool_call_parser=tool_call_parser,
+            tool_choice=tool_choice,
+            upstream=upstream,
+            reasoning_keys=model.reasoning_keys,
+            tools=payload.get("tools"),
+            chat_template_kwargs=payload.get("chat_template_kwargs"),
+            stream_reasoning=payload.get("stream_reasoning") is not False,
+            call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
+            end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),
+            max_buffered_chars=max_buffered_chars,
+            earlier_calls=sum(
+                len(message.get("tool_calls") or ())
+                for message in payload["messages"]
+                if message.get("role") == "assistant"
+            ),
+        )
+
+    @property
+    def tool_stage_name(self) -> str | None:
+        """What reads the tool calls, for metrics: the parser's name, or
+        `call_array` for a reply constrained to an array of calls."""
+        return "call_array" if self.tool_choice.call_array else self.tool_call_parser
+
+    def call_id(self, name: str, index: int) -> str:
+        """The id of this turn's call number `index`: OpenAI's `call_` and 24
+        hex digits, or the model family's own numbering (Kimi K2:
+        `functions.NAME:N`, N counting the conversation's earlier calls)."""
+        if self.call_id_template:
+            return self.call_id_template.format(name=name, n=self.earlier_calls + index)
+        return f"call_{uuid.uuid4().hex[:24]}"
+
+    def pipeline(self) -> Pipeline | CallFilter:
+        """A fresh pipeline for one choice. Whether the reply starts inside
+        reasoning follows the request's thinking switch (absent = the
+        format's default), as SGLang serves it; a reply constrained to a
+        JSON array of calls starts outside it."""
+        choice = self.tool_choice
+        pipeline = make_pipeline(
+            self.reasoning_parser,
+            self.tool_call_parser,
+            tools=self.tools,
+            chat_template_kwargs=self.chat_template_kwargs or {},
+            stream_reasoning=self.stream_reasoning,
+            force_reasoning=False if choice.call_array else None,
+            force_nonempty_content=bool((self.chat_template_kwargs or {}).get("force_nonempty_content")),
+            end_of_turn=self.end_of_turn,
+            call_array=choice.call_array,
+            max_buffered_chars=self.max_buffered_chars,
+        )
+        if choice.names is None and choice.max_calls is None:
+            return pipeline
+        return CallFilter(pipeline, names=choice.names, max_calls=choice.max_calls)
+
+    def keeps_special_tokens(self) -> bool:
+        """Whether an active stage's markers are special tokens the backend
+        would otherwise strip."""
+        reasoning = self.reasoning_parser and reasoning_format(self.reasoning_parser).needs_special_tokens
+        tools = self.tool_call_parser and tool_format(self.tool_call_parser).needs_special_tokens
+        return bool(reasoning or tools)

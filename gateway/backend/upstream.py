@@ -1,0 +1,281 @@
+"""The backends: one pooled `httpx.AsyncClient` per configured model, the
+upstream request body, and backend failures turned into OpenAI errors.
+
+The URL always comes from config.yaml; nothing in a request can change it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+import anyio
+import httpx
+import orjson
+
+from gateway.backend.balancer import Balancer
+from gateway.ops.config import Config, ModelConfig
+from gateway.backend.demo_backend import DemoTransport
+from gateway.ops.errors import UPSTREAM_ERROR, ApiError
+from gateway.ops.observe import request_id_headers
+from gateway.backend.sse_reader import data_payloads
+from gateway.backend.idle import IdleExpired, within_idle
+
+DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
+GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
+_ERROR_TEXT_LIMIT = 500
+
+
+_RETRIED_STATUSES = (502, 503)
+
+
+class _ConnectFailed(Exception):
+    """No connection to the backend: safe to try again."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _InFlight:
+    """A backend's requests in flight and whether it is retired: one object
+    shared by the backend and every per-request `routed` view of it, so a
+    reload closes the pool only after the last of them is done."""
+
+    def __init__(self) -> None:
+        self.opening = 0
+        self.responses: set[httpx.Response] = set()
+        self.retired = False
+
+    @property
+    def idle(self) -> bool:
+        return not self.opening and not self.responses
+
+
+class Backend:
+    """One model's backend: where it lives, how to call it, its pooled client."""
+
+    def __init__(self, model: ModelConfig) -> None:
+        backend = model.backend
+        self.config = model
+        self.name = model.name
+        self.upstream_model = model.upstream_model
+        self.balancer = Balancer(
+            backend.base_urls or [DEMO_BASE_URL],
+            threshold=backend.breaker_failures,
+            cooldown=backend.breaker_cooldown,
+        )
+        self._secret = backend.api_key
+        self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        if backend.api_key:
+            self.headers["authorization"] = f"Bearer {backend.api_key}"
+        self._in_flight = _InFlight()
+        self.client = httpx.AsyncClient(
+            transport=DemoTransport() if backend.demo else None,
+            timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
+            limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
+        )
+
+    def body(self, payload: dict, parsers_need_special_tokens: bool, replaced: dict | None = None) -> bytes:
+        """The client's request for the backend: our model name, gateway-only
+        fields removed, the fields in `replaced` set, everything else
+        untouched. Special tokens are kept when the model's
+        `keep_special_tokens` says so, else when the parsers need them; a
+        request's own `skip_special_tokens` wins."""
+        body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
+        body.update(replaced or ())
+        body["model"] = self.upstream_model
+        keep = self.config.keep_special_tokens
+        if keep if keep is not None else parsers_need_special_tokens:
+            body.setdefault("skip_special_tokens", False)
+        return orjson.dumps(body)
+
+    async def open(self, body: bytes, path: str = "/chat/completions") -> httpx.Response:
+        """Send `body` to `path` on the backend; return the still-streaming
+        response once it is a success. Give it back with `release`."""
+        self._in_flight.opening += 1
+        try:
+            response = await self._attempts(body, path)
+            self._in_flight.responses.add(response)
+            return response
+        finally:
+            self._in_flight.opening -= 1
+            await self._close_if_retired()
+
+    async def release(self, response: httpx.Response) -> None:
+        """Close a response from `open` (again is harmless)."""
+        await response.aclose()
+        self._in_flight.responses.discard(response)
+        await self._close_if_retired()
+
+    async def retire(self) -> None:
+        """No new requests will come (the config was reloaded): close the
+        client once the requests in flight are done."""
+        self._in_flight.retired = True
+        await self._close_if_retired()
+
+    async def _close_if_retired(self) -> None:
+        if self._in_flight.retired and self._in_flight.idle and not self.client.is_closed:
+            await self.client.aclose()
+
+    async def _attempts(self, body: bytes, path: str) -> httpx.Response:
+        """A failed connection, 502 or 503 is retried (`retries` times, on the
+        next URL in turn): nothing has reached the client yet."""
+        attempts = self.config.backend.retries + 1
+        for attempt in range(1, attempts + 1):
+            endpoint = self.balancer.pick()
+            try:
+                response = await self._send(endpoint.url + path, body)
+            except _ConnectFailed as failed:
+                self.balancer.failed(endpoint)
+                if attempt == attempts:
+                    raise failed.error from None
+                continue
+            except ApiError:  # a timeout or a broken connection: the request may have been processed
+                self.balancer.failed(endpoint)
+                raise
+            if response.is_success:
+                self.balancer.succeeded(endpoint)
+                return response
+            try:
+                await self.read(response)
+            finally:
+                await response.aclose()
+            if response.status_code >= 500:
+                self.balancer.failed(endpoint)
+            if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
+                raise self._http_error(response)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _send(self, url: str, body: bytes) -> httpx.Response:
+        request = self.client.build_request("POST", url, content=body, headers={**self.headers, **request_id_headers()})
+        async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
+            try:
+                return await self.client.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                raise _ConnectFailed(self.transport_error(error)) from None
+            except httpx.TransportError as error:
+                raise self.transport_error(error) from None
+
+    async def read(self, response: httpx.Response) -> bytes:
+        """A response's whole (decoded) body, due within `idle_timeout`."""
+        async with self._within(self.config.backend.idle_seconds, "stopped sending"):
+            with self.transport_errors():
+                return await response.aread()
+
+    def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The `data:` payloads of a streamed response, each due within
+        `idle_timeout` of the last."""
+        return self._within_idle(data_payloads(response))
+
+    def pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """A streamed response's body as it comes, decoded (no gzip left),
+        each piece due within `idle_timeout` of the last."""
+        return self._within_idle(response.aiter_bytes())
+
+    async def _within_idle(self, items: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """`items`; a backend that stops sending for `idle_timeout` is a 504,
+        a failed connection a 502."""
+        seconds = self.config.backend.idle_seconds
+        try:
+            with self.transport_errors():
+                async for item in within_idle(items, seconds):
+                    yield item
+        except IdleExpired:
+            message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
+            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
+
+    @asynccontextmanager
+    async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
+        """504 if the block takes longer than `seconds`."""
+        try:
+            with anyio.fail_after(seconds):
+                yield
+        except TimeoutError:
+            message = f"the backend for model {self.name!r} timed out: {what} for {seconds:g} s"
+            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
+
+    async def complete(self, body: bytes) -> dict:
+        """Send a non-streamed request and return the backend's JSON answer."""
+        response = await self.open(body)
+        try:
+            content = await self.read(response)
+        finally:
+            await self.release(response)
+        try:
+            answer = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            answer = None
+        if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
+            message = f"the backend for model {self.name!r} sent an invalid response"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
+        return answer
+
+    @contextmanager
+    def transport_errors(self) -> Iterator[None]:
+        """Turn httpx connection failures into 502, timeouts into 504."""
+        try:
+            yield
+        except httpx.TransportError as error:
+            raise self.transport_error(error) from None
+
+    def transport_error(self, error: httpx.TransportError) -> ApiError:
+        if isinstance(error, httpx.TimeoutException):
+            return ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout")
+        return ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable")
+
+    def failure_message(self, error: httpx.TransportError) -> str:
+        if isinstance(error, httpx.TimeoutException):
+            what = "timed out"
+        elif isinstance(error, httpx.ConnectError):
+            what = "is unreachable"
+        else:
+            what = "connection failed"
+        detail = self.redact(str(error)) or type(error).__name__
+        return f"the backend for model {self.name!r} {what}: {detail}"
+
+    def _http_error(self, response: httpx.Response) -> ApiError:
+        """The backend's error status, with its OpenAI error details if it sent them."""
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            data = None
+        details = data.get("error", data) if isinstance(data, dict) else None
+        if isinstance(details, str):
+            details = {"message": details}
+        if not isinstance(details, dict) or not isinstance(details.get("message"), str):
+            details = {"message": response.text[:_ERROR_TEXT_LIMIT] or response.reason_phrase}
+        param, code = details.get("param"), details.get("code")
+        return ApiError(
+            response.status_code if response.status_code >= 400 else 502,
+            self.redact(details["message"]),
+            type=details.get("type") if isinstance(details.get("type"), str) else UPSTREAM_ERROR,
+            param=param if isinstance(param, str) else None,
+            code=None if code is None else str(code),
+        )
+
+    @property
+    def models_url(self) -> str:
+        return f"{self.balancer.pick().url}/models"
+
+    def routed(self, model: ModelConfig) -> Backend:
+        """This backend serving `model` (a catch-all entry's pick for one
+        request): same server, pooled client, balancer and in-flight count
+        (shared, not copied), that model's name and parsers."""
+        view = copy.copy(self)
+        view.config, view.name, view.upstream_model = model, model.name, model.upstream_model
+        return view
+
+    def redact(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+
+def open_backends(config: Config) -> dict[str, Backend]:
+    """A backend per served model name."""
+    return {model.name: Backend(model) for model in config.models}
+
+
+async def close_backends(backends: dict[str, Backend]) -> None:
+    for backend in backends.values():
+        await backend.client.aclose()

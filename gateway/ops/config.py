@@ -1,0 +1,328 @@
+"""config.yaml: the served models, their backends and parsers (CONTRACT.md).
+
+Everything is checked at start-up: unknown keys, malformed values, unknown
+parser names and duplicate model names are errors naming the key and what
+it accepts, so a typo never surfaces as a surprise at request time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from gateway.ops.extra_body import OWNED_BY_GATEWAY
+from gateway.ops.model_families import family_of
+from gateway.ops.env_overlay import apply_environment, config_variables
+from gateway.ops.servers import SERVERS, ServerKind
+from parsers import reasoning_parser_names, tool_call_parser_names
+
+CATCH_ALL = "*"  # the model entry that serves every name no other entry has
+NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message is one line for humans."""
+
+
+class _Section(BaseModel):
+    """A config mapping: strict types, unknown keys name the allowed ones,
+    and a key left empty in YAML (`key:`) means "not set"."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: object) -> object:
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in cls.model_fields)
+            if unknown:
+                allowed = ", ".join(cls.model_fields)
+                raise ValueError(f"unknown key {unknown[0]!r}; allowed keys: {allowed}")
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+def _expand_env(value: str) -> str:
+    """Replace every `${VAR}` with the environment's value; unset is an error."""
+
+    def lookup(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise ValueError(f"environment variable {name} is not set")
+        return os.environ[name]
+
+    return _ENV_REFERENCE.sub(lookup, value)
+
+
+class ServerConfig(_Section):
+    host: str = "0.0.0.0"
+    port: int = Field(default=8080, ge=1, le=65535)
+    api_keys: list[str] = Field(default=[], repr=False)
+    api_keys_file: str | None = None
+    metrics_auth: bool = False
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
+    max_concurrent_requests: int = Field(default=1024, ge=1)
+    shutdown_timeout: float = Field(default=30.0, ge=0)
+    log_format: Literal["text", "json"] = "text"
+    opentelemetry: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_from_file(cls, data: object) -> object:
+        """Keys from `api_keys_file` (one a line; blank lines and `#` comments
+        skipped) join `api_keys`."""
+        if not isinstance(data, dict) or not isinstance(data.get("api_keys_file"), str):
+            return data
+        path = data["api_keys_file"]
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            raise ValueError(f"api_keys_file: cannot read {path}: {error.strerror or error}") from None
+        keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        listed = data.get("api_keys") or []
+        return {**data, "api_keys": [*listed, *keys] if isinstance(listed, list) else listed}
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, keys: object) -> object:
+        return [key.strip() for key in keys.split(",")] if isinstance(keys, str) else keys
+
+    @field_validator("opentelemetry")
+    @classmethod
+    def _tracing_installed(cls, enabled: bool) -> bool:
+        from gateway.ops.tracing import tracing_installed
+
+        if enabled and not tracing_installed():
+            raise ValueError("needs the OpenTelemetry instrumentations: pip install 'parsegate[otel]'")
+        return enabled
+
+    @field_validator("api_keys")
+    @classmethod
+    def _expand_keys(cls, keys: list[str]) -> list[str]:
+        expanded = [_expand_env(key) for key in keys]
+        if not all(expanded):
+            raise ValueError("API keys must be non-empty strings")
+        return expanded
+
+
+class BackendConfig(_Section):
+    """Where a model is served: an OpenAI-compatible raw-text server (`url`)
+    or the built-in demo backend (`demo: true`)."""
+
+    url: str | None = None
+    demo: bool = False
+    model: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    timeout: float = Field(default=600.0, gt=0)
+    connect_timeout: float | None = Field(default=None, gt=0)
+    first_byte_timeout: float | None = Field(default=None, gt=0)
+    idle_timeout: float | None = Field(default=None, gt=0)
+    urls: list[str] | None = Field(default=None, min_length=1)
+    retries: int = Field(default=2, ge=0, le=10)
+    breaker_failures: int = Field(default=3, ge=1)
+    breaker_cooldown: float = Field(default=30.0, gt=0)
+    server: ServerKind = "other"  # what the backend is (servers.py)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        return _http_url(url)
+
+    @field_validator("urls", mode="before")
+    @classmethod
+    def _http_urls(cls, urls: object) -> object:
+        if isinstance(urls, str):
+            urls = [url.strip() for url in urls.split(",")]
+        return [_http_url(url) for url in urls] if isinstance(urls, list) else urls
+
+    @field_validator("api_key")
+    @classmethod
+    def _expand_key(cls, key: str) -> str:
+        return _expand_env(key)
+
+    @property
+    def connect_seconds(self) -> float:
+        """Seconds to open a connection (default: `timeout`, at most 10)."""
+        return self.connect_timeout or min(self.timeout, 10.0)
+
+    @property
+    def first_byte_seconds(self) -> float:
+        """Seconds from sending the request to the response's start (default: `timeout`)."""
+        return self.first_byte_timeout or self.timeout
+
+    @property
+    def idle_seconds(self) -> float:
+        """Seconds of silence allowed between two pieces of a response (default: `timeout`)."""
+        return self.idle_timeout or self.timeout
+
+    @model_validator(mode="after")
+    def _one_target(self) -> BackendConfig:
+        if [self.url is not None, self.urls is not None, self.demo].count(True) != 1:
+            raise ValueError(
+                "set exactly one of 'url' (a backend server), 'urls' (several) or 'demo: true' (the built-in demo)"
+            )
+        return self
+
+    @property
+    def base_urls(self) -> list[str]:
+        """The backend's base URLs (empty for the demo)."""
+        return self.urls or ([self.url] if self.url else [])
+
+
+def _http_url(url: object) -> object:
+    if isinstance(url, str) and not url.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
+    return url.rstrip("/") if isinstance(url, str) else url
+
+
+class ModelConfig(_Section):
+    name: str = Field(min_length=1)
+    backend: BackendConfig
+    reasoning_parser: str | None = None
+    tool_call_parser: str | None = None
+    guided_decoding: Literal["vllm", "sglang", "llamacpp", "none"] | None = None  # None: the server's
+    reasoning_field: Literal["reasoning_content", "reasoning", "both"] = "reasoning_content"
+    keep_special_tokens: bool | None = None  # None: when the parsers need them
+    extra_body: dict[str, Any] = {}
+
+    @field_validator("extra_body")
+    @classmethod
+    def _mergeable_extra_body(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        owned = [key for key in OWNED_BY_GATEWAY if key in extra]
+        if owned:
+            raise ValueError(f"{owned[0]!r} cannot be set here; it comes from the request and this config")
+        if not isinstance(extra.get("chat_template_kwargs", {}), dict):
+            raise ValueError("'chat_template_kwargs' must be a mapping")
+        return extra
+
+    _parsers_from_name: bool = PrivateAttr(default=False)
+
+    @field_validator("reasoning_parser")
+    @classmethod
+    def _known_reasoning_parser(cls, name: str) -> str:
+        return _known_name(name, "reasoning", [*reasoning_parser_names(), NO_PARSER])
+
+    @field_validator("tool_call_parser")
+    @classmethod
+    def _known_tool_call_parser(cls, name: str) -> str:
+        return _known_name(name, "tool-call", [*tool_call_parser_names(), NO_PARSER])
+
+    @model_validator(mode="after")
+    def _server_dialect(self) -> ModelConfig:
+        """Unset `guided_decoding` is the backend server's dialect."""
+        if self.guided_decoding is not None:
+            return self
+        return self.model_copy(update={"guided_decoding": SERVERS[self.backend.server].guided_decoding})
+
+    @model_validator(mode="after")
+    def _effective_parsers(self) -> ModelConfig:
+        """An entry naming no parser takes them from its backend model name
+        (model_families.py); `none` turns a stage off."""
+        if self.reasoning_parser is None and self.tool_call_parser is None:
+            picked = self._picked_parsers(self.upstream_model)
+            picked._parsers_from_name = True
+            return picked
+        named = {"reasoning_parser": self.reasoning_parser, "tool_call_parser": self.tool_call_parser}
+        return self.model_copy(update={key: None for key, value in named.items() if value == NO_PARSER})
+
+    def _picked_parsers(self, upstream_model: str) -> ModelConfig:
+        match = family_of(upstream_model)
+        family = match[1] if match else None
+        return self.model_copy(
+            update={
+                "reasoning_parser": family and family.reasoning_parser,
+                "tool_call_parser": family and family.tool_call_parser,
+            }
+        )
+
+    @property
+    def reasoning_keys(self) -> tuple[str, ...]:
+        """The message/delta fields the reasoning is returned in."""
+        return ("reasoning_content", "reasoning") if self.reasoning_field == "both" else (self.reasoning_field,)
+
+    @property
+    def upstream_model(self) -> str:
+        """The model name sent to the backend."""
+        return self.backend.model or self.name
+
+    def routed(self, requested: str) -> ModelConfig:
+        """This catch-all entry serving the model name `requested`: sent
+        upstream as `backend.model` if set, else as requested, with the
+        parsers picked from that name unless the entry names its own."""
+        backend = self.backend.model_copy(update={"model": self.backend.model or requested})
+        served = self.model_copy(update={"name": requested, "backend": backend})
+        return served._picked_parsers(served.upstream_model) if self._parsers_from_name else served
+
+
+def _known_name(name: str, kind: str, allowed: list[str]) -> str:
+    if name not in allowed:
+        raise ValueError(f"unknown {kind} parser {name!r}; allowed: {', '.join(allowed)}")
+    return name
+
+
+class Config(_Section):
+    server: ServerConfig = ServerConfig()
+    models: list[ModelConfig] = Field(min_length=1)
+
+    @field_validator("models")
+    @classmethod
+    def _unique_names(cls, models: list[ModelConfig]) -> list[ModelConfig]:
+        seen: set[str] = set()
+        for model in models:
+            if model.name in seen:
+                raise ValueError(f"duplicate model name {model.name!r}; model names must be unique")
+            seen.add(model.name)
+        return models
+
+
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate a config file, with the `PARSEGATE_…__…` environment
+    variables applied over it; raise ConfigError with a one-line reason.
+    With such variables set, a missing file counts as empty."""
+    environ = os.environ if environ is None else environ
+    overlay = config_variables(environ)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not overlay:
+            raise ConfigError(f"{path}: cannot read config file: No such file or directory") from None
+        data = {}
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config file: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {_one_line(str(error))}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the config must be a mapping with a 'models' list")
+    try:
+        data = apply_environment(data, overlay)
+        return Config.model_validate(data)
+    except ValueError as error:
+        reason = describe_errors(error) if isinstance(error, ValidationError) else str(error)
+        raise ConfigError(f"{path}: {reason}") from None
+
+
+def describe_errors(error: ValidationError) -> str:
+    """pydantic errors as `key.path: reason`, joined on one line."""
+    parts = []
+    for item in error.errors(include_url=False):
+        where = key_path(item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return " | ".join(parts)
+
+
+def key_path(loc: tuple[str | int, ...]) -> str:
+    """A pydantic error location as `models[0].backend.url`."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

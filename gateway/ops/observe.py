@@ -1,0 +1,190 @@
+"""Per-request observation: a request id, a `RequestRecord` filled in as the
+request runs, and at its end the request metrics and one log line.
+
+`ObserveMiddleware` takes the id from the client's `X-Request-ID` (when it
+is a sane token) or makes one, echoes it in the response header, and keeps
+it in `request_id` for the upstream call. Handlers find the record at
+`request.state.record`. Work per streamed chunk is one clock read and one
+histogram observation; parser outcomes are counted once per choice.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from contextvars import ContextVar
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.ops.errors import ApiError
+from gateway.ops.metrics import UNKNOWN_MODEL, Metrics
+from parsers import CallOutcomes
+
+REQUEST_ID_HEADER = "x-request-id"
+COUNTED_PATHS = ("/v1/chat/completions", "/v1/completions")  # the requests parsegate_requests_total counts
+NO_PARSER = "none"  # the `parser` label of calls no tool-call parser of ours read
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
+
+request_id: ContextVar[str | None] = ContextVar("parsegate_request_id", default=None)
+access_log = logging.getLogger("parsegate.access")
+
+
+def request_id_headers() -> dict[str, str]:
+    """The current request's id, as a header for the upstream request."""
+    rid = request_id.get()
+    return {REQUEST_ID_HEADER: rid} if rid else {}
+
+
+def upstream_error_kind(error: ApiError) -> str:
+    """The metric kind of an error raised by a backend call."""
+    code = error.body["error"]["code"]
+    if code == "upstream_timeout":
+        return "timeout"
+    if code == "upstream_unreachable":
+        return "unreachable"
+    if code == "upstream_invalid_response":
+        return "invalid_response"
+    return "backend_4xx" if error.status < 500 else "backend_5xx"
+
+
+def stream_failure_kind(error: ApiError) -> str:
+    """The metric kind of a failure after the stream has begun."""
+    return {
+        "upstream_timeout": "timeout",
+        "upstream_unreachable": "connection_lost",
+        "upstream_malformed": "malformed_chunk",
+    }.get(error.body["error"].get("code"), "stream_error")
+
+
+class RequestRecord:
+    """What one request did: filled in by the handler and the stream relay."""
+
+    def __init__(self, metrics: Metrics, request_id: str) -> None:
+        self.metrics = metrics
+        self.request_id = request_id
+        self.started = time.perf_counter()
+        self.model: str | None = None
+        self.tool_call_parser: str | None = None
+        self.stream = False
+        self.status: int | None = None
+        self.first_text_at: float | None = None
+        self.last_text_at = 0.0
+        self.prompt_tokens: int | None = None
+        self.completion_tokens: int | None = None
+        self.upstream_error: str | None = None
+        self._inter_chunk = None  # the model's inter-chunk histogram, once the model is known
+
+    def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
+        """The request names configured `model`; its parse uses `tool_call_parser`."""
+        self.model, self.tool_call_parser, self.stream = model, tool_call_parser, stream
+        self._inter_chunk = self.metrics.inter_chunk_latency.labels(model)
+
+    def text_chunk(self) -> None:
+        """A backend chunk carrying text arrived."""
+        now = time.perf_counter()
+        if self.first_text_at is None:
+            self.first_text_at = now
+            self.metrics.time_to_first_token.labels(self.model).observe(now - self.started)
+        else:
+            self._inter_chunk.observe(now - self.last_text_at)
+        self.last_text_at = now
+
+    def usage(self, usage: object) -> None:
+        """The backend's `usage` object, counted once per request."""
+        if not isinstance(usage, dict):
+            return
+        for kind in ("prompt", "completion"):
+            tokens = usage.get(f"{kind}_tokens")
+            if isinstance(tokens, int) and tokens >= 0:
+                setattr(self, f"{kind}_tokens", tokens)
+                self.metrics.tokens.labels(self.model, kind).inc(tokens)
+
+    def parsed(self, outcomes: CallOutcomes | None) -> None:
+        """One choice's tool-call outcomes, once its parse has finished."""
+        if outcomes is None:
+            return
+        labels = (self.model, self.tool_call_parser or NO_PARSER)
+        for counter, count in (
+            (self.metrics.tool_calls, outcomes.calls),
+            (self.metrics.tool_call_fallbacks, outcomes.fallbacks),
+            (self.metrics.invalid_arguments, outcomes.invalid_arguments),
+        ):
+            if count:
+                counter.labels(*labels).inc(count)
+
+    def upstream_failed(self, kind: str) -> None:
+        self.upstream_error = kind
+        self.metrics.upstream_errors.labels(self.model, kind).inc()
+
+    def fields(self) -> dict:
+        """The log line's fields."""
+        ttft = None if self.first_text_at is None else round((self.first_text_at - self.started) * 1000, 1)
+        return {
+            "request_id": self.request_id,
+            "model": self.model,
+            "stream": self.stream,
+            "status": self.status,
+            "duration_ms": round((time.perf_counter() - self.started) * 1000, 1),
+            "ttft_ms": ttft,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "upstream_error": self.upstream_error,
+        }
+
+
+def _given_request_id(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            text = value.decode("latin-1")
+            return text if _SANE_REQUEST_ID.fullmatch(text) else None
+    return None
+
+
+class ObserveMiddleware:
+    """Pure ASGI middleware: a record per HTTP request, closed when the
+    response has been sent (for a stream, after its last event)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = _given_request_id(scope) or uuid.uuid4().hex
+        record = RequestRecord(self.metrics, rid)
+        scope.setdefault("state", {})["record"] = record
+        token = request_id.set(rid)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self._answered(scope, record, message["status"])
+                MutableHeaders(scope=message).append(REQUEST_ID_HEADER, rid)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except BaseException:
+            if record.status is None:
+                self._answered(scope, record, 500)
+            raise
+        finally:
+            request_id.reset(token)
+            self._log(scope, record)
+
+    def _answered(self, scope: Scope, record: RequestRecord, status: int) -> None:
+        """The status is known: count the request (before its body goes out,
+        so a scrape after the response always sees it)."""
+        record.status = status
+        if scope["path"] in COUNTED_PATHS:
+            self.metrics.requests.labels(record.model or UNKNOWN_MODEL, str(status)).inc()
+
+    def _log(self, scope: Scope, record: RequestRecord) -> None:
+        fields = record.fields()
+        client = scope.get("client")
+        fields.update(method=scope["method"], path=scope["path"], client=client[0] if client else None)
+        access_log.info("%s %s %s", scope["method"], scope["path"], record.status, extra=fields)

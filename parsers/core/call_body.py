@@ -1,0 +1,47 @@
+"""What a call-body grammar shares with the tool-call stage that drives it.
+
+A body grammar reads the text after a call's start marker. It reports the
+calls it reads to a `CallSink` (`start(name)`, `args(text)`, `end()`), and
+its `status` says whether it is still reading (`RUNNING`), read a whole
+body (`DONE`), or found the text is not a body (`FAILED`).
+`CallOutcomes` counts what the stage made of its text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import orjson
+
+RUNNING, DONE, FAILED = "running", "done", "failed"
+
+# Keys and names longer than this are not a call: a grammar gives up early
+# rather than re-matching an ever-growing unterminated token.
+MAX_TOKEN_CHARS = 1024
+
+
+class CallSink(Protocol):
+    def start(self, name: str) -> None: ...
+    def args(self, text: str) -> None: ...
+    def end(self) -> None: ...
+
+
+@dataclass
+class CallOutcomes:
+    """What one tool-call stage made of its text, counted per call:
+    `calls` parsed, `fallbacks` (text that began with a call marker but
+    held no call, returned as content), and `invalid_arguments` (calls whose
+    arguments were not valid JSON when the call ended)."""
+
+    calls: int = 0
+    fallbacks: int = 0
+    invalid_arguments: int = 0
+
+    def count_call(self, arguments: str) -> None:
+        """One call ended with these arguments."""
+        self.calls += 1
+        try:
+            orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            self.invalid_arguments += 1

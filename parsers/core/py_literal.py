@@ -1,0 +1,202 @@
+"""Python literal tokens in streamed text, read as JSON.
+
+The pythonic body grammar reads values with these. A reader looks at
+`buf[pos:end]` and answers `MORE` when the text ends before the token can
+be decided (the caller holds the text back and asks again, or gives up if
+`end` was a bound on the token's length rather than the end of the text),
+`FAIL` when the text is not a literal, or what it read and where it ends.
+Only `PyString` keeps state: string bodies stream, however long.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from functools import lru_cache
+
+from parsers.core.json_writer import JsonWriter
+from parsers.core.markers import cut_short, marker_set
+
+OK, MORE, FAIL = "ok", "more", "fail"
+
+CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+JSON_CONSTANTS = {**CONSTANTS, "true": "true", "false": "false", "null": "null"}
+# Lower-cased string prefixes with a JSON form; b'…' (bytes) has none.
+STRING_PREFIXES = frozenset({"r", "u", "f", "rf", "fr"})
+NUMBER_START = "+-.0123456789"
+# What may follow a closing quote: anything else makes the quote part of the text.
+QUOTE_FOLLOWERS = ",)]}:"
+
+_WS = re.compile(r"\s*")
+IDENT = re.compile(r"[A-Za-z_]\w*")
+# Numbers, identifiers and junk alike: the token is judged by int()/float().
+_NUMBERISH = re.compile(r"[+-]?(?:[\w.]|(?<=[eE])[+-])*")
+_ESCAPE = re.compile(r"\\(?:N\{[^}\n]{1,100}\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.DOTALL)
+_PARTIAL_ESCAPE = re.compile(r"\\(?:N(?:\{[^}\n]{0,100})?|x[0-9a-fA-F]?|u[0-9a-fA-F]{0,3}|U[0-9a-fA-F]{0,7}|[0-7]{1,2})?\Z")
+_SIMPLE_ESCAPES = {"\n": "", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_KEY_STRING = re.compile(r"""([rRuU]?)(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
+_KEY_STRING_OPEN = re.compile(r"""[rRuU]?['"]""")
+
+
+def value_start(buf: str, pos: int, end: int, constants: dict[str, str]) -> str:
+    """Whether a literal starts at `pos`: OK, MORE or FAIL (a name, bytes,
+    an operator…). A number is judged whole."""
+    if pos == end:
+        return MORE
+    char = buf[pos]
+    if char in "'\"[({":
+        return OK
+    if char in NUMBER_START:
+        number = read_number(buf, pos, end)
+        return number if number in (MORE, FAIL) else OK
+    word = IDENT.match(buf, pos, end)
+    if word is None:
+        return FAIL
+    if word.end() == end:
+        return MORE
+    if buf[word.end()] in "'\"":
+        return OK if word.group().lower() in STRING_PREFIXES else FAIL
+    return OK if word.group() in constants else FAIL
+
+
+def number_json(token: str) -> str | None:
+    """A Python number token as JSON (`07` → 7, `+7` → 7, `1_000` → 1000,
+    `0x1F` → 31), or None if it is not a finite number."""
+    digits = token.lstrip("+-")
+    try:
+        if digits[:2].lower() in ("0x", "0o", "0b"):
+            return str(int(token, 0))
+        if any(c in digits for c in ".eE"):
+            value = float(token)
+            return repr(value) if math.isfinite(value) else None
+        return str(int(token))
+    except ValueError:
+        return None
+
+
+def read_number(buf: str, pos: int, end: int) -> str | tuple[str, int]:
+    token = _NUMBERISH.match(buf, pos, end)
+    if token.end() == end:
+        return MORE
+    json_text = number_json(token.group())
+    return FAIL if json_text is None else (json_text, token.end())
+
+
+def read_key(buf: str, pos: int, end: int, constants: dict[str, str]) -> str | tuple[str, int]:
+    """A dict key (a one-line string, a number or a constant) and the index
+    after the blanks that follow it. Non-string keys become their JSON text,
+    as json.dumps writes them."""
+    string = _KEY_STRING.match(buf, pos, end)
+    if string is not None:
+        body = string.group(2) if string.group(2) is not None else string.group(3)
+        key = body if "r" in string.group(1).lower() else _ESCAPE.sub(_decode_escape, body)
+        after = string.end()
+    elif _KEY_STRING_OPEN.match(buf, pos, end):
+        return MORE
+    else:
+        token = _NUMBERISH.match(buf, pos, end)
+        if token.end() == end:
+            return MORE
+        key = constants.get(token.group()) or number_json(token.group())
+        if key is None:
+            return FAIL
+        after = token.end()
+    after = _WS.match(buf, after, end).end()
+    return MORE if after == end else (key, after)
+
+
+def _decode_escape(match: re.Match) -> str:
+    """A Python escape sequence's text; unknown or invalid ones stay as
+    written (`\\d` → `\\d`), as Python keeps them."""
+    text = match.group()
+    kind = text[1]
+    if kind in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[kind]
+    if kind in "01234567":
+        return chr(int(text[1:], 8))
+    if kind in "xuU" and len(text) > 2 and int(text[2:], 16) <= 0x10FFFF:
+        return chr(int(text[2:], 16))
+    if kind == "N" and len(text) > 2:
+        try:
+            return unicodedata.lookup(text[3:-1])
+        except KeyError:
+            return text
+    return text
+
+
+@lru_cache(maxsize=16)
+def _string_stops(quote: str, stop: str | None) -> re.Pattern:
+    return re.compile(f"[\\\\{quote}]" + (f"|{re.escape(stop)}" if stop else ""))
+
+
+class PyString:
+    """The rest of a string literal after its opening quote(s), streamed into
+    a `JsonWriter`. A closing quote counts only when one of
+    `QUOTE_FOLLOWERS` (or the `stop` marker) follows it, after blanks: a
+    nested quote the model did not escape stays in the text."""
+
+    __slots__ = ("done", "stopped", "_closer", "_raw", "_stop", "_stops", "_stop_prefixes")
+
+    def __init__(self, closer: str, raw: bool, stop: str | None):
+        self.done = False
+        self.stopped = False
+        self._closer = closer
+        self._raw = raw
+        self._stop = stop
+        self._stops = _string_stops(closer[0], stop)
+        self._stop_prefixes = marker_set(stop) if stop else None
+
+    def read(self, buf: str, pos: int, writer: JsonWriter) -> int:
+        while True:
+            hit = self._stops.search(buf, pos)
+            if hit is not None:
+                end = hit.start()
+            else:
+                end = self._stop_prefixes.safe_end(buf, pos) if self._stop_prefixes else len(buf)
+            if end > pos:
+                writer.string(buf[pos:end])
+            if hit is None:
+                return end
+            pos, token = end, hit.group()
+            if token == "\\":
+                escape = self._escape(buf, pos)
+                if escape is None:
+                    return pos
+                writer.string(escape[0])
+                pos = escape[1]
+            elif token == self._stop:
+                self.stopped = True
+                return pos
+            else:
+                closes = self._closes(buf, pos)
+                if closes == MORE:
+                    return pos
+                if closes:
+                    writer.close_string()
+                    self.done = True
+                    return pos + len(self._closer)
+                writer.string(token)
+                pos += 1
+
+    def _escape(self, buf: str, pos: int) -> tuple[str, int] | None:
+        if _PARTIAL_ESCAPE.match(buf, pos):
+            return None
+        if self._raw:
+            return buf[pos : pos + 2], pos + 2
+        match = _ESCAPE.match(buf, pos)
+        return _decode_escape(match), match.end()
+
+    def _closes(self, buf: str, pos: int) -> bool | str:
+        if not buf.startswith(self._closer, pos):
+            return MORE if cut_short(buf, pos, self._closer) else False
+        follower = _WS.match(buf, pos + len(self._closer)).end()
+        if follower == len(buf):
+            return MORE
+        if buf[follower] in QUOTE_FOLLOWERS:
+            return True
+        if self._stop and buf.startswith(self._stop, follower):
+            return True
+        if self._stop and cut_short(buf, follower, self._stop):
+            return MORE
+        return False

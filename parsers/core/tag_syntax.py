@@ -1,0 +1,61 @@
+"""The syntax of a tag-format call, as data: what `TagCall` reads
+(`parsers.grammars.tag_call`) and each tag format fills in (`parsers/formats`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TagSyntax:
+    """`name_pattern` and `key_pattern` must match the whole header / key
+    text (groups `name`, `key`; an optional `string` group, `true` or
+    `false`, types the value instead of the schema, as does an optional
+    `type` group: `string` keeps the text, any other type is JSON; an
+    optional `empty` group in the header means a call with no arguments).
+    `trim` is what a value loses at its ends: one `newline`, all blanks
+    (`strip`) or `none`.
+    `gap_pattern` is what may stand between a key's close and its value's
+    open (GLM models sometimes write a literal backslash-n there).
+    `header_prefix`, if set, must match the whole header read so far
+    while its end has not come: prose that only began like a call gives
+    up at once (Beam). `untyped_json`: a value the schema does not type is
+    JSON when it parses as JSON, else text (Muse).
+    `json_body`: the arguments may instead be one JSON object, streamed
+    verbatim up to the call's close (DeepSeek DSML). `unescape_html`: values
+    are HTML-escaped text (`a &amp; b` is `a & b`) and are decoded before
+    they are typed (MiMo). `attribute_entities`: the name and keys are
+    attribute values written with `&quot;` and `&amp;` (Kimi K3 XTML).
+    `null_word`, if set, is the value (any case) that means null whatever
+    the schema says, string parameters included (Spark 2.5 writes `null`);
+    a string value is held back only while it can still become that word.
+    `digit_booleans`: `1` and `0` are true and false for a parameter that
+    can be a boolean but no number or string (Spark 2.5).
+    `unescape_xml`: values are XML character data (`a &amp; b` is `a & b`,
+    `&para` stays as written); `cdata`: a value may hold
+    `<![CDATA[…]]>` sections, taken literally (MiniCPM).
+    `known_names_only`: a name the request's tools do not offer makes no
+    call, and the text stays content (a format written in plain text,
+    without special markers, MiniCPM); without tools every name is read."""
+
+    name_ends: tuple[str, ...]
+    name_pattern: str
+    key_open: str
+    key_close: str
+    value_close: str
+    call_closes: tuple[str, ...]
+    key_pattern: str = r"\s*(?P<key>.+?)\s*"
+    value_open: str = ""
+    value_also_ends_at: tuple[str, ...] = ()
+    trim: str = "newline"
+    header_prefix: str | None = None
+    untyped_json: bool = False
+    gap_pattern: str = r"\s*"
+    json_body: bool = False
+    unescape_html: bool = False
+    attribute_entities: bool = False
+    null_word: str = ""
+    digit_booleans: bool = False
+    unescape_xml: bool = False
+    cdata: bool = False
+    known_names_only: bool = False

@@ -1,0 +1,232 @@
+"""Body grammar: Gemma 4's `call:NAME{key:value,…}`, converted to JSON
+arguments as it streams.
+
+    call:search{query:<|"|>louvre, paris<|"|>,tags:[<|"|>a<|"|>],exact:true,n:2}
+    → search {"query": "louvre, paris", "tags": ["a"], "exact": true, "n": 2}
+
+Keys are bare. Strings sit between `<|"|>` delimiters and stream as they
+arrive. Other values are bare words: `true`/`false`, numbers (a float if
+there is a `.`), any other word a string; `{…}` and `[…]` nest. A bare
+word that runs into `<|"|>` is a string whose opening delimiter the model
+left out (`query:Paris, France<|"|>`); in an object a comma belongs to
+such a string when no `key:` comes before the delimiter. A bare word still
+undecided after `MAX_TOKEN_CHARS` is taken for such a string, and streams.
+
+The call starts at `{`. After that it is never retracted: malformed text
+ends it with the arguments read so far, closed into valid JSON, and the
+rest is content. `<tool_call|>` ends the call wherever it appears.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import orjson
+
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.json_writer import JsonWriter, json_string_body
+from parsers.core.markers import cut_short, marker_set
+
+QUOTE = '<|"|>'
+END = "<tool_call|>"
+_WS = re.compile(r"\s*")
+_HEAD = re.compile(r"call:\s*([\w.\-]+)\s*\{")
+_HEAD_PREFIX = re.compile(r"(?:c|ca|cal|call|call:\s*[\w.\-]*\s*)?")
+_KEY = re.compile(r"([^:{}\[\],<]+):")
+_KEY_PREFIX = re.compile(r"[^:{}\[\],<]*")
+_STRING_END = re.compile(re.escape(QUOTE) + "|" + re.escape(END))
+_BARE_END = re.compile(f"{re.escape(QUOTE)}|{re.escape(END)}|[,}}\\]]")
+_AFTER_COMMA = re.compile(f"{re.escape(QUOTE)}|{re.escape(END)}|[:}}\\]]")
+_MARKERS = marker_set(QUOTE, END)
+ITEM, VALUE, SEP = "item", "value", "sep"
+
+
+def render_gemma4(arguments: str) -> str:
+    """JSON arguments in Gemma 4's notation, for call templates."""
+    return _render(orjson.loads(arguments))
+
+
+def _render(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{key}:{_render(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(map(_render, value)) + "]"
+    if isinstance(value, str):
+        return QUOTE + value + QUOTE
+    return orjson.dumps(value).decode()
+
+
+def bare_json(word: str) -> str:
+    """A bare word's JSON, as SGLang types it."""
+    word = word.strip()
+    if word in ("true", "false"):
+        return word
+    try:
+        number = float(word) if "." in word else int(word)
+    except ValueError:
+        number = None
+    if number is None or not math.isfinite(number):
+        return f'"{json_string_body(word)}"'
+    return repr(number)
+
+
+class Gemma4Call:
+    def __init__(self, sink: CallSink):
+        self.status = RUNNING
+        self._sink = sink
+        self._writer = JsonWriter()
+        self._frames: list[list] = []  # [closer, state]; `}` objects, `]` arrays
+        self._started = False
+
+    def step(self, buf: str, pos: int) -> int:
+        n = len(buf)
+        while self.status == RUNNING:
+            if self._writer.in_string:
+                pos = self._read_string(buf, pos)
+                if self._writer.in_string:
+                    break
+                continue
+            pos = _WS.match(buf, pos).end()
+            if pos == n:
+                break
+            new_pos = self._step_token(buf, pos)
+            if new_pos is None:
+                break
+            pos = new_pos
+        self._flush()
+        return pos
+
+    def finish(self) -> None:
+        self._flush()
+        self.status = DONE if self._started else FAILED
+
+    def _step_token(self, buf: str, pos: int) -> int | None:
+        """One token at `pos` (not blank); None means "need more text".
+        Lookahead stops at `end`, so that a token's fate does not depend on
+        how the text was split."""
+        end = min(len(buf), pos + MAX_TOKEN_CHARS)
+        if not self._started:
+            return self._read_head(buf, pos, end)
+        if buf.startswith(END, pos):
+            return self._end_block(pos)
+        if cut_short(buf, pos, END) or cut_short(buf, pos, QUOTE):
+            return None
+        closer, state = self._frames[-1]
+        char = buf[pos]
+        if state == SEP:
+            if char == ",":
+                self._frames[-1][1] = ITEM
+                return pos + 1
+            return self._close(pos) if char == closer else self._fail(pos)
+        if state == ITEM and char == closer:
+            return self._close(pos)
+        if state == ITEM and closer == "}":
+            return self._read_key(buf, pos, end)
+        return self._read_value(buf, pos, end)
+
+    def _read_head(self, buf: str, pos: int, end: int) -> int | None:
+        head = _HEAD.match(buf, pos, end)
+        if head is None:
+            if _HEAD_PREFIX.fullmatch(buf, pos, end) and end == len(buf):
+                return None
+            self.status = FAILED
+            return pos
+        self._started = True
+        self._sink.start(head.group(1))
+        self._open("{", "}")
+        return head.end()
+
+    def _read_key(self, buf: str, pos: int, end: int) -> int | None:
+        key = _KEY.match(buf, pos, end)
+        if key is None or not key.group(1).strip():
+            if key is None and _KEY_PREFIX.fullmatch(buf, pos, end):
+                return self._more(buf, pos)
+            return self._fail(pos)
+        self._writer.key(key.group(1).strip())
+        self._frames[-1][1] = VALUE
+        return key.end()
+
+    def _read_value(self, buf: str, pos: int, end: int) -> int | None:
+        char = buf[pos]
+        if buf.startswith(QUOTE, pos):
+            self._writer.open_string()
+            return pos + len(QUOTE)
+        if char in "{[":
+            self._open(char, "}" if char == "{" else "]")
+            return pos + 1
+        return self._read_bare(buf, pos, end)
+
+    def _read_bare(self, buf: str, pos: int, end: int) -> int | None:
+        """A bare word, up to `,` `}` `]` — or a string up to `<|"|>`."""
+        hit = _BARE_END.search(buf, pos, end)
+        comma = None
+        if hit is not None and hit.group() == "," and self._frames[-1][0] == "}":
+            comma = hit.start()
+            hit = _AFTER_COMMA.search(buf, hit.end(), end)
+        if hit is None:
+            if end == len(buf):
+                return None
+            self._writer.open_string()  # long and undecided: a string missing its opening delimiter
+            return pos
+        stop, token = hit.start(), hit.group()
+        if comma is not None and not (token == QUOTE and buf[comma + 1 : stop].strip()):
+            stop, token = comma, ","
+        self._frames[-1][1] = SEP
+        if token == QUOTE:
+            self._writer.open_string()
+            self._writer.string(buf[pos:stop])
+            self._writer.close_string()
+            return stop + len(QUOTE)
+        self._writer.scalar(bare_json(buf[pos:stop]))
+        return stop
+
+    def _read_string(self, buf: str, pos: int) -> int:
+        hit = _STRING_END.search(buf, pos)
+        end = hit.start() if hit else _MARKERS.safe_end(buf, pos)
+        if end > pos:
+            self._writer.string(buf[pos:end])
+        if hit is None:
+            return end
+        if hit.group() == END:
+            return self._end_block(end)
+        self._writer.close_string()
+        self._frames[-1][1] = SEP
+        return hit.end()
+
+    def _open(self, opener: str, closer: str) -> None:
+        self._writer.open(opener, closer)
+        self._frames.append([closer, ITEM])
+
+    def _close(self, pos: int) -> int:
+        self._frames.pop()
+        self._writer.close()
+        if self._frames:
+            self._frames[-1][1] = SEP
+        else:
+            self._flush()
+            self._sink.end()
+            self.status = DONE
+        return pos + 1
+
+    def _more(self, buf: str, pos: int) -> int | None:
+        return self._fail(pos) if len(buf) - pos > MAX_TOKEN_CHARS else None
+
+    def _fail(self, pos: int) -> int:
+        self._writer.close_all()
+        self._flush()
+        self.status = FAILED
+        return pos
+
+    def _end_block(self, pos: int) -> int:
+        """`<tool_call|>` inside the arguments: the call ends here."""
+        self._writer.close_all()
+        self._flush()
+        self._sink.end()
+        self.status = DONE
+        return pos
+
+    def _flush(self) -> None:
+        text = self._writer.take()
+        if text:
+            self._sink.args(text)

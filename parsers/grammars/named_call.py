@@ -1,0 +1,112 @@
+"""Body grammar: a header naming the function, then JSON arguments.
+
+    NAME<｜tool▁sep｜>{"city": "Paris"}                    (DeepSeek V3.1)
+    function<｜tool▁sep｜>NAME\\n```json\\n{"city": …}       (DeepSeek V3)
+    functions.NAME:0<|tool_call_argument_begin|>{…}       (Kimi K2)
+    NAME[ARGS]{…}                                         (Mistral, compact)
+
+The header runs up to `args_start`; `name_pattern` must match all of it
+(its group `name` is the function name), else the body is not a call and
+the tool-call stage returns it as content. The arguments then stream as
+verbatim slices of the model's text until `JsonValueScanner` finds their
+end, or until the optional `args_end` marker (a special token that cannot
+occur in valid arguments): malformed arguments pass through as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.json_scan import JsonValueScanner
+from parsers.core.markers import marker_set
+
+_WHITESPACE = re.compile(r"\s*")
+
+
+class NamedJsonCall:
+    def __init__(self, sink: CallSink, *, args_start: str, name_pattern: str, args_end: str | None = None):
+        self.status = RUNNING
+        self._sink = sink
+        self._args_start = marker_set(args_start)
+        self._args_end = marker_set(args_end) if args_end else None
+        self._name_pattern = re.compile(name_pattern, re.DOTALL)
+        self._header: list[str] = []
+        self._header_chars = 0
+        self._args: JsonValueScanner | None = None
+
+    def step(self, buf: str, pos: int) -> int:
+        if self._args is None:
+            pos = self._step_header(buf, pos)
+            if self._args is None:
+                return pos
+        if not self._args.started:
+            pos = _WHITESPACE.match(buf, pos).end()
+        hit = self._args_end.search(buf, pos) if self._args_end else None
+        if hit is not None:
+            bound = hit.start
+        else:
+            bound = self._args_end.safe_end(buf, pos) if self._args_end else len(buf)
+        end = self._args.scan(buf, pos, bound)
+        if end > pos:
+            self._sink.args(buf[pos:end])
+        if self._args.done or hit is not None:
+            self._sink.end()
+            self.status = DONE
+        return end
+
+    def finish(self) -> None:
+        if self._args is not None:
+            self.status = DONE
+        else:
+            self.status = FAILED
+
+    def _step_header(self, buf: str, pos: int) -> int:
+        hit = self._args_start.search(buf, pos)
+        if hit is None:
+            end = self._args_start.safe_end(buf, pos)
+            self._add_header(buf[pos:end])
+            return end
+        self._add_header(buf[pos : hit.start])
+        match = self._name_pattern.fullmatch("".join(self._header))
+        if match is None:
+            self.status = FAILED
+            return hit.start
+        self._sink.start(match.group("name"))
+        self._args = JsonValueScanner()
+        return hit.end
+
+    def _add_header(self, text: str) -> None:
+        self._header.append(text)
+        self._header_chars += len(text)
+        if self._header_chars > MAX_TOKEN_CHARS:
+            self.status = FAILED
+
+
+class ByFirstChar:
+    """Chooses the body grammar by the first non-blank character:
+    `[`/`{` for JSON call objects, anything else for a named call."""
+
+    def __init__(self, sink: CallSink, *, json_body, named_body):
+        self.status = RUNNING
+        self._sink = sink
+        self._choices = (json_body, named_body)
+        self._body = None
+
+    def step(self, buf: str, pos: int) -> int:
+        if self._body is None:
+            pos = _WHITESPACE.match(buf, pos).end()
+            if pos == len(buf):
+                return pos
+            json_body, named_body = self._choices
+            self._body = (json_body if buf[pos] in "[{" else named_body)(self._sink)
+        pos = self._body.step(buf, pos)
+        self.status = self._body.status
+        return pos
+
+    def finish(self) -> None:
+        if self._body is None:
+            self.status = FAILED
+            return
+        self._body.finish()
+        self.status = self._body.status

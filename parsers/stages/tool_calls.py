@@ -1,0 +1,364 @@
+"""The tool-call stage: splits normal text into content and tool calls.
+
+A `ToolFormat` describes a format as data: the markers that frame a call
+and the grammar of its body. `ToolCallParser`, made per request and per
+choice, runs one state machine for every format:
+
+- ``text``: content, scanned for call-start markers (and, for pythonic
+  calls, a bare `[`), for a section-start marker that opens a block of
+  calls, and for markers the format drops (end-of-turn tokens, stray
+  `<think>` tags for Trinity); inside a section its end marker closes it;
+- ``body``: the body grammar consumes text. Until it names the function
+  the call is only tentative: if the body turns out malformed, the marker
+  and everything consumed go out as content, so nothing is lost. Once
+  named, a call is never retracted;
+- ``closing``: after the body, optional whitespace and the end marker.
+
+A whitespace-only run between the start of the output, a call or a
+dropped marker, and a call, the end of a section or the end of the
+output, is formatting, not text: it is dropped
+(`</think>\n\n<tool_call>` gives no content "\n\n"). All other text
+before, between or after calls is content, verbatim.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import orjson
+from typing import Callable
+
+from parsers.core.coerce import function_parameters, parameter_types
+from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event
+from parsers.core.call_body import DONE, FAILED, CallOutcomes
+from parsers.core.markers import marker_set
+
+_WHITESPACE = " \t\r\n"
+
+
+@dataclass(frozen=True)
+class ToolFormat:
+    """A tool-call format, as data.
+
+    `body` builds the incremental body grammar for what follows
+    `call_start` (or one of `other_call_starts`); it receives the parser as its `CallSink` (`start(name)`,
+    `args(text)`, `end()`) and may report several calls. `call_end` (may be
+    empty) closes the call; `section_start`/`section_end` optionally wrap a
+    block of calls. `bare_start` lists characters that start a call body
+    without any marker at the start of the output (Llama 3's bare `{`), or
+    anywhere in the text with `bare_start_anywhere` (the pythonic `[`; the
+    body must consume that character before it may fail), and
+    `call_separator` (`;`) may join such calls. `dropped_markers` are
+    structural tokens removed where they stray outside a call;
+    `end_of_turn` tokens are removed from the whole output (`Pipeline`).
+    `fallback_drops`: markers removed from text that began like a call but
+    held none, on its way to content (Inkling, whose control tokens never
+    reach content); if nothing is left, no fallback is counted.
+    `passthrough_blocks` are (opener, closer) pairs: the text from an opener
+    to its closer is content as written, never read for calls (K2 Horizon's
+    thinking blocks, when the reasoning stage does not take them out).
+    `call_template` writes one call the way the model does, from `{name}` and
+    `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
+    text, or each parameter rendered with `parameter_template` (`{key}`,
+    `{value}`) for formats that write parameters as tags, or what
+    `render_arguments` makes of the JSON. `suffixed_tokens` names the
+    tokens a checkpoint may spell with a suffix (`<tool_call:opensource>`);
+    the markers are written bare (`parsers.stages.token_suffix`). `call_id_template`, if set, is how the model family numbers call
+    ids (`{name}`, `{n}` = calls in the conversation before this one);
+    otherwise ids are OpenAI's `call_…`.
+    `parses_without_tools`: the model calls tools its template declares
+    even when the request offers none (MiniMax M3), so a request without
+    tools still has its calls read, unless its `tool_choice` is `none`.
+    """
+
+    name: str
+    models: str
+    call_start: str
+    call_end: str
+    call_template: str
+    body: Callable
+    parameter_template: str = ""
+    other_call_starts: tuple[str, ...] = ()
+    section_start: str | None = None
+    section_end: str | None = None
+    bare_start: str = ""
+    bare_start_anywhere: bool = False
+    call_separator: str = ""
+    dropped_markers: tuple[str, ...] = ()
+    passthrough_blocks: tuple[tuple[str, str], ...] = ()
+    fallback_drops: tuple[str, ...] = ()
+    end_of_turn: tuple[str, ...] = ()
+    needs_special_tokens: bool = False
+    parses_without_tools: bool = False
+    call_id_template: str | None = None
+    render_arguments: Callable[[str], str] | None = None
+    suffixed_tokens: tuple[str, ...] = ()
+
+    def render_call(self, name: str, arguments: str) -> str:
+        """One call as the model writes it; `arguments` is JSON text."""
+        if self.parameter_template:
+            arguments = "".join(
+                self.parameter_template.replace("{key}", key).replace(
+                    "{value}", value if isinstance(value, str) else orjson.dumps(value).decode()
+                )
+                for key, value in orjson.loads(arguments).items()
+            )
+        elif self.render_arguments is not None:
+            arguments = self.render_arguments(arguments)
+        return self.call_template.replace("{name}", name).replace("{arguments}", arguments)
+
+
+class ToolCallParser:
+    """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`.
+    `outcomes` counts its calls, fallbacks and invalid arguments."""
+
+    def __init__(self, fmt: ToolFormat, *, tools: list[dict] | None = None, max_buffered_chars: int | None = None):
+        self.fmt = fmt
+        self.tools = tools or []
+        self._max_buffered = max_buffered_chars
+        self._tentative_chars = 0
+        self._state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
+        self._in_section = False
+        self._held_back = ""
+        self._events: list[Event] = []
+        self._call_count = 0
+        self._call_open = False
+        self._arguments = io.StringIO()
+        self.outcomes = CallOutcomes()
+        self._body = None
+        self._body_first_call = 0
+        self._body_marked = False
+        self._tentative: list[str] = []
+        self._gap = ""
+        self._at_boundary = True
+        openers = (fmt.section_start,) if fmt.section_start else ()
+        self._call_starts = (fmt.call_start, *fmt.other_call_starts)
+        self._bare_anywhere = tuple(fmt.bare_start) if fmt.bare_start_anywhere else ()
+        self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
+        self._passthrough_end = None
+        common = (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of)
+        self._text_markers = marker_set(*common, *openers)
+        closers = (fmt.section_end,) if fmt.section_end else ()
+        self._section_markers = marker_set(*common, *closers)
+        self._fallback_drops = marker_set(*fmt.fallback_drops) if fmt.fallback_drops else None
+        self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
+
+    # CallSink: the body grammar reports calls through these.
+    def start(self, name: str) -> None:
+        self._tentative.clear()
+        self._gap = ""
+        self._call_open = True
+        self._arguments = io.StringIO()
+        self._events.append(CallStart(self._call_count, name))
+
+    def args(self, text: str) -> None:
+        self._arguments.write(text)
+        self._events.append(CallArgs(self._call_count, text))
+
+    def parameter_types(self, name: str) -> dict:
+        """Parameter name -> JSON types allowed by the request's tool schema."""
+        return parameter_types(self.tools, name)
+
+    def function_schema(self, name: str):
+        """The request's parameters schema for function `name`, `$ref`s resolved."""
+        return function_parameters(self.tools, name)
+
+    def offers(self, name: str) -> bool:
+        """Whether the request's tools include `name` (any name without tools)."""
+        return not self.tools or any(
+            isinstance(tool, dict) and isinstance(tool.get("function"), dict) and tool["function"].get("name") == name
+            for tool in self.tools
+        )
+
+    @property
+    def max_buffered_chars(self) -> int | None:
+        """The cap on held-back text, for a body that reads several calls."""
+        return self._max_buffered
+
+    def stray(self, text: str) -> None:
+        """Text inside a call's body that belongs to no argument: content."""
+        self._events.append(Content(text))
+
+    def end(self) -> None:
+        self._events.append(CallEnd(self._call_count))
+        self.outcomes.count_call(self._arguments.getvalue())
+        self._arguments = io.StringIO()
+        self._call_count += 1
+        self._call_open = False
+        self._at_boundary = True
+
+    def feed(self, text: str) -> list[Event]:
+        buf = self._held_back + text
+        pos = 0
+        while pos < len(buf):
+            step = getattr(self, "_step_" + self._state)
+            new_pos = step(buf, pos)
+            if new_pos is None:
+                break
+            pos = new_pos
+        else:
+            self._held_back = ""
+        return self._take_events()
+
+    def finish(self) -> list[Event]:
+        held, self._held_back = self._held_back, ""
+        if self._state == "body":
+            committed = not self._committed_nothing()
+            if not committed:
+                self._tentative.append(held)
+            leftover = self._body.leftover(held) if committed and held and hasattr(self._body, "leftover") else ""
+            self._body.finish()
+            self._end_body()
+            if leftover:  # a tag's text the output cut off, not a cut marker: content
+                self._events.append(Content(leftover))
+        elif self._state in ("text", "bare", "passthrough"):
+            self._emit_text(held)
+        if self._gap and self._call_count == 0:
+            self._events.append(Content(self._gap))
+        self._gap = ""
+        self._state = "text"
+        return self._take_events()
+
+    def _take_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    def _hold(self, buf: str, pos: int) -> None:
+        self._held_back = buf[pos:]
+
+    def _step_text(self, buf: str, pos: int) -> int | None:
+        markers = self._section_markers if self._in_section else self._text_markers
+        hit = markers.search(buf, pos)
+        if hit is None:
+            end = markers.safe_end(buf, pos)
+            self._emit_text(buf[pos:end])
+            self._hold(buf, end)
+            return None
+        self._emit_text(buf[pos : hit.start])
+        if hit.marker in self._call_starts:
+            self._begin_body([hit.marker])
+        elif hit.marker in self._passthrough_closer_of:
+            self._emit_text(hit.marker)
+            self._passthrough_end = self._passthrough_closer_of[hit.marker]
+            self._state = "passthrough"
+        elif hit.marker in self._bare_anywhere:
+            self._begin_body([])
+            return hit.start
+        elif hit.marker == self.fmt.section_start and not self._in_section:
+            self._in_section = True
+            self._at_boundary = True
+        elif hit.marker == self.fmt.section_end and self._in_section:
+            self._in_section = False
+            self._gap = ""
+            self._at_boundary = True
+        else:
+            self._at_boundary = True
+        return hit.end
+
+    def _step_passthrough(self, buf: str, pos: int) -> int | None:
+        """Inside a passthrough block: content, up to and with its closer."""
+        hit = self._passthrough_end.search(buf, pos)
+        if hit is None:
+            end = self._passthrough_end.safe_end(buf, pos)
+            self._emit_text(buf[pos:end])
+            self._hold(buf, end)
+            return None
+        self._emit_text(buf[pos : hit.end])
+        self._state = "text"
+        return hit.end
+
+    def _begin_body(self, tentative: list[str]) -> None:
+        self._tentative = tentative
+        self._tentative_chars = sum(map(len, tentative))
+        self._body_marked = bool(tentative)
+        self._body = self.fmt.body(self)
+        self._body_first_call = self._call_count
+        self._state = "body"
+
+    def _step_body(self, buf: str, pos: int) -> int | None:
+        body = self._body
+        new_pos = body.step(buf, pos)
+        committed_nothing = self._committed_nothing()
+        if committed_nothing:
+            self._tentative.append(buf[pos:new_pos])
+            self._tentative_chars += new_pos - pos
+        if body.status in (DONE, FAILED):
+            self._end_body()
+            return new_pos
+        held = self._tentative_chars if committed_nothing else getattr(body, "held_chars", 0)
+        if self._over_budget(len(buf) - new_pos + held):
+            if not committed_nothing:
+                body.finish()  # keep the call as written so far
+            self._end_body()  # a call not yet named goes out as content
+            return new_pos  # what the body held back is read again, as text
+        self._hold(buf, new_pos)
+        return None
+
+    def _over_budget(self, held_chars: int) -> bool:
+        return self._max_buffered is not None and held_chars > self._max_buffered
+
+    def _committed_nothing(self) -> bool:
+        return self._call_count == self._body_first_call and not self._call_open
+
+    def _end_body(self) -> None:
+        if self._committed_nothing():
+            text = "".join(self._tentative)
+            if self._fallback_drops is not None:
+                text = self._fallback_drops.remove(text)
+            if text or self._fallback_drops is None:
+                self.outcomes.fallbacks += self._body_marked
+                self._events.append(Content(self._gap + text))
+                self._gap = ""
+                self._at_boundary = False
+            self._state = "text"
+        else:
+            if self._call_open:
+                self.end()
+            self._state = "closing" if self._body.status == DONE and self._closers else "text"
+        self._tentative.clear()
+        self._body = None
+
+    def _step_closing(self, buf: str, pos: int) -> int | None:
+        """After a body: optional whitespace, then the end marker (back to
+        text) or the separator (another bare call), if either comes."""
+        start = pos
+        while pos < len(buf) and buf[pos] in _WHITESPACE:
+            pos += 1
+        for marker, next_state in self._closers:
+            if buf.startswith(marker, pos):
+                self._state = next_state
+                return pos + len(marker)
+        if any(len(buf) - pos < len(marker) and marker.startswith(buf[pos:]) for marker, _ in self._closers):
+            self._hold(buf, start)
+            return None
+        self._state = "text"
+        return start
+
+    def _step_bare(self, buf: str, pos: int) -> int | None:
+        """Where a call may start without a marker (the start of the output,
+        after a separator): whitespace, then a `bare_start` character."""
+        start = pos
+        while pos < len(buf) and buf[pos] in _WHITESPACE:
+            pos += 1
+        if pos == len(buf):
+            self._hold(buf, start)
+            return None
+        self._state = "text"
+        if buf[pos] not in self.fmt.bare_start:
+            return start
+        self._emit_text(buf[start:pos])
+        self._begin_body([])
+        return pos
+
+    def _emit_text(self, text: str) -> None:
+        """Content, except a whitespace-only run between the start of the
+        output or a call, and a call or the end of the output."""
+        if not text:
+            return
+        if self._at_boundary:
+            if not text.strip(_WHITESPACE):
+                self._gap += text
+                return
+            text, self._gap, self._at_boundary = self._gap + text, "", False
+        self._events.append(Content(text))

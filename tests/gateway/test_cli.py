@@ -1,0 +1,221 @@
+"""The `parsegate` command, run for real as `python -m gateway`."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from openai import OpenAI
+
+from gateway.cli import main
+from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
+
+REPO = Path(__file__).resolve().parents[2]
+RAW = (
+    "<think>\nThe user wants Paris weather.\n</think>\n\nChecking.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "note": "é ✓"}}\n</tool_call>'
+)
+PARSED = {
+    "reasoning_content": "The user wants Paris weather.",
+    "content": "Checking.",
+    "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris", "note": "é ✓"}}],
+}
+QWEN = ["--reasoning-parser", "qwen3", "--tool-call-parser", "qwen25"]
+
+
+def parsegate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`python -m gateway ARGS` in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-m", "gateway", *args],
+        input=stdin, capture_output=True, text=True, encoding="utf-8", cwd=REPO, timeout=60,
+    )
+
+
+def in_process(capsys, monkeypatch, *args: str, stdin: str = "") -> tuple[int, str, str]:
+    """The same command run in this process (cheaper): exit code, stdout, stderr."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    try:
+        code = main(list(args))
+    except SystemExit as exit:
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def parsed(output: str) -> dict:
+    result = json.loads(output)
+    for key in ("reasoning_content", "content"):
+        result[key] = result[key].strip()
+    return result
+
+
+def test_parsers_json_lists_every_name():
+    result = parsegate("parsers", "--json")
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == {
+        "tool_call_parsers": tool_call_parser_names(),
+        "reasoning_parsers": reasoning_parser_names(),
+    }
+
+
+def test_parsers_plain_lists_every_name(capsys, monkeypatch):
+    listed = in_process(capsys, monkeypatch, "parsers")[1].split()
+    assert set(tool_call_parser_names()) | set(reasoning_parser_names()) <= set(listed)
+
+
+def test_parse_a_file_and_stdin_alike(tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW, encoding="utf-8")
+    from_file = parsegate("parse", *QWEN, str(raw))
+    assert from_file.returncode == 0, from_file.stderr
+    assert parsed(from_file.stdout) == PARSED
+    assert "é ✓" in from_file.stdout  # printed as text, not \u escapes
+    assert parsegate("parse", *QWEN, "-", stdin=RAW).stdout == from_file.stdout
+
+
+def test_parse_streaming_path_gives_the_same_output(capsys, monkeypatch):
+    whole = json.dumps(parse_text(RAW, "qwen3", "qwen25").to_json(), ensure_ascii=False, indent=2) + "\n"
+    assert parsegate("parse", *QWEN, "--stream-chunk", "1", stdin=RAW).stdout == whole
+    for chunk in ("2", "3", "7"):
+        assert in_process(capsys, monkeypatch, "parse", *QWEN, "--stream-chunk", chunk, stdin=RAW)[1] == whole
+    code, _, error = in_process(capsys, monkeypatch, "parse", "--stream-chunk", "0", stdin=RAW)
+    assert code == 2 and "--stream-chunk" in error
+
+
+def test_parse_with_one_parser_or_none(capsys, monkeypatch):
+    _, output, _ = in_process(capsys, monkeypatch, "parse", "--reasoning-parser", "qwen3", stdin=RAW)
+    reasoning_only = json.loads(output)
+    assert "<tool_call>" in reasoning_only["content"] and reasoning_only["tool_calls"] == []
+    _, output, _ = in_process(capsys, monkeypatch, "parse", stdin=RAW)
+    assert json.loads(output) == {"reasoning_content": None, "content": RAW, "tool_calls": []}
+
+
+def test_parse_reads_a_tools_file(tmp_path, capsys, monkeypatch):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "get_weather"}}]))
+    code, output, _ = in_process(capsys, monkeypatch, "parse", *QWEN, "--tools", str(tools), stdin=RAW)
+    assert code == 0 and parsed(output) == PARSED
+    tools.write_text('{"not": "a list"}')
+    code, _, error = in_process(capsys, monkeypatch, "parse", *QWEN, "--tools", str(tools), stdin=RAW)
+    assert code == 2 and "--tools" in error
+
+
+def test_parse_rejects_unknown_parser_names(capsys, monkeypatch):
+    result = parsegate("parse", "--tool-call-parser", "no-such-parser", stdin=RAW)
+    assert result.returncode == 2
+    assert "no-such-parser" in result.stderr and "allowed: " + ", ".join(tool_call_parser_names()) in result.stderr
+    code, _, error = in_process(capsys, monkeypatch, "parse", "--reasoning-parser", "nope", stdin=RAW)
+    assert code == 2 and "allowed: " + ", ".join(reasoning_parser_names()) in error
+
+
+CONFIG_ERRORS = [
+    (
+        "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    reasoning_parser: qwen4\n",
+        ["models[0].reasoning_parser", "unknown reasoning parser 'qwen4'", *reasoning_parser_names()],
+    ),
+    (
+        "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    tool_call_parser: nope\n",
+        ["models[0].tool_call_parser", *tool_call_parser_names()],
+    ),
+    (
+        "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1', modle: x}\n",
+        ["models[0].backend", "unknown key 'modle'", "url, demo, model, api_key, timeout"],
+    ),
+    ("server: {port: many}\nmodels:\n  - {name: m, backend: {demo: true}}\n", ["server.port"]),
+    ("models:\n  - {name: m, backend: {demo: true}}\n  - {name: m, backend: {demo: true}}\n", ["duplicate", "'m'"]),
+    ("models:\n  - {name: m, backend: {demo: true, url: 'http://x'}}\n", ["exactly one of 'url'"]),
+    ("models:\n  - {name: m, backend: {url: 'http://x', api_key: '${PARSEGATE_UNSET_VAR}'}}\n",
+     ["models[0].backend.api_key", "PARSEGATE_UNSET_VAR"]),
+    ("models: [\n", ["not valid YAML"]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CONFIG_ERRORS)
+def test_serve_rejects_bad_config_with_one_clear_line(tmp_path, capsys, monkeypatch, text, expected):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    code, _, error = in_process(capsys, monkeypatch, "serve", "--config", str(path))
+    assert code == 2
+    assert error.count("\n") == 1 and error.startswith(f"parsegate: {path}: ")
+    for fragment in expected:
+        assert fragment in error
+
+
+def test_serve_config_error_exits_2_from_the_command_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(CONFIG_ERRORS[0][0])
+    result = parsegate("serve", "--config", str(path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "models[0].reasoning_parser" in result.stderr
+
+
+def test_serve_reads_parsegate_config_from_the_environment(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "env.yaml"
+    path.write_text("models: []\n")
+    monkeypatch.setenv("PARSEGATE_CONFIG", str(path))
+    code, _, error = in_process(capsys, monkeypatch, "serve")
+    assert code == 2 and f"{path}: models: " in error
+
+
+def test_serve_missing_config_file(capsys, monkeypatch):
+    code, _, error = in_process(capsys, monkeypatch, "serve", "--config", "/nonexistent/parsegate.yaml")
+    assert code == 2 and "cannot read config file" in error
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_serve_runs_the_shipped_config_with_no_flags_but_port():
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", "--port", str(port)],
+        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    try:
+        for line in server.stderr:  # uvicorn logs to stderr; this blocks until it is up
+            if "Uvicorn running on" in line:
+                break
+        assert server.poll() is None, "the server exited"
+        assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {"status": "ok"}
+        models = httpx.get(f"http://127.0.0.1:{port}/v1/models").json()["data"]
+        assert models[0]["owned_by"] == "parsegate-demo"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_serve_with_workers_starts_them_all_and_answers():
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", "--port", str(port), "--workers", "2"],
+        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    try:
+        started = 0
+        for line in server.stderr:  # each worker logs its startup; this blocks until both are up
+            started += "Application startup complete" in line
+            if started == 2:
+                break
+        assert server.poll() is None, "the server exited"
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        reply = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content
+        assert reply.choices[0].message.reasoning_content
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two"])
+def test_serve_rejects_a_worker_count_below_one(capsys, monkeypatch, workers):
+    code, _, error = in_process(capsys, monkeypatch, "serve", "--workers", workers)
+    assert code == 2 and "--workers" in error
