@@ -41,8 +41,30 @@ def scenarios(quick: bool) -> dict[str, list[str]]:
     repeats = "1" if quick else "3"
     return {
         "burst": ["--scenario", "burst", "-c", "32", "-n", "500" if quick else "2000", "--repeats", repeats],
-        "paced": ["--scenario", "paced", "-c", "32", "-n", "64" if quick else "128", "--delay-ms", "20", "--repeats", repeats],
-        "ttfb": ["--scenario", "burst", "-c", "1", "-n", "100" if quick else "300", "--warmup", "16", "--repeats", repeats],
+        "paced": [
+            "--scenario",
+            "paced",
+            "-c",
+            "32",
+            "-n",
+            "64" if quick else "128",
+            "--delay-ms",
+            "20",
+            "--repeats",
+            repeats,
+        ],
+        "ttfb": [
+            "--scenario",
+            "burst",
+            "-c",
+            "1",
+            "-n",
+            "100" if quick else "300",
+            "--warmup",
+            "16",
+            "--repeats",
+            repeats,
+        ],
         "idle": ["--scenario", "idle", "--streams", "256", "--repeats", repeats],
     }
 
@@ -50,8 +72,18 @@ def scenarios(quick: bool) -> dict[str, list[str]]:
 def run_scenario(python: str, name: str, args: list[str], out: Path, workers: int) -> list[dict]:
     serve = f"{python} -m gateway serve --config {REPO / 'bench' / 'gateway.yaml'} --workers {workers}"
     command = [
-        python, str(SHARED / "run_gateway_bench.py"), *args, "--tools", "--chunks", str(CHUNKS),
-        "--targets", "pt-sse,gw", "--extra", f"gw={GATEWAY_URL}::{serve}", "--out", str(out),
+        python,
+        str(SHARED / "run_gateway_bench.py"),
+        *args,
+        "--tools",
+        "--chunks",
+        str(CHUNKS),
+        "--targets",
+        "pt-sse,gw",
+        "--extra",
+        f"gw={GATEWAY_URL}::{serve}",
+        "--out",
+        str(out),
     ]
     print(f"[{name}] {' '.join(command)}", flush=True)
     subprocess.run(command, check=True, env={**os.environ, "BENCH_PY": python}, stdout=sys.stderr)
@@ -70,8 +102,15 @@ def cpu_per_upstream_chunk(row: dict) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="one repeat, fewer requests (about 3 minutes)")
-    parser.add_argument("--python", default=sys.executable, help="interpreter with the repo and ../shared/bench/requirements-bench.txt")
-    parser.add_argument("--workers", type=int, default=1, help="parsegate serve --workers N (pinned, like the pass-through, to the one proxy core)")
+    parser.add_argument(
+        "--python", default=sys.executable, help="interpreter with the repo and ../shared/bench/requirements-bench.txt"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="parsegate serve --workers N (pinned, like the pass-through, to the one proxy core)",
+    )
     parser.add_argument("--only", default="", help="comma list of scenarios: burst,paced,ttfb,idle")
     args = parser.parse_args()
     chosen = set(filter(None, args.only.split(",")))
@@ -79,9 +118,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="parsegate-bench-") as folder:
         for name, scenario_args in scenarios(args.quick).items():
             if not chosen or name in chosen:
-                results[name] = run_scenario(args.python, name, scenario_args, Path(folder) / f"{name}.jsonl", args.workers)
+                results[name] = run_scenario(
+                    args.python, name, scenario_args, Path(folder) / f"{name}.jsonl", args.workers
+                )
 
-    lines = ["| measure | pass-through `pt-sse` | parsegate | parsegate / pass-through | target | met |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| measure | pass-through `pt-sse` | parsegate | parsegate / pass-through | target | met |",
+        "|---|---|---|---|---|---|",
+    ]
 
     def ratio_row(measure: str, rows: list[dict], value, target: float, unit: str) -> None:
         floor, gateway = median(rows, "pt-sse", value), median(rows, "gw", value)
@@ -97,11 +141,18 @@ def main() -> None:
         floor, gateway = (median(rows, label, lambda row: row["ttfb_ms_p50"]) for label in ("pt-sse", "gw"))
         added = gateway - floor
         met = "yes" if added <= 1.0 else f"NO, by {added - 1.0:.2f} ms"
-        lines.append(f"| TTFB p50 at one stream | {floor:.2f} ms | {gateway:.2f} ms | +{added:.2f} ms | ≤ +1 ms | {met} |")
+        lines.append(
+            f"| TTFB p50 at one stream | {floor:.2f} ms | {gateway:.2f} ms | +{added:.2f} ms | ≤ +1 ms | {met} |"
+        )
     if "idle" in results:
         ratio_row("memory per open stream", results["idle"], lambda row: row["kb_per_stream"], 1.3, "KB")
-    errors = {label: sum(row["errors"] for rows in results.values() for row in rows if row["label"] == label) for label in ("pt-sse", "gw")}
-    lines.append(f"| errors, all runs | {errors['pt-sse']} | {errors['gw']} | | 0 | {'yes' if errors['gw'] == 0 else 'NO'} |")
+    errors = {
+        label: sum(row["errors"] for rows in results.values() for row in rows if row["label"] == label)
+        for label in ("pt-sse", "gw")
+    }
+    lines.append(
+        f"| errors, all runs | {errors['pt-sse']} | {errors['gw']} | | 0 | {'yes' if errors['gw'] == 0 else 'NO'} |"
+    )
     if "burst" in results:
         foreign = statistics.median(row.get("foreign_cpu_s", 0) for row in results["burst"] if "foreign_cpu_s" in row)
         lines.append(f"\nCPU used by other processes on the machine during each burst run (median): {foreign:.1f} s")

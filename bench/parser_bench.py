@@ -15,6 +15,7 @@ over repeats of back-to-back run pairs), then the targets of issue 6.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import math
 import statistics
@@ -40,7 +41,7 @@ def slope(runs: dict[int, list[float]], small: int, large: int, texts: dict[int,
     the median over repeats of the ratio of two runs made back to back, so
     that a slow moment of the machine, which lands in one run of a pair,
     does not tilt the figure."""
-    ratio = statistics.median(big / little for little, big in zip(runs[small], runs[large]))
+    ratio = statistics.median(big / little for little, big in zip(runs[small], runs[large], strict=True))
     return math.log(ratio) / math.log(len(texts[large]) / len(texts[small]))
 
 
@@ -77,42 +78,54 @@ def main() -> None:
     chosen = lambda names: [n for n in names if not only or n in only]  # noqa: E731
     tool_names, reasoning_names = tool_call_parser_names(), reasoning_parser_names()
 
-    print(f"CPU µs per {args.chunk}-character chunk, best of {repeats}; "
-          f"slope = log-log slope of total time from {sizes[-2]} to {sizes[-1]} KB (1.0 = linear)\n")
+    print(
+        f"CPU µs per {args.chunk}-character chunk, best of {repeats}; "
+        f"slope = log-log slope of total time from {sizes[-2]} to {sizes[-1]} KB (1.0 = linear)\n"
+    )
     print(f"| tool-call parser | {' | '.join(f'{s} KB' for s in sizes)} | slope | {args.params} params | slope |")
     print(f"|---|{'---|' * len(sizes)}---|---|---|")
     at_64, worst_slope = [], 0.0
     for name in chosen(distinct_tool_parsers()):
-        make = lambda: tool_pipeline(name)  # noqa: E731
+        make = functools.partial(tool_pipeline, name)
         per_size, grow = growth(make, {s: long_argument_call(name, s, args.chunk) for s in sizes}, args.chunk, repeats)
         params = {n: many_parameters_call(name, n, args.chunk) for n in (args.params // 4, args.params)}
         per_count, params_grow = growth(make, params, args.chunk, repeats)
         at_64.append(per_size[sizes[-1]])
         worst_slope = max(worst_slope, grow, params_grow)
         cells = " | ".join(f"{per_size[s]:.2f}" for s in sizes)
-        print(f"| {label(name, tool_names, tool_format)} | {cells} | {grow:.2f} | {per_count[args.params]:.2f} | {params_grow:.2f} |")
+        print(
+            f"| {label(name, tool_names, tool_format)} | {cells} | {grow:.2f} | {per_count[args.params]:.2f} | {params_grow:.2f} |"
+        )
 
     print(f"\n| reasoning parser | stream_reasoning | {' | '.join(f'{s} KB' for s in sizes)} | slope |")
     print(f"|---|---|{'---|' * len(sizes)}---|")
     worst_reasoning = 0.0
     for name in chosen(distinct_reasoning_parsers()):
         for streamed in (True, False):
-            make = lambda: reasoning_pipeline(name, streamed)  # noqa: E731
+            make = functools.partial(reasoning_pipeline, name, streamed)
             texts = {s: reasoning_output(name, s, args.chunk) for s in sizes}
             per_size, grow = growth(make, texts, args.chunk, repeats)
             worst_reasoning = max(worst_reasoning, *per_size.values())
             worst_slope = max(worst_slope, grow)
             cells = " | ".join(f"{per_size[s]:.2f}" for s in sizes)
-            print(f"| {label(name, reasoning_names, reasoning_format)} | {'on' if streamed else 'off'} | {cells} | {grow:.2f} |")
+            print(
+                f"| {label(name, reasoning_names, reasoning_format)} | {'on' if streamed else 'off'} | {cells} | {grow:.2f} |"
+            )
 
     print("\n| target | measured | met |\n|---|---|---|")
     if at_64:
         mean = statistics.mean(at_64)
-        print(f"| tool parser mean at {sizes[-1]} KB ≤ {TOOL_TARGET_US} µs/chunk | {mean:.2f} | {'yes' if mean <= TOOL_TARGET_US else 'NO'} |")
+        print(
+            f"| tool parser mean at {sizes[-1]} KB ≤ {TOOL_TARGET_US} µs/chunk | {mean:.2f} | {'yes' if mean <= TOOL_TARGET_US else 'NO'} |"
+        )
     if worst_reasoning:
-        print(f"| reasoning parser ≤ {REASONING_TARGET_US} µs/chunk (worst) | {worst_reasoning:.2f} | "
-              f"{'yes' if worst_reasoning <= REASONING_TARGET_US else 'NO'} |")
-    print(f"| every format linear, slope ≤ {SLOPE_TARGET} (worst) | {worst_slope:.2f} | {'yes' if worst_slope <= SLOPE_TARGET else 'NO'} |")
+        print(
+            f"| reasoning parser ≤ {REASONING_TARGET_US} µs/chunk (worst) | {worst_reasoning:.2f} | "
+            f"{'yes' if worst_reasoning <= REASONING_TARGET_US else 'NO'} |"
+        )
+    print(
+        f"| every format linear, slope ≤ {SLOPE_TARGET} (worst) | {worst_slope:.2f} | {'yes' if worst_slope <= SLOPE_TARGET else 'NO'} |"
+    )
 
 
 if __name__ == "__main__":

@@ -95,7 +95,10 @@ async def sample_rss(pid: int, until: float, every: float, started: float, sampl
         minute = (time.monotonic() - started) / 60
         samples.append((minute, rss_mb(pid)))
         errors = sum(count for kind, count in outcomes.items() if kind != "ok")
-        print(f"{minute:6.1f} min  {outcomes['ok']:8d} streams  {errors:6d} errors  RSS {samples[-1][1]:7.1f} MB", flush=True)
+        print(
+            f"{minute:6.1f} min  {outcomes['ok']:8d} streams  {errors:6d} errors  RSS {samples[-1][1]:7.1f} MB",
+            flush=True,
+        )
 
 
 def slope(samples: list[tuple[float, float]]) -> float:
@@ -129,21 +132,38 @@ def main() -> int:
     backend_port, gateway_port = free_port(), free_port()
     config = {
         "server": {"host": "127.0.0.1", "port": gateway_port},
-        "models": [{
-            "name": "fake", "backend": {"url": f"http://127.0.0.1:{backend_port}/v1"},
-            "reasoning_parser": "qwen3", "tool_call_parser": "qwen25",
-        }],
+        "models": [
+            {
+                "name": "fake",
+                "backend": {"url": f"http://127.0.0.1:{backend_port}/v1"},
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+            }
+        ],
     }
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as config_file:
         yaml.safe_dump(config, config_file)
         config_file.flush()
-        backend = start([
-            sys.executable, str(FAKE_BACKEND), "--port", str(backend_port), "--chunk-chars", str(args.chunk_chars),
-            "--num-chunks", str(args.chunks), "--delay-ms", str(args.delay_ms),
-        ], f"http://127.0.0.1:{backend_port}/health")
+        backend = start(
+            [
+                sys.executable,
+                str(FAKE_BACKEND),
+                "--port",
+                str(backend_port),
+                "--chunk-chars",
+                str(args.chunk_chars),
+                "--num-chunks",
+                str(args.chunks),
+                "--delay-ms",
+                str(args.delay_ms),
+            ],
+            f"http://127.0.0.1:{backend_port}/health",
+        )
         try:
-            gateway = start([sys.executable, "-m", "gateway", "serve", "--config", config_file.name],
-                            f"http://127.0.0.1:{gateway_port}/health")
+            gateway = start(
+                [sys.executable, "-m", "gateway", "serve", "--config", config_file.name],
+                f"http://127.0.0.1:{gateway_port}/health",
+            )
             try:
                 return report(asyncio.run(soak(args, gateway, gateway_port)), args)
             finally:

@@ -21,23 +21,23 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
 from gateway.api.auth import require_api_key, require_metrics_key
-from gateway.backend.catch_all import route, served_models
 from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.api.limits import ConcurrencyLimit, read_body
+from gateway.api.openapi import chat_completions_openapi, completions_openapi
+from gateway.api.request import read_checked, read_request
+from gateway.api.respond import completion
+from gateway.api.stream import stream_completion
+from gateway.backend.catch_all import route, served_models
+from gateway.backend.parse_plan import ParsePlan
+from gateway.backend.reasoning_switch import with_thinking_switch
+from gateway.backend.upstream import Backend, close_backends, open_backends
 from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.extra_body import with_extra_body
-from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
-from gateway.api.openapi import chat_completions_openapi, completions_openapi
-from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.reload import reload_on_sighup
-from gateway.api.request import read_checked, read_request
-from gateway.backend.parse_plan import ParsePlan
-from gateway.api.respond import completion
-from gateway.api.stream import stream_completion
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
-from gateway.backend.upstream import Backend, close_backends, open_backends
+from gateway.reload import reload_on_sighup
 
 
 def _json(payload: dict) -> Response:
@@ -123,7 +123,11 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
             await close_backends(app.state.backends)
 
     app = FastAPI(
-        title="parsegate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url="/openapi.json",
+        title="parsegate",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
         **without_native_telemetry(),
     )
     app.state.created = int(time.time())

@@ -1,9 +1,9 @@
 """The `parsegate` command (also `python -m gateway`).
 
-    parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--log-format text|json]
-    parsegate parsers [--json] [--for MODEL]
-    parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
-                      [--tools FILE.json] [--stream-chunk N] [FILE|-]
+parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--log-format text|json]
+parsegate parsers [--json] [--for MODEL]
+parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
+                  [--tools FILE.json] [--stream-chunk N] [FILE|-]
 """
 
 from __future__ import annotations
@@ -97,9 +97,7 @@ def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(error))
     if tools is not None and not isinstance(tools, list):
         parser.error("--tools: the file must hold a JSON array of OpenAI tools")
-    result = parse_text(
-        text, args.reasoning_parser, args.tool_call_parser, tools=tools, chunk_size=args.stream_chunk
-    )
+    result = parse_text(text, args.reasoning_parser, args.tool_call_parser, tools=tools, chunk_size=args.stream_chunk)
     print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     return 0
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from gateway.backend.upstream import Backend
 from gateway.ops.config import ConfigError, load_config
 from gateway.ops.tracing import trace_clients
-from gateway.backend.upstream import Backend
 
 logger = logging.getLogger("parsegate.reload")
 

@@ -24,7 +24,9 @@ CONFIG_VARIABLE = "PARSEGATE_CONFIG"
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
 
 
-def serve(config: Config, config_path: str, host: str, port: int, *, workers: int = 1, log_format: str = "text") -> None:
+def serve(
+    config: Config, config_path: str, host: str, port: int, *, workers: int = 1, log_format: str = "text"
+) -> None:
     options = {
         "host": host,
         "port": port,

@@ -11,6 +11,7 @@ Standalone: synchronous, no I/O, no web imports. Typical use::
 Non-streaming is the same with one `feed(all_text)` and `finish()`.
 """
 
+from parsers.core.call_body import CallOutcomes
 from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 from parsers.pipeline import ParseResult, Pipeline, make_pipeline, parse_text
 from parsers.registry import (
@@ -19,7 +20,6 @@ from parsers.registry import (
     tool_call_parser_names,
     tool_format,
 )
-from parsers.core.call_body import CallOutcomes
 
 __all__ = [
     "CallArgs",

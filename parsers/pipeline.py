@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import orjson
 
-from parsers.grammars.call_array import CallArrayParser
-from parsers.stages.end_of_turn import EndOfTurnFilter
-from parsers.core.events import CallArgs, CallStart, Content, Event, Reasoning
-from parsers.stages.nonempty_content import NonemptyContent
-from parsers.registry import reasoning_format, tool_format
-from parsers.stages.token_suffix import SuffixStripper
 from parsers.core.call_body import CallOutcomes
+from parsers.core.events import CallArgs, CallStart, Content, Event, Reasoning
+from parsers.grammars.call_array import CallArrayParser
+from parsers.registry import reasoning_format, tool_format
+from parsers.stages.end_of_turn import EndOfTurnFilter
+from parsers.stages.nonempty_content import NonemptyContent
+from parsers.stages.token_suffix import SuffixStripper
 from parsers.stages.tool_calls import ToolCallParser
 
 

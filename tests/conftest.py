@@ -13,7 +13,6 @@ from hypothesis import settings
 
 from gateway.app import create_app
 from gateway.ops.config import Config
-
 from tests.fake_backend import BACKEND_KEY, FakeBackend
 
 # CI runs the same property examples every time, so that a red build is

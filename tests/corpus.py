@@ -48,7 +48,7 @@ def strict_equal(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -74,14 +74,16 @@ def _call_mismatches(want_calls: list[dict], actual: dict) -> list[str]:
     if len(calls) != len(want_calls):
         return [f"tool_calls: want {len(want_calls)}, got {len(calls)}: {calls}"]
     problems = []
-    for i, (want, got) in enumerate(zip(want_calls, calls)):
+    for i, (want, got) in enumerate(zip(want_calls, calls, strict=False)):
         raw = actual["raw_arguments"][i]
         if want.get("name") is not None and want["name"] != got["name"]:
             problems.append(f"call {i} name: want {want['name']!r}, got {got['name']!r}")
         if "arguments_streamed_prefix" in want and raw != want["arguments_streamed_prefix"]:
             problems.append(f"call {i} streamed arguments: want {want['arguments_streamed_prefix']!r}, got {raw!r}")
         if "arguments_streamed_startswith" in want and not raw.startswith(want["arguments_streamed_startswith"]):
-            problems.append(f"call {i} streamed arguments do not start with {want['arguments_streamed_startswith']!r}: {raw!r}")
+            problems.append(
+                f"call {i} streamed arguments do not start with {want['arguments_streamed_startswith']!r}: {raw!r}"
+            )
         if want.get("arguments") is not None and not _arguments_match(want, got["arguments"]):
             problems.append(f"call {i} arguments: want {want['arguments']!r}, got {got['arguments']!r}")
     return problems

@@ -32,7 +32,9 @@ VLLM_AUTO_REFUSED = {  # vLLM's answer to tool_choice "auto" without --enable-au
 
 def token_logprobs(text: str) -> dict:
     """OpenAI-shaped logprobs for `text`, one token per character."""
-    return {"content": [{"token": char, "logprob": -0.5, "bytes": list(char.encode()), "top_logprobs": []} for char in text]}
+    return {
+        "content": [{"token": char, "logprob": -0.5, "bytes": list(char.encode()), "top_logprobs": []} for char in text]
+    }
 
 
 class FakeBackend:
@@ -166,7 +168,11 @@ class FakeBackend:
     def _parsed(self, body: dict) -> Response:
         def event(delta: dict, reason: str | None = None) -> bytes:
             choice = {"index": 0, "delta": delta, "finish_reason": reason}
-            return b"data: " + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]}) + b"\n\n"
+            return (
+                b"data: "
+                + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]})
+                + b"\n\n"
+            )
 
         if body.get("stream"):
             events = [event({"role": "assistant", "content": ""})]
@@ -180,7 +186,9 @@ class FakeBackend:
                 if key in delta:
                     message[key] = (message.get(key) or "") + delta[key]
             for call in delta.get("tool_calls", ()):
-                merged = calls.setdefault(call["index"], {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}})
+                merged = calls.setdefault(
+                    call["index"], {"id": call.get("id"), "type": "function", "function": {"name": "", "arguments": ""}}
+                )
                 merged["function"]["name"] += call.get("function", {}).get("name") or ""
                 arguments = call.get("function", {}).get("arguments") or ""
                 if isinstance(arguments, str):
@@ -190,7 +198,10 @@ class FakeBackend:
         if calls:
             message["tool_calls"] = [calls[index] for index in sorted(calls)]
         choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
-        return Response(orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": [choice]}), media_type="application/json")
+        return Response(
+            orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": [choice]}),
+            media_type="application/json",
+        )
 
     async def _completions(self, request: Request) -> Response:
         """Text completions: the first scripted reply as `text`, streamed or whole."""
@@ -203,7 +214,9 @@ class FakeBackend:
         envelope = {"id": "cmpl-up-1", "object": "text_completion", "model": body["model"]}
         if not body.get("stream"):
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.finish_reason}
-            return Response(orjson.dumps({**envelope, "choices": [choice], "usage": USAGE}), media_type="application/json")
+            return Response(
+                orjson.dumps({**envelope, "choices": [choice], "usage": USAGE}), media_type="application/json"
+            )
 
         def event(piece: str, reason: str | None) -> bytes:
             choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": reason}
@@ -212,7 +225,9 @@ class FakeBackend:
         events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
         events += [event("", self.finish_reason), b"data: [DONE]\n\n"]
         if self.gzip:
-            return Response(gzip.compress(b"".join(events)), media_type="text/event-stream", headers={"content-encoding": "gzip"})
+            return Response(
+                gzip.compress(b"".join(events)), media_type="text/event-stream", headers={"content-encoding": "gzip"}
+            )
         return StreamingResponse(self._faulty(_raw(events)), media_type="text/event-stream")
 
     async def _models(self, request: Request) -> Response:

@@ -13,13 +13,15 @@ GREEK = "αβγδεζηθικλμνξοπρστυφχψω"  # in no marker, key 
 
 def parse_in_pieces(text: str, bounds: list[int], tool_call_parser: str, tools: list[dict] | None) -> ParseResult:
     pipeline, result = make_pipeline(None, tool_call_parser, tools=tools), ParseResult()
-    for start, end in zip(bounds, bounds[1:]):
+    for start, end in zip(bounds, bounds[1:], strict=False):
         result.add(pipeline.feed(text[start:end]))
     result.add(pipeline.finish())
     return result
 
 
-def assert_lossless_at_any_split(text: str, cuts: list[int], tool_call_parser: str, tools: list[dict] | None = None) -> ParseResult:
+def assert_lossless_at_any_split(
+    text: str, cuts: list[int], tool_call_parser: str, tools: list[dict] | None = None
+) -> ParseResult:
     """The one-shot parse, once checked against the split one and for lost letters."""
     one_shot = parse_in_pieces(text, [0, len(text)], tool_call_parser, tools)
     split = parse_in_pieces(text, [0, *cuts, len(text)], tool_call_parser, tools)

@@ -115,9 +115,12 @@ def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
         command = pip + [word for word in words[1:] if word != "--no-cache-dir"]
         subprocess.run(command, cwd=workdir, check=True, capture_output=True)
 
-    listed = subprocess.run([venv / "bin" / "parsegate", "parsers", "--json"], capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        [venv / "bin" / "parsegate", "parsers", "--json"], capture_output=True, text=True, check=True
+    )
     assert json.loads(listed.stdout) == {
-        "tool_call_parsers": tool_call_parser_names(), "reasoning_parsers": reasoning_parser_names()
+        "tool_call_parsers": tool_call_parser_names(),
+        "reasoning_parsers": reasoning_parser_names(),
     }
 
     port = _free_port()

@@ -64,7 +64,10 @@ class ChoiceStream:
     __slots__ = ("pipeline", "call_id", "reasoning_keys", "role_sent", "made_call", "finished")
 
     def __init__(
-        self, pipeline: ChoiceReader, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+        self,
+        pipeline: ChoiceReader,
+        call_id: Callable[[str, int], str],
+        reasoning_keys: tuple[str, ...] = ("reasoning_content",),
     ) -> None:
         self.pipeline = pipeline
         self.call_id = call_id
@@ -92,7 +95,14 @@ class ChoiceStream:
             elif kind is CallStart:
                 self.made_call = True
                 function = {"name": event.name, "arguments": ""}
-                calls.append({"index": event.index, "id": self.call_id(event.name, event.index), "type": "function", "function": function})
+                calls.append(
+                    {
+                        "index": event.index,
+                        "id": self.call_id(event.name, event.index),
+                        "type": "function",
+                        "function": function,
+                    }
+                )
             elif kind is CallArgs:
                 if calls and calls[-1]["index"] == event.index:
                     calls[-1]["function"]["arguments"] += event.text

@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from gateway.api.chunks import DONE, sse_event
+from gateway.backend.upstream import Backend
 from gateway.ops.errors import ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind
-from gateway.backend.upstream import Backend
 
 
 class CompletionRequest(BaseModel):
@@ -40,7 +40,9 @@ async def forward_completion(backend: Backend, payload: dict, stream: bool, reco
     media_type = response.headers.get("content-type", "application/json")
     if stream:
         return StreamingResponse(
-            _relay(response, backend, record), media_type=media_type, background=BackgroundTask(backend.release, response)
+            _relay(response, backend, record),
+            media_type=media_type,
+            background=BackgroundTask(backend.release, response),
         )
     try:
         content = await backend.read(response)

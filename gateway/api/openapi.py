@@ -80,4 +80,6 @@ def chat_completions_openapi() -> dict:
 
 def completions_openapi() -> dict:
     """`openapi_extra` for the text completions pass-through."""
-    return _route_openapi(_schema(CompletionRequest), "The backend's `text_completion`, as it sent it (SSE with `stream: true`)")
+    return _route_openapi(
+        _schema(CompletionRequest), "The backend's `text_completion`, as it sent it (SSE with `stream: true`)"
+    )

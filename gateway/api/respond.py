@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from gateway.backend.backend_parsed import read_message
 from gateway.api.chunks import completion_id, finish_reason
-from gateway.ops.observe import RequestRecord
+from gateway.backend.backend_parsed import read_message
 from gateway.backend.parse_plan import ParsePlan
+from gateway.ops.observe import RequestRecord
 
 
 def _message(upstream: dict, plan: ParsePlan, record: RequestRecord) -> dict:

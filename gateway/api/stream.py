@@ -15,13 +15,13 @@ import httpx
 import orjson
 from starlette.background import BackgroundTask
 
-from gateway.backend.backend_parsed import ChoiceReader
 from gateway.api.chunks import DONE, ChoiceStream, ChunkEncoder, finish_reason, sse_event
+from gateway.api.sse import EventStream
+from gateway.backend.backend_parsed import ChoiceReader
+from gateway.backend.parse_plan import ParsePlan
+from gateway.backend.upstream import Backend
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError, error_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind
-from gateway.backend.parse_plan import ParsePlan
-from gateway.api.sse import EventStream
-from gateway.backend.upstream import Backend
 
 DRAIN_SECONDS = 1.0
 
@@ -170,4 +170,6 @@ async def stream_completion(
     errors) and relay it as parsed SSE chunks."""
     response = await backend.open(body)
     translator = StreamTranslator(plan, ChunkEncoder(model), record)
-    return EventStream(_relay(response, translator, backend, record), background=BackgroundTask(backend.release, response))
+    return EventStream(
+        _relay(response, translator, backend, record), background=BackgroundTask(backend.release, response)
+    )

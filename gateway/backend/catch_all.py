@@ -10,8 +10,8 @@ from __future__ import annotations
 import httpx
 import orjson
 
-from gateway.ops.config import CATCH_ALL
 from gateway.backend.upstream import Backend
+from gateway.ops.config import CATCH_ALL
 
 LISTING_TIMEOUT = 5.0
 

@@ -32,4 +32,4 @@ def history_fields(messages: list[dict]) -> dict:
     changed = [_with_both_names(message) for message in messages]
     if not any(changed):
         return {}
-    return {"messages": [new or old for new, old in zip(changed, messages)]}
+    return {"messages": [new or old for new, old in zip(changed, messages, strict=True)]}

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.ops.config import ModelConfig
 from gateway.backend.constraints import DIALECTS, call_array_schema, has_strict_tool, structural_tag
+from gateway.ops.config import ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import SERVERS
 from parsers import tool_format
@@ -69,7 +69,9 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
             return ToolChoicePlan(model.tool_call_parser, require_call=True, **limits)
         if client_constraint:
             what = "required" if named is None else "naming a function"
-            raise ApiError(400, f"tool_choice {what} cannot be combined with {client_constraint}", param=client_constraint)
+            raise ApiError(
+                400, f"tool_choice {what} cannot be combined with {client_constraint}", param=client_constraint
+            )
         schema = call_array_schema(tools, named, parallel)
         upstream = {**dialect.json_schema(schema), "tool_choice": dialect.tool_choice}
         return ToolChoicePlan(None, call_array=True, require_call=True, upstream=upstream, **limits)

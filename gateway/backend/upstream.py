@@ -15,12 +15,12 @@ import httpx
 import orjson
 
 from gateway.backend.balancer import Balancer
-from gateway.ops.config import Config, ModelConfig
 from gateway.backend.demo_backend import DemoTransport
+from gateway.backend.idle import IdleExpired, within_idle
+from gateway.backend.sse_reader import data_payloads
+from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
-from gateway.backend.sse_reader import data_payloads
-from gateway.backend.idle import IdleExpired, within_idle
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")

@@ -16,9 +16,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from gateway.ops.env_overlay import apply_environment, config_variables
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
-from gateway.ops.env_overlay import apply_environment, config_variables
 from gateway.ops.servers import SERVERS, ServerKind
 from parsers import reasoning_parser_names, tool_call_parser_names
 

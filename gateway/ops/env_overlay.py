@@ -48,7 +48,7 @@ def _value(raw: str) -> object:
 
 def _set(node: object, path: list[str], value: object) -> None:
     *parents, last = path
-    for part, next_part in zip(parents, path[1:]):
+    for part, next_part in zip(parents, path[1:], strict=True):
         node = _child(node, part, {} if not next_part.isdigit() else [])
     _assign(node, last, value)
 

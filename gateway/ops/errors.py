@@ -15,7 +15,7 @@ UPSTREAM_ERROR = "upstream_error"
 def error_body(
     message: str,
     *,
-    type: str = INVALID_REQUEST,  # noqa: A002 - OpenAI's field name
+    type: str = INVALID_REQUEST,
     param: str | None = None,
     code: str | None = None,
 ) -> dict:
@@ -30,7 +30,7 @@ class ApiError(Exception):
         status: int,
         message: str,
         *,
-        type: str = INVALID_REQUEST,  # noqa: A002 - OpenAI's field name
+        type: str = INVALID_REQUEST,
         param: str | None = None,
         code: str | None = None,
     ) -> None:

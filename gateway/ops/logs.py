@@ -16,8 +16,15 @@ from pythonjsonlogger.core import RESERVED_ATTRS
 from uvicorn.logging import DefaultFormatter
 
 ACCESS_FIELDS = (
-    "request_id", "model", "stream", "duration_ms", "ttft_ms",
-    "prompt_tokens", "completion_tokens", "upstream_error", "client",
+    "request_id",
+    "model",
+    "stream",
+    "duration_ms",
+    "ttft_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "upstream_error",
+    "client",
 )
 
 

@@ -35,38 +35,54 @@ class Metrics:
         self.registry = CollectorRegistry()
         registry = self.registry
         self.requests = Counter(
-            "parsegate_requests", "Chat and text completion requests, by model and HTTP status.",
-            ["model", "status"], registry=registry,
+            "parsegate_requests",
+            "Chat and text completion requests, by model and HTTP status.",
+            ["model", "status"],
+            registry=registry,
         )
         self.time_to_first_token = Histogram(
             "parsegate_time_to_first_token_seconds",
             "Streamed requests: from the request's arrival to the backend's first chunk of text.",
-            ["model"], buckets=_LATENCY_BUCKETS, registry=registry,
+            ["model"],
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
         )
         self.inter_chunk_latency = Histogram(
             "parsegate_inter_chunk_latency_seconds",
             "Streamed requests: time between consecutive backend chunks of text.",
-            ["model"], buckets=_CHUNK_BUCKETS, registry=registry,
+            ["model"],
+            buckets=_CHUNK_BUCKETS,
+            registry=registry,
         )
         self.tokens = Counter(
-            "parsegate_tokens", "Tokens the backend reported in `usage`, by kind (prompt, completion).",
-            ["model", "kind"], registry=registry,
+            "parsegate_tokens",
+            "Tokens the backend reported in `usage`, by kind (prompt, completion).",
+            ["model", "kind"],
+            registry=registry,
         )
         self.upstream_errors = Counter(
-            "parsegate_upstream_errors", "Backend failures, by kind.", ["model", "kind"], registry=registry,
+            "parsegate_upstream_errors",
+            "Backend failures, by kind.",
+            ["model", "kind"],
+            registry=registry,
         )
         self.tool_calls = Counter(
-            "parsegate_tool_calls", "Tool calls parsed.", ["model", "parser"], registry=registry,
+            "parsegate_tool_calls",
+            "Tool calls parsed.",
+            ["model", "parser"],
+            registry=registry,
         )
         self.tool_call_fallbacks = Counter(
             "parsegate_tool_call_fallbacks",
             "Text that began with a tool-call marker but held no call, returned as content.",
-            ["model", "parser"], registry=registry,
+            ["model", "parser"],
+            registry=registry,
         )
         self.invalid_arguments = Counter(
             "parsegate_tool_call_invalid_arguments",
             "Tool calls whose arguments were not valid JSON when the call ended.",
-            ["model", "parser"], registry=registry,
+            ["model", "parser"],
+            registry=registry,
         )
 
     def declare_models(self, names: list[str]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-_COMPLETE = re.compile(r'(?:[^\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*')
+_COMPLETE = re.compile(r"(?:[^\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*")
 _HIGH_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
 
 

@@ -38,7 +38,9 @@ class MarkerSet:
         ordered = sorted(markers, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(m) for m in ordered))
         self._prefixes = frozenset(m[:i] for m in markers for i in range(1, len(m)))
-        self._first_char_pattern = re.compile("[" + "".join(re.escape(c) for c in sorted({m[0] for m in markers})) + "]")
+        self._first_char_pattern = re.compile(
+            "[" + "".join(re.escape(c) for c in sorted({m[0] for m in markers})) + "]"
+        )
         self._longest = max(len(m) for m in markers)
 
     def search(self, buf: str, pos: int = 0) -> Hit | None:

@@ -32,9 +32,25 @@ _WS = re.compile(r"\s*")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 # Numbers, identifiers and junk alike: the token is judged by int()/float().
 _NUMBERISH = re.compile(r"[+-]?(?:[\w.]|(?<=[eE])[+-])*")
-_ESCAPE = re.compile(r"\\(?:N\{[^}\n]{1,100}\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.DOTALL)
-_PARTIAL_ESCAPE = re.compile(r"\\(?:N(?:\{[^}\n]{0,100})?|x[0-9a-fA-F]?|u[0-9a-fA-F]{0,3}|U[0-9a-fA-F]{0,7}|[0-7]{1,2})?\Z")
-_SIMPLE_ESCAPES = {"\n": "", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ESCAPE = re.compile(
+    r"\\(?:N\{[^}\n]{1,100}\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.DOTALL
+)
+_PARTIAL_ESCAPE = re.compile(
+    r"\\(?:N(?:\{[^}\n]{0,100})?|x[0-9a-fA-F]?|u[0-9a-fA-F]{0,3}|U[0-9a-fA-F]{0,7}|[0-7]{1,2})?\Z"
+)
+_SIMPLE_ESCAPES = {
+    "\n": "",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
 _KEY_STRING = re.compile(r"""([rRuU]?)(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
 _KEY_STRING_OPEN = re.compile(r"""[rRuU]?['"]""")
 

@@ -13,10 +13,10 @@ gives reasoning `Hmm.more`. All markers are special tokens.
 
 from functools import partial
 
+from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.keyed_call import KeyedCallObject
 from parsers.stages.reasoning import ReasoningFormat
-from parsers.formats.table import register
 from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Swiss AI Apertus 8B / 70B Instruct 2509"

@@ -16,11 +16,11 @@ A value is the text between the newlines, typed by the tool schema.
 
 from functools import partial
 
-from parsers.stages.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
-from parsers.stages.reasoning import ReasoningFormat
+from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
+from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Beam"

@@ -18,9 +18,9 @@ the template closes the reasoning itself and the output starts at
 
 from functools import partial
 
+from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
 from parsers.stages.reasoning import ReasoningFormat
-from parsers.formats.table import register
 from parsers.stages.tool_calls import ToolFormat
 
 NAME = "cohere_command4"
@@ -48,7 +48,8 @@ register(
         call_start=START_ACTION,
         call_end="<|END_ACTION|>",
         body=partial(JsonCalls, name_keys=("tool_name", "name"), args_keys=("parameters", "arguments")),
-        call_template=START_ACTION + '[\n    {"tool_call_id": "0", "tool_name": "{name}", "parameters": {arguments}}\n]<|END_ACTION|>',
+        call_template=START_ACTION
+        + '[\n    {"tool_call_id": "0", "tool_name": "{name}", "parameters": {arguments}}\n]<|END_ACTION|>',
         end_of_turn=END_OF_TURN,
         needs_special_tokens=True,
     )

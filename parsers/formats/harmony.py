@@ -12,10 +12,10 @@ function name is the last dot-segment of the recipient.
 
 from functools import partial
 
-from parsers.stages.harmony import HarmonyReasoningParser
-from parsers.grammars.named_call import NamedJsonCall
-from parsers.stages.reasoning import ReasoningFormat
 from parsers.formats.table import register
+from parsers.grammars.named_call import NamedJsonCall
+from parsers.stages.harmony import HarmonyReasoningParser
+from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
 register(

@@ -12,10 +12,10 @@ like a call but held none is returned without them.
 """
 
 from parsers.core.inkling_tokens import CONTROL_TOKENS, END_MESSAGE, MESSAGE_MODEL, THINKING
-from parsers.stages.inkling import InklingReasoningParser
-from parsers.grammars.inkling_call import INVOKE_PREFIX, InklingCall
-from parsers.stages.reasoning import ReasoningFormat
 from parsers.formats.table import register
+from parsers.grammars.inkling_call import INVOKE_PREFIX, InklingCall
+from parsers.stages.inkling import InklingReasoningParser
+from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Inkling"
@@ -40,8 +40,12 @@ register(
         other_call_starts=(INVOKE_PREFIX,),
         call_end="",
         body=InklingCall,
-        call_template=MESSAGE_MODEL + '{name}<|content_invoke_tool_json|>{"name": "{name}", "args": {arguments}}' + END_MESSAGE,
-        dropped_markers=tuple(token for token in CONTROL_TOKENS if token != MESSAGE_MODEL and not token.startswith(INVOKE_PREFIX)),
+        call_template=MESSAGE_MODEL
+        + '{name}<|content_invoke_tool_json|>{"name": "{name}", "args": {arguments}}'
+        + END_MESSAGE,
+        dropped_markers=tuple(
+            token for token in CONTROL_TOKENS if token != MESSAGE_MODEL and not token.startswith(INVOKE_PREFIX)
+        ),
         fallback_drops=CONTROL_TOKENS,
         end_of_turn=END_OF_TURN,
         needs_special_tokens=True,

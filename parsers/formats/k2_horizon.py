@@ -26,10 +26,10 @@ Thinking blocks the tool-call stage still sees (no reasoning parser, or
 them is not a call.
 """
 
+from parsers.formats.table import register
 from parsers.grammars.ifm_block import BLOCK_CLOSE, GROUP_CLOSE
 from parsers.grammars.ifm_call import IfmCalls
 from parsers.stages.reasoning import ReasoningFormat
-from parsers.formats.table import register
 from parsers.stages.tool_calls import ToolFormat
 
 THINKING = (

@@ -25,10 +25,10 @@ from functools import partial
 
 import orjson
 
-from parsers.stages.reasoning import ReasoningFormat
+from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
+from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 from parsers.stages.xtml import WRAPPERS, XtmlReasoningParser
 
@@ -36,7 +36,15 @@ TOOLS_OPEN = "<|open|>tools<|sep|>"
 TOOLS_CLOSE = "<|close|>tools<|sep|>"
 CALL_CLOSE = "<|close|>call<|sep|>"
 _OTHER_ATTRIBUTES = r'(?:\s+\w+="[^"]*")*\s*'
-_JSON_TYPE_NAMES = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null", list: "array", dict: "object"}
+_JSON_TYPE_NAMES = {
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+    list: "array",
+    dict: "object",
+}
 
 register(
     ReasoningFormat(

@@ -22,12 +22,12 @@ schema does not type them.
 
 from functools import partial
 
+from parsers.core.tag_syntax import TagSyntax
+from parsers.formats.table import register
 from parsers.grammars.channel_call import ChannelCall
+from parsers.grammars.tag_call import TagCall
 from parsers.stages.harmony import ChannelSyntax, HarmonyReasoningParser
 from parsers.stages.reasoning import ReasoningFormat
-from parsers.formats.table import register
-from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
 from parsers.stages.tool_calls import ToolFormat
 
 MODELS = "Muse Glimmer"

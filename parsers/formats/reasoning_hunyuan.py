@@ -12,9 +12,10 @@ off, as the templates default to `no_think`.
 
 from dataclasses import dataclass
 
+from parsers.formats.table import register
 from parsers.formats.tool_hunyuan import END_OF_TURN, HUNYUAN_TOKENS
 from parsers.stages.reasoning import EFFORTS_OFF, ReasoningFormat
-from parsers.formats.table import register
+
 
 @dataclass(frozen=True)
 class EffortSwitchedFormat(ReasoningFormat):

@@ -8,8 +8,8 @@ closer, and the blanks before it, are dropped rather than shown.
 """
 
 from parsers.core.events import Event
-from parsers.stages.reasoning import ReasoningFormat, ReasoningParser
 from parsers.formats.table import register
+from parsers.stages.reasoning import ReasoningFormat, ReasoningParser
 
 
 class StrayOpeningCloserDropped(ReasoningParser):

@@ -8,8 +8,8 @@ tool-call marker written before `</think>`.
 
 from dataclasses import replace
 
-from parsers.stages.reasoning import ReasoningFormat
 from parsers.formats.table import register
+from parsers.stages.reasoning import ReasoningFormat
 
 QWEN3 = ReasoningFormat(
     name="qwen3",
@@ -18,7 +18,11 @@ QWEN3 = ReasoningFormat(
     end_of_turn=("<|im_end|>", "<|endoftext|>"),
 )
 register(QWEN3)
-register(replace(QWEN3, name="qwen3-thinking", models="Qwen3 *-Thinking-2507 (template prefills <think>)", always_thinking=True))
+register(
+    replace(
+        QWEN3, name="qwen3-thinking", models="Qwen3 *-Thinking-2507 (template prefills <think>)", always_thinking=True
+    )
+)
 register(replace(QWEN3, name="minimax", models="MiniMax M1/M2 (reasoning always on)", always_thinking=True))
 register(replace(QWEN3, name="interns1", models="InternLM / Intern-S1"))
 register(replace(QWEN3, name="nano_v3", models="NVIDIA Nemotron 3 Nano"))

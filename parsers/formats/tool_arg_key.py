@@ -24,8 +24,8 @@ a value loses one newline at each end::
 from dataclasses import replace
 from functools import partial
 
-from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
 from parsers.formats.table import register
+from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
 

@@ -19,10 +19,10 @@ or ``<dots_function_call>{"name": "get_weather", "arguments": {"city": "Paris"}}
 
 from functools import partial
 
-from parsers.grammars.call_block import CallBlock
-from parsers.formats.table import register
-from parsers.grammars.tag_call import TagCall
 from parsers.core.tag_syntax import TagSyntax
+from parsers.formats.table import register
+from parsers.grammars.call_block import CallBlock
+from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["']?)(?P<{}>[^"'>]+?)(?P=quote)\s*"""

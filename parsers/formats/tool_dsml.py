@@ -22,9 +22,9 @@ the text when it is not. `<｜DSML｜invoke name="x"/>` is a call without argume
 from dataclasses import replace
 from functools import partial
 
+from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
 from parsers.stages.tool_calls import ToolFormat
 
 DSML = TagSyntax(

@@ -16,8 +16,8 @@ Two calls: two `invoke` elements in the block::
 from dataclasses import replace
 from functools import partial
 
-from parsers.formats.tool_dsml import DSML
 from parsers.formats.table import register
+from parsers.formats.tool_dsml import DSML
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
 

@@ -7,8 +7,8 @@ special tokens, with `<|"|>` around strings; two calls are two blocks::
 Every call gets its own index (SGLang gives two calls to one tool the same).
 """
 
-from parsers.grammars.gemma4_call import Gemma4Call, render_gemma4
 from parsers.formats.table import register
+from parsers.grammars.gemma4_call import Gemma4Call, render_gemma4
 from parsers.stages.tool_calls import ToolFormat
 
 register(

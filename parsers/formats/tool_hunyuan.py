@@ -18,8 +18,8 @@ read as the bare token (`parsers.stages.token_suffix`).
 from dataclasses import replace
 from functools import partial
 
-from parsers.formats.tool_tags import GLM_SYNTAX
 from parsers.formats.table import register
+from parsers.formats.tool_tags import GLM_SYNTAX
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
 

@@ -13,8 +13,8 @@ free, so `<tool_call>{…}</tool_call>` and the newline form both parse.
 
 from dataclasses import replace
 
-from parsers.grammars.json_call import JsonCalls
 from parsers.formats.table import register
+from parsers.grammars.json_call import JsonCalls
 from parsers.stages.tool_calls import ToolFormat
 
 QWEN25 = ToolFormat(

@@ -18,9 +18,9 @@ streaming and silently drops it when streaming).
 
 from functools import partial
 
+from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
 from parsers.stages.tool_calls import ToolFormat
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["'])(?P<{}>[^"'<>]+)(?P=quote)\s*"""

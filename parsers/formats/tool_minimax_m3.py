@@ -14,8 +14,8 @@ Two calls: two `<invoke>` in the block::
     ]<]minimax[>[</tool_call>
 """
 
-from parsers.grammars.minimax_m3_call import NAMESPACE, MinimaxM3Calls
 from parsers.formats.table import register
+from parsers.grammars.minimax_m3_call import NAMESPACE, MinimaxM3Calls
 from parsers.stages.tool_calls import ToolFormat
 
 register(
@@ -26,7 +26,7 @@ register(
         call_end="",
         body=MinimaxM3Calls,
         call_template=(
-            f"{NAMESPACE}<tool_call>\n{NAMESPACE}<invoke name=\"{{name}}\">\n{{arguments}}{NAMESPACE}</invoke>\n{NAMESPACE}</tool_call>"
+            f'{NAMESPACE}<tool_call>\n{NAMESPACE}<invoke name="{{name}}">\n{{arguments}}{NAMESPACE}</invoke>\n{NAMESPACE}</tool_call>'
         ),
         parameter_template=f"{NAMESPACE}<{{key}}>{{value}}{NAMESPACE}</{{key}}>\n",
         parses_without_tools=True,

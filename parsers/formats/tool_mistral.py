@@ -8,9 +8,9 @@ or, with newer tokenizers, compact calls. `[TOOL_CALLS]` is a control token.
 
 from functools import partial
 
+from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import ByFirstChar, NamedJsonCall
-from parsers.formats.table import register
 from parsers.stages.tool_calls import ToolFormat
 
 register(

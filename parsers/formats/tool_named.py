@@ -20,8 +20,8 @@ Kimi K2 (`:0` is a conversation-wide counter, ignored; ids are reassigned)::
 
 from functools import partial
 
-from parsers.grammars.named_call import NamedJsonCall
 from parsers.formats.table import register
+from parsers.grammars.named_call import NamedJsonCall
 from parsers.stages.tool_calls import ToolFormat
 
 _DEEPSEEK_MARKERS = dict(

@@ -17,8 +17,8 @@ and values may be written true/false/null::
 from functools import partial
 
 from parsers.core.py_literal import JSON_CONSTANTS
-from parsers.grammars.pythonic import PythonicCalls, render_kwargs
 from parsers.formats.table import register
+from parsers.grammars.pythonic import PythonicCalls, render_kwargs
 from parsers.stages.tool_calls import ToolFormat
 
 register(

@@ -15,8 +15,8 @@ drops such a pair; parsegate keeps it).
 from dataclasses import replace
 from functools import partial
 
-from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
 from parsers.formats.table import register
+from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
 from parsers.grammars.tag_call import TagCall
 
 register(

@@ -14,9 +14,9 @@ One call (two calls: two `<｜tool_call_begin｜>…<｜tool_call_end｜>` in th
 
 from functools import partial
 
+from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
 from parsers.stages.tool_calls import ToolFormat
 
 register(

@@ -33,9 +33,9 @@ MiniMax M2 (several `<invoke>` per block)::
 from dataclasses import replace
 from functools import partial
 
+from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
-from parsers.core.tag_syntax import TagSyntax
 from parsers.stages.tool_calls import ToolFormat
 
 QWEN3_CODER_SYNTAX = TagSyntax(

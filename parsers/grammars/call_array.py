@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import io
 
+from parsers.core.call_body import RUNNING, CallOutcomes
 from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event
-from parsers.core.call_body import RUNNING
 from parsers.grammars.json_call import JsonCalls
-from parsers.core.call_body import CallOutcomes
 
 _WHITESPACE = " \t\r\n"
 
@@ -133,4 +132,3 @@ class CallArrayParser:
     def _take(self) -> list[Event]:
         events, self._events = self._events, []
         return events
-

@@ -14,11 +14,11 @@ content, not swallowed.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from parsers.core.call_body import DONE, FAILED, RUNNING
-from parsers.grammars.json_call import JsonCalls
 from parsers.core.markers import cut_short
+from parsers.grammars.json_call import JsonCalls
 
 _WHITESPACE = re.compile(r"\s*")
 

@@ -20,9 +20,8 @@ back: a message that holds no call goes out whole, as written, as content.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
+from typing import TYPE_CHECKING
 
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.markers import marker_set

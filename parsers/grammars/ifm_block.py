@@ -26,10 +26,9 @@ import orjson
 
 from parsers.core import coerce
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
-from parsers.grammars.json_call import JsonCalls
 from parsers.core.markers import cut_short, marker_set
+from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.wrapped_call import WrappedCallObject
-
 
 
 class BlockCalls(CallSink, Protocol):
@@ -42,6 +41,7 @@ class BlockCalls(CallSink, Protocol):
 
     def parameter_types(self, name: str) -> dict: ...
 
+
 BLOCK_OPEN, BLOCK_CLOSE, GROUP_CLOSE = "<ifm|tool_call>", "</ifm|tool_call>", "</ifm|tool_calls>"
 KEY_OPEN, KEY_CLOSE = "<ifm|arg_key>", "</ifm|arg_key>"
 TYPE_OPEN, TYPE_CLOSE = "<ifm|arg_type>", "</ifm|arg_type>"
@@ -51,7 +51,6 @@ _BLOCK_CLOSE = marker_set(BLOCK_CLOSE)
 _VALUE_ENDS = marker_set(VALUE_CLOSE, BLOCK_CLOSE)
 _WHITESPACE = re.compile(r"\s*")
 _NAME = re.compile(r"[^\s<>]+")
-
 
 
 class IfmBlock:

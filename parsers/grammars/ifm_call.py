@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
-from parsers.grammars.ifm_block import BLOCK_OPEN, GROUP_CLOSE, IfmBlock
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.markers import cut_short
+from parsers.grammars.ifm_block import BLOCK_OPEN, GROUP_CLOSE, IfmBlock
 
 _WHITESPACE = re.compile(r"\s*")
 
@@ -111,7 +111,9 @@ class IfmCalls:
         if buf.startswith(GROUP_CLOSE, blank_end):
             self.status = DONE if self.starts else FAILED
             return blank_end + len(GROUP_CLOSE)
-        waiting = blank_end == len(buf) or cut_short(buf, blank_end, BLOCK_OPEN) or cut_short(buf, blank_end, GROUP_CLOSE)
+        waiting = (
+            blank_end == len(buf) or cut_short(buf, blank_end, BLOCK_OPEN) or cut_short(buf, blank_end, GROUP_CLOSE)
+        )
         if waiting and blank_end - pos <= MAX_TOKEN_CHARS:
             return None
         self.status = DONE if self.starts else FAILED  # the group ends here; the rest is text

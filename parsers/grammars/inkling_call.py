@@ -28,13 +28,16 @@ import re
 
 import orjson
 
-from parsers.core.inkling_tokens import CONTROL_TOKENS, ENDS, INVOKE_JSON, INVOKE_TEXT
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
-from parsers.grammars.json_call import JsonCallObject
+from parsers.core.inkling_tokens import CONTROL_TOKENS, ENDS, INVOKE_JSON, INVOKE_TEXT
 from parsers.core.markers import cut_short, marker_set
+from parsers.grammars.json_call import JsonCallObject
 
 INVOKE_PREFIX = "<|content_invoke_tool_"
-_KIND_RESTS = {INVOKE_JSON.removeprefix(INVOKE_PREFIX): INVOKE_JSON, INVOKE_TEXT.removeprefix(INVOKE_PREFIX): INVOKE_TEXT}
+_KIND_RESTS = {
+    INVOKE_JSON.removeprefix(INVOKE_PREFIX): INVOKE_JSON,
+    INVOKE_TEXT.removeprefix(INVOKE_PREFIX): INVOKE_TEXT,
+}
 _CONTROL = marker_set(*CONTROL_TOKENS)
 _PAYLOAD_ENDS = marker_set(INVOKE_JSON, INVOKE_TEXT, *ENDS)
 _WHITESPACE = re.compile(r"\s*")

@@ -15,6 +15,7 @@ returned as content by the tool-call stage.
 from __future__ import annotations
 
 import re
+
 import orjson
 
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
@@ -23,6 +24,8 @@ from parsers.core.json_string import JsonStringDecoder
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _WHITESPACE = re.compile(r"\s*")
+
+
 class JsonCallObject:
     """Incremental reader of one `{"name": …, "arguments": …}` object."""
 

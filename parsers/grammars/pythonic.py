@@ -28,7 +28,6 @@ import re
 import orjson
 
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
-from parsers.grammars.json_call import JsonCalls
 from parsers.core.json_writer import JsonWriter
 from parsers.core.markers import cut_short
 from parsers.core.py_literal import (
@@ -43,6 +42,7 @@ from parsers.core.py_literal import (
     read_number,
     value_start,
 )
+from parsers.grammars.json_call import JsonCalls
 
 _WS = re.compile(r"\s*")
 _CALL_OPEN = re.compile(r"(?:,\s*)?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(\s*")
@@ -65,7 +65,14 @@ def render_kwargs(arguments: str) -> str:
 
 
 class PythonicCalls:
-    def __init__(self, sink: CallSink, *, constants: dict[str, str] = CONSTANTS, json_calls: bool = False, stop: str | None = None):
+    def __init__(
+        self,
+        sink: CallSink,
+        *,
+        constants: dict[str, str] = CONSTANTS,
+        json_calls: bool = False,
+        stop: str | None = None,
+    ):
         self.status = RUNNING
         self._sink = sink
         self._constants = constants

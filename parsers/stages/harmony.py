@@ -94,7 +94,13 @@ class HarmonyReasoningParser:
                 pos = self._step_message_start(buf, pos)
                 if pos is None:
                     return events
-            markers = self._in_header if self._state == "header" else self._in_body if self._state == "body" else self._outside
+            markers = (
+                self._in_header
+                if self._state == "header"
+                else self._in_body
+                if self._state == "body"
+                else self._outside
+            )
             hit = markers.search(buf, pos)
             end = hit.start if hit else markers.safe_end(buf, pos)
             self._take(buf[pos:end], events)

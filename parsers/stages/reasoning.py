@@ -26,12 +26,11 @@ directly follows the start marker; its prefix is held back meanwhile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from parsers.core.events import Content, Event, Reasoning
 from parsers.core.markers import MarkerSet, cut_short, marker_set
-
 
 EFFORTS_OFF = ("none", "no_think")  # reasoning efforts that mean "do not think" (Hunyuan's own word too)
 

@@ -24,14 +24,14 @@ before, between or after calls is content, verbatim.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
-from typing import Callable
 
+from parsers.core.call_body import DONE, FAILED, CallOutcomes
 from parsers.core.coerce import function_parameters, parameter_types
 from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event
-from parsers.core.call_body import DONE, FAILED, CallOutcomes
 from parsers.core.markers import marker_set
 
 _WHITESPACE = " \t\r\n"
@@ -142,7 +142,11 @@ class ToolCallParser:
         closers = (fmt.section_end,) if fmt.section_end else ()
         self._section_markers = marker_set(*common, *closers)
         self._fallback_drops = marker_set(*fmt.fallback_drops) if fmt.fallback_drops else None
-        self._closers = [(marker, state) for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare")) if marker]
+        self._closers = [
+            (marker, state)
+            for marker, state in ((fmt.call_end.strip(), "text"), (fmt.call_separator, "bare"))
+            if marker
+        ]
 
     # CallSink: the body grammar reports calls through these.
     def start(self, name: str) -> None:

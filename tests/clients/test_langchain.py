@@ -8,8 +8,8 @@ import pytest
 from langchain_core.messages import AIMessageChunk
 from langchain_openai import ChatOpenAI
 
-from tests.gateway.test_gateway_e2e import TOOLS
 from tests.clients.test_js_clients import CALLS, THREE_CALLS
+from tests.gateway.test_gateway_e2e import TOOLS
 
 QUESTION = "Weather in Paris and Rome, and the time in Paris?"
 

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from gateway.ops.config import Config, ConfigError, load_config
-
 from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS
 
 KIMI_CALL = (

@@ -8,15 +8,33 @@ from __future__ import annotations
 
 import pytest
 
-from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS, client, collect, message_result, streamed_result  # noqa: F401
+from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS, collect, message_result, streamed_result
 
 WEATHER_CALL_DELTAS = [
-    {"tool_calls": [{"index": 0, "id": "chatcmpl-tool-a1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]},
+    {
+        "tool_calls": [
+            {
+                "index": 0,
+                "id": "chatcmpl-tool-a1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": ""},
+            }
+        ]
+    },
     {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]},
     {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]},
 ]
 TIME_CALL_DELTAS = [
-    {"tool_calls": [{"index": 1, "id": "chatcmpl-tool-b2", "type": "function", "function": {"name": "get_time", "arguments": '{"zone": "CET"}'}}]},
+    {
+        "tool_calls": [
+            {
+                "index": 1,
+                "id": "chatcmpl-tool-b2",
+                "type": "function",
+                "function": {"name": "get_time", "arguments": '{"zone": "CET"}'},
+            }
+        ]
+    },
 ]
 
 
@@ -31,9 +49,12 @@ def both_ways(client, fake, *deltas: dict, model: str = "qwen3") -> dict:
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
 def test_backend_reasoning_and_tool_calls_pass_through(client, fake, field):
     result = both_ways(
-        client, fake,
-        {field: "The user wants "}, {field: "<tool_call> the weather."},
-        *WEATHER_CALL_DELTAS, *TIME_CALL_DELTAS,
+        client,
+        fake,
+        {field: "The user wants "},
+        {field: "<tool_call> the weather."},
+        *WEATHER_CALL_DELTAS,
+        *TIME_CALL_DELTAS,
     )
     assert result == {
         "reasoning_content": "The user wants <tool_call> the weather.",  # not parsed again
@@ -53,7 +74,8 @@ def test_backend_reasoning_then_raw_tool_call_text_is_parsed_by_our_tool_parser(
     """A backend with only its reasoning parser on: the content still holds
     the model's raw tool-call text, which our tool-call parser reads."""
     result = both_ways(
-        client, fake,
+        client,
+        fake,
         {"reasoning_content": "Weather, then."},
         {"content": '<tool_call>\n{"name": "get_weather", '},
         {"content": '"arguments": {"city": "Oslo"}}\n</tool_call>'},
@@ -65,7 +87,11 @@ def test_backend_reasoning_then_raw_tool_call_text_is_parsed_by_our_tool_parser(
 
 def test_content_next_to_backend_tool_calls_is_passed_as_is(client, fake):
     result = both_ways(
-        client, fake, {"reasoning_content": "Look it up."}, {"content": "Checking <think>now</think>."}, *WEATHER_CALL_DELTAS
+        client,
+        fake,
+        {"reasoning_content": "Look it up."},
+        {"content": "Checking <think>now</think>."},
+        *WEATHER_CALL_DELTAS,
     )
     assert result["content"] == "Checking <think>now</think>."
     assert result["reasoning_content"] == "Look it up."
@@ -85,7 +111,10 @@ def test_model_without_parsers_maps_backend_fields(client, fake):
 def test_backend_reasoning_with_plain_answer(client, fake):
     result = both_ways(client, fake, {"reasoning_content": "Easy."}, {"content": "Sunny"}, {"content": " in Paris."})
     assert result == {
-        "reasoning_content": "Easy.", "content": "Sunny in Paris.", "tool_calls": [], "finish_reason": "stop",
+        "reasoning_content": "Easy.",
+        "content": "Sunny in Paris.",
+        "tool_calls": [],
+        "finish_reason": "stop",
     }
 
 
@@ -97,12 +126,20 @@ def test_backend_calls_after_our_parsed_calls_keep_distinct_indices(client, fake
     )
     stream = client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS, stream=True)
     choice = collect(stream)[0]
-    assert [(index, call["name"]) for index, call in sorted(choice["calls"].items())] == [(0, "get_time"), (1, "get_weather")]
+    assert [(index, call["name"]) for index, call in sorted(choice["calls"].items())] == [
+        (0, "get_time"),
+        (1, "get_weather"),
+    ]
     assert choice["calls"][0]["id"] != choice["calls"][1]["id"]
     assert streamed_result(choice)["tool_calls"] == [("get_time", {}), ("get_weather", {"city": "Paris"})]
 
 
 def test_arguments_sent_as_an_object_become_json_text(client, fake):
-    call = {"index": 0, "id": "x", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Köln"}}}
+    call = {
+        "index": 0,
+        "id": "x",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": {"city": "Köln"}},
+    }
     result = both_ways(client, fake, {"tool_calls": [call]})
     assert result["tool_calls"] == [("get_weather", {"city": "Köln"})]

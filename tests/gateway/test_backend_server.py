@@ -38,7 +38,12 @@ UPSTREAM = {
     ("other", "required"): "required",
 }
 # server -> the constraint field sent with "required" (its default guided_decoding)
-REQUIRED_CONSTRAINT = {"vllm": "structured_outputs", "sglang": "response_format", "llamacpp": "json_schema", "other": None}
+REQUIRED_CONSTRAINT = {
+    "vllm": "structured_outputs",
+    "sglang": "response_format",
+    "llamacpp": "json_schema",
+    "other": None,
+}
 
 
 def entry(name: str, url: str, server: str, **extra) -> dict:

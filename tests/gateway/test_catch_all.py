@@ -11,9 +11,8 @@ import pytest
 
 from gateway.app import create_app
 from gateway.backend.catch_all import route
-from gateway.ops.config import Config, ModelConfig
 from gateway.backend.upstream import Backend
-
+from gateway.ops.config import Config, ModelConfig
 from tests.fake_backend import BACKEND_KEY
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
 
@@ -39,7 +38,11 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
 @pytest.fixture(scope="module")
 def fixed_client(serve, fake_backend_server) -> openai.OpenAI:
     """A catch-all that sends everything to one backend model, with its own parsers."""
-    return gateway(serve, fake_backend_server[1], {"backend": {"url": f"{fake_backend_server[1]}/v1", "model": "house-model"}, "tool_call_parser": "glm45"})
+    return gateway(
+        serve,
+        fake_backend_server[1],
+        {"backend": {"url": f"{fake_backend_server[1]}/v1", "model": "house-model"}, "tool_call_parser": "glm45"},
+    )
 
 
 def test_any_other_model_name_goes_to_the_default_backend_with_parsers_from_its_name(client, fake):

@@ -47,7 +47,12 @@ def test_each_choice_is_parsed_on_its_own(client, fake, together):
 
 def test_reasoning_state_is_per_choice(client, fake):
     fake.script("<think>Hmm.</think>Done.", "Plain reply, no markers at all.", chunk_size=4)
-    request = {"model": "qwen3", "messages": MESSAGES, "n": 2, "extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}
+    request = {
+        "model": "qwen3",
+        "messages": MESSAGES,
+        "n": 2,
+        "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
+    }
     streamed = collect(client.chat.completions.create(stream=True, **request))
     assert streamed[0]["reasoning"] == "Hmm." and streamed[0]["content"] == "Done."
     assert streamed[1]["content"] == "Plain reply, no markers at all." and streamed[1]["reasoning"] == ""

@@ -33,7 +33,12 @@ def parsegate(*args: str, stdin: str | None = None) -> subprocess.CompletedProce
     """`python -m gateway ARGS` in a fresh process."""
     return subprocess.run(
         [sys.executable, "-m", "gateway", *args],
-        input=stdin, capture_output=True, text=True, encoding="utf-8", cwd=REPO, timeout=60,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=REPO,
+        timeout=60,
     )
 
 
@@ -130,8 +135,10 @@ CONFIG_ERRORS = [
     ("server: {port: many}\nmodels:\n  - {name: m, backend: {demo: true}}\n", ["server.port"]),
     ("models:\n  - {name: m, backend: {demo: true}}\n  - {name: m, backend: {demo: true}}\n", ["duplicate", "'m'"]),
     ("models:\n  - {name: m, backend: {demo: true, url: 'http://x'}}\n", ["exactly one of 'url'"]),
-    ("models:\n  - {name: m, backend: {url: 'http://x', api_key: '${PARSEGATE_UNSET_VAR}'}}\n",
-     ["models[0].backend.api_key", "PARSEGATE_UNSET_VAR"]),
+    (
+        "models:\n  - {name: m, backend: {url: 'http://x', api_key: '${PARSEGATE_UNSET_VAR}'}}\n",
+        ["models[0].backend.api_key", "PARSEGATE_UNSET_VAR"],
+    ),
     ("models: [\n", ["not valid YAML"]),
 ]
 
@@ -178,7 +185,10 @@ def test_serve_runs_the_shipped_config_with_no_flags_but_port():
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gateway", "serve", "--port", str(port)],
-        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
     )
     try:
         for line in server.stderr:  # uvicorn logs to stderr; this blocks until it is up
@@ -197,7 +207,10 @@ def test_serve_with_workers_starts_them_all_and_answers():
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gateway", "serve", "--port", str(port), "--workers", "2"],
-        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
     )
     try:
         started = 0

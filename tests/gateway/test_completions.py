@@ -66,10 +66,18 @@ def test_backend_down_is_502(gateway_url, stream):
 
 
 def test_backend_error_passes_through(client, fake):
-    fake.error = (400, b'{"error": {"message": "prompt too long", "type": "BadRequestError", "param": "prompt", "code": 400}}')
+    fake.error = (
+        400,
+        b'{"error": {"message": "prompt too long", "type": "BadRequestError", "param": "prompt", "code": 400}}',
+    )
     with pytest.raises(openai.BadRequestError) as error:
         client.completions.create(model="qwen3", prompt="Hi")
-    assert error.value.body == {"message": "prompt too long", "type": "BadRequestError", "param": "prompt", "code": "400"}
+    assert error.value.body == {
+        "message": "prompt too long",
+        "type": "BadRequestError",
+        "param": "prompt",
+        "code": "400",
+    }
 
 
 @pytest.mark.parametrize(("body", "param"), [(b"{}", "model"), (b'{"model": "qwen3", "stream": "yes"}', "stream")])

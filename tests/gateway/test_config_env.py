@@ -18,14 +18,17 @@ def config_file(tmp_path):
 
 
 def test_variables_override_the_file_with_typed_values(config_file):
-    config = load_config(config_file, {
-        "PARSEGATE_SERVER__PORT": "9100",
-        "PARSEGATE_SERVER__METRICS_AUTH": "true",
-        "PARSEGATE_SERVER__API_KEYS": "sk-one,sk-two",
-        "PARSEGATE_MODELS__0__BACKEND__IDLE_TIMEOUT": "2.5",
-        "PARSEGATE_MODELS__0__TOOL_CALL_PARSER": "qwen25",
-        "PARSEGATE_CONFIG": "not-a-key.yaml",
-    })
+    config = load_config(
+        config_file,
+        {
+            "PARSEGATE_SERVER__PORT": "9100",
+            "PARSEGATE_SERVER__METRICS_AUTH": "true",
+            "PARSEGATE_SERVER__API_KEYS": "sk-one,sk-two",
+            "PARSEGATE_MODELS__0__BACKEND__IDLE_TIMEOUT": "2.5",
+            "PARSEGATE_MODELS__0__TOOL_CALL_PARSER": "qwen25",
+            "PARSEGATE_CONFIG": "not-a-key.yaml",
+        },
+    )
     assert config.server.port == 9100 and config.server.metrics_auth is True
     assert config.server.api_keys == ["sk-one", "sk-two"]
     assert config.models[0].backend.idle_timeout == 2.5 and config.models[0].tool_call_parser == "qwen25"
@@ -33,28 +36,38 @@ def test_variables_override_the_file_with_typed_values(config_file):
 
 
 def test_variables_can_add_a_model_and_lists(config_file):
-    config = load_config(config_file, {
-        "PARSEGATE_MODELS__1__NAME": "spread",
-        "PARSEGATE_MODELS__1__BACKEND__URLS": "[http://a:1/v1, http://b:2/v1]",
-        "PARSEGATE_SERVER__API_KEYS": '["123"]',
-    })
+    config = load_config(
+        config_file,
+        {
+            "PARSEGATE_MODELS__1__NAME": "spread",
+            "PARSEGATE_MODELS__1__BACKEND__URLS": "[http://a:1/v1, http://b:2/v1]",
+            "PARSEGATE_SERVER__API_KEYS": '["123"]',
+        },
+    )
     assert [model.name for model in config.models] == ["qwen3", "spread"]
     assert config.models[1].backend.base_urls == ["http://a:1/v1", "http://b:2/v1"]
     assert config.server.api_keys == ["123"]
 
 
 def test_without_a_file_the_environment_is_the_config(tmp_path):
-    config = load_config(tmp_path / "absent.yaml", {
-        "PARSEGATE_MODELS__0__NAME": "demo", "PARSEGATE_MODELS__0__BACKEND__DEMO": "true",
-    })
+    config = load_config(
+        tmp_path / "absent.yaml",
+        {
+            "PARSEGATE_MODELS__0__NAME": "demo",
+            "PARSEGATE_MODELS__0__BACKEND__DEMO": "true",
+        },
+    )
     assert config.models[0].backend.demo is True
 
 
-@pytest.mark.parametrize(("variable", "value", "fragment"), [
-    ("PARSEGATE_MODELS__5__NAME", "x", "PARSEGATE_MODELS__5__NAME: '5' is not an index"),
-    ("PARSEGATE_SERVER__PORT", "high", "server.port"),
-    ("PARSEGATE_SERVER__PROT", "1", "unknown key 'prot'"),
-])
+@pytest.mark.parametrize(
+    ("variable", "value", "fragment"),
+    [
+        ("PARSEGATE_MODELS__5__NAME", "x", "PARSEGATE_MODELS__5__NAME: '5' is not an index"),
+        ("PARSEGATE_SERVER__PORT", "high", "server.port"),
+        ("PARSEGATE_SERVER__PROT", "1", "unknown key 'prot'"),
+    ],
+)
 def test_a_bad_variable_is_named(config_file, variable, value, fragment):
     with pytest.raises(ConfigError, match=fragment):
         load_config(config_file, {variable: value})
@@ -65,11 +78,14 @@ def test_parsegate_serve_runs_on_the_environment_alone(tmp_path, fake_backend_se
 
     from tests.conftest import GatewayProcess
 
-    gateway = GatewayProcess(str(tmp_path / "absent.yaml"), env={
-        "PARSEGATE_SERVER__API_KEYS": "sk-env-key",
-        "PARSEGATE_MODELS__0__NAME": "from-env",
-        "PARSEGATE_MODELS__0__BACKEND__URL": f"{fake_backend_server[1]}/v1",
-    })
+    gateway = GatewayProcess(
+        str(tmp_path / "absent.yaml"),
+        env={
+            "PARSEGATE_SERVER__API_KEYS": "sk-env-key",
+            "PARSEGATE_MODELS__0__NAME": "from-env",
+            "PARSEGATE_MODELS__0__BACKEND__URL": f"{fake_backend_server[1]}/v1",
+        },
+    )
     try:
         headers = {"authorization": "Bearer sk-env-key"}
         assert httpx.get(f"{gateway.url}/v1/models", timeout=5).status_code == 401

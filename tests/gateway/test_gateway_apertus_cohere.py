@@ -38,8 +38,16 @@ CALLS = [("get_weather", '{"city": "Paris"}'), ("search", '{"query": "x"}')]
 @pytest.fixture(scope="module")
 def client(serve, fake_backend_server) -> openai.OpenAI:
     _, backend_url = fake_backend_server
-    models = [{"name": name, "backend": {"url": f"{backend_url}/v1", "model": model}} for name, model in BACKEND_MODELS.items()]
-    models.append({"name": "apertus-sglang", "backend": {"url": f"{backend_url}/v1", "model": BACKEND_MODELS["apertus"], "server": "sglang"}})
+    models = [
+        {"name": name, "backend": {"url": f"{backend_url}/v1", "model": model}}
+        for name, model in BACKEND_MODELS.items()
+    ]
+    models.append(
+        {
+            "name": "apertus-sglang",
+            "backend": {"url": f"{backend_url}/v1", "model": BACKEND_MODELS["apertus"], "server": "sglang"},
+        }
+    )
     gateway = serve(create_app(Config.model_validate({"models": models})))
     return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
 
@@ -83,7 +91,9 @@ def test_reasoning_and_two_calls(client, fake, model, output, reasoning, content
 
 @pytest.mark.parametrize("chunk_size", [1, 1000])
 def test_cohere_answer_is_unwrapped(client, fake, chunk_size):
-    fake.script("Easy.<|END_THINKING|><|START_TEXT|>It is sunny.<|END_TEXT|><|END_OF_TURN_TOKEN|>", chunk_size=chunk_size)
+    fake.script(
+        "Easy.<|END_THINKING|><|START_TEXT|>It is sunny.<|END_TEXT|><|END_OF_TURN_TOKEN|>", chunk_size=chunk_size
+    )
     request = {"model": "cohere", "messages": MESSAGES}
     assert streamed(client, **request) == ("Easy.", "It is sunny.", [], "stop")
     assert whole(client, **request) == ("Easy.", "It is sunny.", [], "stop")

@@ -12,9 +12,15 @@ from gateway.ops.config import Config
 
 WEATHER = {
     "type": "function",
-    "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}},
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}},
+    },
 }
-SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}
+SEARCH = {
+    "type": "function",
+    "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}},
+}
 MESSAGES = [{"role": "user", "content": "Weather in Paris, and search x?"}]
 OUTPUTS = {
     "muse": (
@@ -67,5 +73,9 @@ def test_reasoning_and_two_calls(client, fake, model, chunk_size):
 
     reply = client.chat.completions.create(**request)
     message = reply.choices[0].message
-    assert (message.reasoning_content, message.content, reply.choices[0].finish_reason) == ("Need weather.", None, "tool_calls")
+    assert (message.reasoning_content, message.content, reply.choices[0].finish_reason) == (
+        "Need weather.",
+        None,
+        "tool_calls",
+    )
     assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == CALLS

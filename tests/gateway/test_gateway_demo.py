@@ -75,9 +75,12 @@ def test_demo_answers_a_tool_result_in_plain_text(demo):
     client, model = demo
     messages = [
         *QUESTION,
-        {"role": "assistant", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
-        ]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny, 24 C"},
     ]
     choice = client.chat.completions.create(model=model, messages=messages, tools=[WEATHER_TOOL]).choices[0]

@@ -10,9 +10,8 @@ import openai
 import orjson
 import pytest
 
-from gateway.ops.config import ModelConfig
 from gateway.backend.upstream import Backend
-
+from gateway.ops.config import ModelConfig
 from tests.fake_backend import BACKEND_KEY, USAGE
 
 WEATHER_TOOL = {
@@ -39,11 +38,6 @@ TWO_CALLS = (
 TEXT_THEN_CALL = (
     'Let me check that for you.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Nice"}}\n</tool_call>'
 )
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="client-key", max_retries=0, timeout=10)
 
 
 def collect(stream) -> dict[int, dict]:
@@ -262,7 +256,10 @@ def test_skip_special_tokens_is_sent_only_when_needed_and_never_overrides_the_cl
     backend = Backend(model)
     try:
         payload = {"model": "m", "messages": MESSAGES, "separate_reasoning": True, "stream_reasoning": False}
-        assert orjson.loads(backend.body(payload, parsers_need_special_tokens=False)) == {"model": "up", "messages": MESSAGES}
+        assert orjson.loads(backend.body(payload, parsers_need_special_tokens=False)) == {
+            "model": "up",
+            "messages": MESSAGES,
+        }
         kept = orjson.loads(backend.body(payload, parsers_need_special_tokens=True))
         assert kept["skip_special_tokens"] is False
         chosen = orjson.loads(backend.body({**payload, "skip_special_tokens": True}, parsers_need_special_tokens=True))
@@ -275,5 +272,8 @@ def test_streamed_requests_reuse_the_backend_connection(client, fake):
     fake.script("Hmm.</think>Hello there, streamed.", chunk_size=4)
     for _ in range(3):
         stream = client.chat.completions.create(model="qwen3", messages=MESSAGES, stream=True)
-        assert "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices) == "Hello there, streamed."
+        assert (
+            "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+            == "Hello there, streamed."
+        )
     assert len(fake.client_ports) == 3 and len(set(fake.client_ports)) == 1

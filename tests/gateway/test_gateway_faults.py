@@ -45,8 +45,12 @@ def gateway(serve, fake_backend_server, full_listener) -> str:
     impatient = {"first_byte_timeout": SHORT, "idle_timeout": SHORT}
     config = {
         "models": [
-            {"name": "qwen3", "backend": {"url": f"{fake_url}/v1", **impatient}, "reasoning_parser": "qwen3",
-             "tool_call_parser": "qwen25"},
+            {
+                "name": "qwen3",
+                "backend": {"url": f"{fake_url}/v1", **impatient},
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+            },
             {"name": "stuck", "backend": {"url": f"http://127.0.0.1:{full_listener}/v1", "connect_timeout": SHORT}},
         ]
     }
@@ -144,12 +148,14 @@ def test_a_client_that_stops_reading_stops_the_backend(gateway, fake):
     fake.script("x" * total, chunk_size=16384)
     small_window = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)])
     body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
-    with httpx.Client(transport=small_window, base_url=gateway, timeout=30) as client:
-        with client.stream("POST", "/v1/chat/completions", json=body) as response:
-            raw = response.iter_raw(1024)
-            next(raw)
-            wait_until_steady(lambda: fake.sent_bytes)
-            assert 0 < fake.sent_bytes < total // 2
+    with (
+        httpx.Client(transport=small_window, base_url=gateway, timeout=30) as client,
+        client.stream("POST", "/v1/chat/completions", json=body) as response,
+    ):
+        raw = response.iter_raw(1024)
+        next(raw)
+        wait_until_steady(lambda: fake.sent_bytes)
+        assert 0 < fake.sent_bytes < total // 2
 
 
 def wait_until_steady(value, polls: int = 3) -> None:
@@ -169,10 +175,12 @@ def test_client_disconnect_cancels_the_upstream_request(gateway, fake):
     fake.script("Thinking of a long answer", chunk_size=4)
     fake.hold_after = 3
     body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
-    with httpx.Client(base_url=gateway, timeout=10) as client:
-        with client.stream("POST", "/v1/chat/completions", json=body) as response:
-            assert next(response.iter_lines()).startswith("data: ")
-            assert fake.held.wait(timeout=5)
+    with (
+        httpx.Client(base_url=gateway, timeout=10) as client,
+        client.stream("POST", "/v1/chat/completions", json=body) as response,
+    ):
+        assert next(response.iter_lines()).startswith("data: ")
+        assert fake.held.wait(timeout=5)
     assert fake.stream_abandoned.wait(timeout=1.0)
 
 
@@ -205,7 +213,9 @@ def test_requests_spread_round_robin_over_the_urls(serve, fake_backend_server, s
     assert (len(fake.requests), len(other.requests)) == (2, 2)
 
 
-def test_a_failing_url_is_retried_elsewhere_then_skipped(serve, fake_backend_server, second_fake, fake, other, closed_port):
+def test_a_failing_url_is_retried_elsewhere_then_skipped(
+    serve, fake_backend_server, second_fake, fake, other, closed_port
+):
     fake.error = (503, b"overloaded")
     urls = [f"{fake_backend_server[1]}/v1", f"http://127.0.0.1:{closed_port}/v1", f"{second_fake[1]}/v1"]
     gateway = spread_gateway(serve, urls, retries=2, breaker_failures=2, breaker_cooldown=600)

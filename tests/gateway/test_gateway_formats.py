@@ -24,8 +24,16 @@ HISTORY = [
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "functions.get_weather:0", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
-            {"id": "functions.get_weather:1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+            {
+                "id": "functions.get_weather:0",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": "{}"},
+            },
+            {
+                "id": "functions.get_weather:1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": "{}"},
+            },
         ],
     },
     {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "sunny"},
@@ -73,7 +81,10 @@ def test_kimi_ids_count_the_conversations_earlier_calls(client, fake):
     assert streamed(client, **request) == (
         "Two lookups.",
         "",
-        [("functions.get_weather:2", "get_weather", '{"city": "Paris"}'), ("functions.search:3", "search", '{"query": "x"}')],
+        [
+            ("functions.get_weather:2", "get_weather", '{"city": "Paris"}'),
+            ("functions.search:3", "search", '{"query": "x"}'),
+        ],
         "tool_calls",
     )
 
@@ -88,7 +99,9 @@ def test_special_token_formats_ask_the_backend_to_keep_them(client, fake):
 
 def test_client_choice_of_skip_special_tokens_is_kept(client, fake):
     fake.script("Hi.", chunk_size=2)
-    client.chat.completions.create(model="kimi", messages=HISTORY, tools=[WEATHER], extra_body={"skip_special_tokens": True})
+    client.chat.completions.create(
+        model="kimi", messages=HISTORY, tools=[WEATHER], extra_body={"skip_special_tokens": True}
+    )
     assert fake.last_body["skip_special_tokens"] is True
 
 
@@ -101,7 +114,9 @@ def test_gpt_oss_harmony_reasoning_and_call(client, fake, chunk_size):
     assert [(name, arguments) for _, name, arguments in calls] == [("get_weather", '{"city": "Paris"}')]
     message = client.chat.completions.create(**request).choices[0].message
     assert message.reasoning_content == "Need the weather."
-    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [("get_weather", '{"city": "Paris"}')]
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "Paris"}')
+    ]
 
 
 def test_end_of_turn_tokens_never_reach_content_even_without_tools(client, fake):

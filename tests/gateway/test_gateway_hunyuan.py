@@ -35,7 +35,12 @@ PREFILLED = "Short plan.</think:opensource>Sunny.<｜hy_eos:opensource｜>"
 @pytest.fixture(scope="module")
 def client(serve, fake_backend_server) -> openai.OpenAI:
     _, fake_url = fake_backend_server
-    model = {"name": "hy3", "backend": {"url": f"{fake_url}/v1"}, "reasoning_parser": "hunyuan", "tool_call_parser": "hunyuan"}
+    model = {
+        "name": "hy3",
+        "backend": {"url": f"{fake_url}/v1"},
+        "reasoning_parser": "hunyuan",
+        "tool_call_parser": "hunyuan",
+    }
     url = serve(create_app(Config.model_validate({"models": [model]})))
     return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
 
@@ -45,7 +50,9 @@ def test_suffixed_tokens_give_reasoning_and_typed_calls(client, fake, chunk_size
     fake.script(SUFFIXED_CALL, chunk_size=chunk_size)
     message = client.chat.completions.create(model="hy3", messages=MESSAGES, tools=[WEATHER]).choices[0].message
     assert (message.reasoning_content, message.content) == ("Need the weather.", "Checking.\n")
-    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [("get_weather", '{"city": "Paris", "days": 2}')]
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "Paris", "days": 2}')
+    ]
     assert fake.last_body["skip_special_tokens"] is False
     fake.script(SUFFIXED_CALL, chunk_size=chunk_size)
     reasoning, content, calls, finish = streamed(client, model="hy3", messages=MESSAGES, tools=[WEATHER])
@@ -84,5 +91,7 @@ def test_no_think_turns_thinking_off(client, fake, request_fields, upstream_kwar
 
 @pytest.mark.parametrize("model", ["tencent/Hy3", "tencent/Hy3-preview", "tencent/Hy4-Instruct"])
 def test_hunyuan_models_get_both_parsers_from_their_name(model):
-    entry = Config.model_validate({"models": [{"name": "m", "backend": {"url": "http://127.0.0.1:9/v1", "model": model}}]}).models[0]
+    entry = Config.model_validate(
+        {"models": [{"name": "m", "backend": {"url": "http://127.0.0.1:9/v1", "model": model}}]}
+    ).models[0]
     assert (entry.tool_call_parser, entry.reasoning_parser) == ("hunyuan", "hunyuan")

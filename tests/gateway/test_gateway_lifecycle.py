@@ -84,8 +84,13 @@ def test_sighup_reloads_the_config_and_keeps_streams_in_flight(gateway_process, 
         lines = response.iter_lines()
         assert next(lines).startswith("data: ")
         assert fake.held.wait(timeout=10)
-        new = {"server": {"api_keys": ["sk-new"]}, "models": [
-            {"name": "renamed", "backend": {"url": fake_url}}, {"name": "other", "backend": {"url": fake_url}}]}
+        new = {
+            "server": {"api_keys": ["sk-new"]},
+            "models": [
+                {"name": "renamed", "backend": {"url": fake_url}},
+                {"name": "other", "backend": {"url": fake_url}},
+            ],
+        }
         with open(gateway.config_path, "w") as file:
             file.write(orjson.dumps(new).decode())  # JSON is YAML
         gateway.process.send_signal(signal.SIGHUP)
@@ -102,8 +107,12 @@ def test_sighup_reloads_the_config_and_keeps_streams_in_flight(gateway_process, 
     wait_until(lambda: any("reload refused" in line for line in gateway.log))
     assert "unknown tool-call parser 'nope'" in "".join(gateway.log)
     assert model_ids(gateway.url, "sk-new") == ["renamed", "other"]
-    reply = httpx.post(f"{gateway.url}/v1/chat/completions", json={"model": "other", "messages": MESSAGES},
-                       headers={"authorization": "Bearer sk-new"}, timeout=10)
+    reply = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        json={"model": "other", "messages": MESSAGES},
+        headers={"authorization": "Bearer sk-new"},
+        timeout=10,
+    )
     assert reply.status_code == 200
 
 

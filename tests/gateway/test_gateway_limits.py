@@ -20,10 +20,18 @@ def gateway(serve, fake_backend_server) -> str:
     config = {
         "server": {"max_body_bytes": 2000, "max_concurrent_requests": 1, "max_buffered_chars": 100},
         "models": [
-            {"name": "qwen3", "backend": {"url": f"{fake_url}/v1"}, "reasoning_parser": "qwen3",
-             "tool_call_parser": "qwen25"},
-            {"name": "guided", "backend": {"url": f"{fake_url}/v1"}, "tool_call_parser": "qwen25",
-             "guided_decoding": "vllm"},
+            {
+                "name": "qwen3",
+                "backend": {"url": f"{fake_url}/v1"},
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+            },
+            {
+                "name": "guided",
+                "backend": {"url": f"{fake_url}/v1"},
+                "tool_call_parser": "qwen25",
+                "guided_decoding": "vllm",
+            },
         ],
     }
     return serve(create_app(Config.model_validate(config)))
@@ -31,7 +39,9 @@ def gateway(serve, fake_backend_server) -> str:
 
 def test_a_body_over_the_limit_is_413(gateway, fake):
     big = [{"role": "user", "content": "x" * 3000}]
-    chunked = (part for part in [b'{"model": "qwen3", "messages": ', httpx.Request("POST", "/", json=big).content, b"}"])
+    chunked = (
+        part for part in [b'{"model": "qwen3", "messages": ', httpx.Request("POST", "/", json=big).content, b"}"]
+    )
     for response in (
         httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": big}),
         httpx.post(f"{gateway}/v1/chat/completions", content=chunked),  # no Content-Length
@@ -39,7 +49,9 @@ def test_a_body_over_the_limit_is_413(gateway, fake):
         assert response.status_code == 413, response.text
         assert response.json()["error"]["code"] == "request_too_large"
     assert fake.requests == []
-    assert httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
+    assert (
+        httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
+    )
 
 
 def test_a_text_completion_over_the_limit_is_413(gateway, fake):
@@ -91,9 +103,11 @@ def test_a_call_array_unnamed_within_the_buffer_cap_streams_as_content(gateway, 
     text = '[{"arguments": {"x": "' + "y" * 300 + '"}, "name": "f"}]'
     fake.script(text, chunk_size=8)
     client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
-    chunks = list(client.chat.completions.create(
-        model="guided", messages=MESSAGES, tools=TOOLS, tool_choice="required", stream=True
-    ))
+    chunks = list(
+        client.chat.completions.create(
+            model="guided", messages=MESSAGES, tools=TOOLS, tool_choice="required", stream=True
+        )
+    )
     deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
     assert "".join(delta.content or "" for delta in deltas) == text
     assert not any(delta.tool_calls for delta in deltas)

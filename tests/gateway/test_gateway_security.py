@@ -19,7 +19,9 @@ WRONG_KEY = "sk-wrong-secret-9913"
 
 def ask(gateway: str, key: str | None, **body: object) -> httpx.Response:
     headers = {"authorization": f"Bearer {key}"} if key else {}
-    return httpx.post(f"{gateway}/v1/chat/completions", json={"messages": MESSAGES, **body}, headers=headers, timeout=10)
+    return httpx.post(
+        f"{gateway}/v1/chat/completions", json={"messages": MESSAGES, **body}, headers=headers, timeout=10
+    )
 
 
 def test_keys_come_from_a_file(serve, fake_backend_server, fake, tmp_path):
@@ -38,14 +40,20 @@ def test_keys_come_from_a_file(serve, fake_backend_server, fake, tmp_path):
 
 def test_an_unreadable_keys_file_stops_start_up(tmp_path):
     with pytest.raises(ValueError, match="api_keys_file: cannot read"):
-        Config.model_validate({"server": {"api_keys_file": str(tmp_path / "absent")}, "models": [
-            {"name": "m", "backend": {"demo": True}}]})
+        Config.model_validate(
+            {
+                "server": {"api_keys_file": str(tmp_path / "absent")},
+                "models": [{"name": "m", "backend": {"demo": True}}],
+            }
+        )
 
 
 @pytest.mark.parametrize("protected", [True, False])
 def test_metrics_auth_guards_metrics_and_health_stays_open(serve, protected):
-    config = {"server": {"api_keys": [CLIENT_KEY], "metrics_auth": protected},
-              "models": [{"name": "m", "backend": {"demo": True}}]}
+    config = {
+        "server": {"api_keys": [CLIENT_KEY], "metrics_auth": protected},
+        "models": [{"name": "m", "backend": {"demo": True}}],
+    }
     url = serve(create_app(Config.model_validate(config)))
     assert httpx.get(f"{url}/metrics").status_code == (401 if protected else 200)
     assert httpx.get(f"{url}/metrics", headers={"authorization": f"Bearer {CLIENT_KEY}"}).status_code == 200

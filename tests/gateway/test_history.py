@@ -9,7 +9,11 @@ import pytest
 
 from tests.gateway.test_gateway_e2e import ONE_CALL, TOOLS
 
-CALL = {"id": "call_Ab12cD34eF56", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}
+CALL = {
+    "id": "call_Ab12cD34eF56",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
+}
 KIMI_CALL = {"id": "functions.get_time:1", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}
 HISTORY = [
     {"role": "system", "content": "Be brief."},

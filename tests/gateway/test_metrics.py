@@ -15,7 +15,9 @@ from gateway.ops.config import Config
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 ONE_CALL = '<think>\nNeed weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-BACKEND_CALL = {"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+BACKEND_CALL = {
+    "tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]
+}
 MALFORMED_THEN_CUT_CALL = (
     'Let me try. <tool_call>not json</tool_call> Again: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa'
 )

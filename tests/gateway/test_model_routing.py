@@ -12,9 +12,8 @@ from gateway.cli import main
 from gateway.ops.config import Config, ConfigError, load_config
 from gateway.ops.model_families import FAMILIES, family_of
 from parsers import reasoning_parser_names, tool_call_parser_names
-
 from tests.gateway.test_cli import parsegate
-from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, client, message_result  # noqa: F401
+from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
 
 PICKS = [
     ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3_coder", "qwen3"),
@@ -55,7 +54,9 @@ PICKS = [
 
 @pytest.mark.parametrize(("model", "tool_call_parser", "reasoning_parser"), PICKS)
 def test_entry_without_parsers_takes_them_from_the_backend_model_name(model, tool_call_parser, reasoning_parser):
-    config = Config.model_validate({"models": [{"name": "m", "backend": {"url": "http://127.0.0.1:9/v1", "model": model}}]})
+    config = Config.model_validate(
+        {"models": [{"name": "m", "backend": {"url": "http://127.0.0.1:9/v1", "model": model}}]}
+    )
     entry = config.models[0]
     assert (entry.tool_call_parser, entry.reasoning_parser) == (tool_call_parser, reasoning_parser)
 

@@ -26,12 +26,20 @@ WORDS = st.text(alphabet=GREEK, min_size=1, max_size=6)
 WHITESPACE = st.sampled_from([" ", "\n", "\n\n", "  \t"])
 CITY = "@city@"  # where a call's argument value goes
 FORMATS = [  # (reasoning parser, tool-call parser): JSON, named, tag, DSML, list, pythonic, XTML, IFM, Inkling and channel calls
-    ("qwen3", "qwen25"), ("kimi_k2", "kimi_k2"), ("glm45", "glm45"),
-    ("deepseek-v3", "deepseekv32"), ("qwen3", "mistral"), ("qwen3", "pythonic"), ("hunyuan", "hunyuan"),
+    ("qwen3", "qwen25"),
+    ("kimi_k2", "kimi_k2"),
+    ("glm45", "glm45"),
+    ("deepseek-v3", "deepseekv32"),
+    ("qwen3", "mistral"),
+    ("qwen3", "pythonic"),
+    ("hunyuan", "hunyuan"),
     ("kimi_k3", "kimi_k3"),
-    ("apertus2509", "apertus2509"), ("cohere_command4", "cohere_command4"),
-    ("muse", "muse"), ("beam", "beam"),
-    ("k2_horizon", "k2_horizon"), ("inkling", "inkling"),
+    ("apertus2509", "apertus2509"),
+    ("cohere_command4", "cohere_command4"),
+    ("muse", "muse"),
+    ("beam", "beam"),
+    ("k2_horizon", "k2_horizon"),
+    ("inkling", "inkling"),
 ]
 EXAMPLES = 30  # per format
 
@@ -40,7 +48,13 @@ def markers(reasoning_parser: str, tool_parser: str) -> list[str]:
     """Every marker of the two formats."""
     tools, reasoning = tool_format(tool_parser), reasoning_format(reasoning_parser)
     found = [reasoning.start, reasoning.end, tools.call_start, tools.call_end, tools.section_start, tools.section_end]
-    found += [*tools.other_call_starts, *tools.dropped_markers, *tools.end_of_turn, *reasoning.end_of_turn, *reasoning.answer_markers]
+    found += [
+        *tools.other_call_starts,
+        *tools.dropped_markers,
+        *tools.end_of_turn,
+        *reasoning.end_of_turn,
+        *reasoning.answer_markers,
+    ]
     return sorted({marker for marker in found if marker}) + ["<", "{", "\n"]
 
 
@@ -52,7 +66,9 @@ def calls(tool_parser: str) -> st.SearchStrategy[str]:
 
 
 def outputs(reasoning_parser: str, tool_parser: str) -> st.SearchStrategy[str]:
-    pieces = st.one_of(WORDS, WORDS, st.sampled_from(markers(reasoning_parser, tool_parser)), WHITESPACE, calls(tool_parser))
+    pieces = st.one_of(
+        WORDS, WORDS, st.sampled_from(markers(reasoning_parser, tool_parser)), WHITESPACE, calls(tool_parser)
+    )
     return st.lists(pieces, min_size=1, max_size=25).map("".join)
 
 
@@ -75,7 +91,9 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
 @pytest.mark.parametrize("reasoning_parser, tool_parser", FORMATS)
 def test_random_outputs_lose_no_text(client, fake, reasoning_parser, tool_parser):
     @given(output=outputs(reasoning_parser, tool_parser), chunk_size=st.integers(min_value=1, max_value=7))
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     def streams_every_letter_once(output, chunk_size):
         fake.script(output, chunk_size=chunk_size)
         returned, finish_reasons = [], []

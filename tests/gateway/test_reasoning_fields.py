@@ -51,17 +51,23 @@ def reasoning_fields(client, fake, text: str, **request) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize(
     ("field", "keys"),
-    [("reasoning_content", ["reasoning_content"]), ("reasoning", ["reasoning"]), ("both", ["reasoning_content", "reasoning"])],
+    [
+        ("reasoning_content", ["reasoning_content"]),
+        ("reasoning", ["reasoning"]),
+        ("both", ["reasoning_content", "reasoning"]),
+    ],
 )
 def test_the_reasoning_field_name_is_chosen_per_model(client, fake, field, keys):
     whole, streamed = reasoning_fields(client, fake, THINK_THEN_ANSWER, model=f"qwen3-{field}")
-    expected = {key: "\nThe user asks about Paris.\n" for key in keys}
+    expected = dict.fromkeys(keys, "\nThe user asks about Paris.\n")
     assert whole == expected and streamed == expected
 
 
 def test_an_unknown_reasoning_field_stops_start_up(tmp_path):
     path = tmp_path / "config.yaml"
-    path.write_text("models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    reasoning_field: thoughts\n")
+    path.write_text(
+        "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    reasoning_field: thoughts\n"
+    )
     with pytest.raises(ConfigError, match=r"models\[0\]\.reasoning_field.*'reasoning_content', 'reasoning' or 'both'"):
         load_config(path)
 
@@ -91,7 +97,11 @@ def test_reasoning_effort_none_turns_thinking_off(client, fake):
 
 @pytest.mark.parametrize(
     "request_fields",
-    [{"reasoning_effort": "high"}, {"extra_body": {"reasoning": {"effort": "low"}}}, {"extra_body": {"reasoning": {"enabled": True}}}],
+    [
+        {"reasoning_effort": "high"},
+        {"extra_body": {"reasoning": {"effort": "low"}}},
+        {"extra_body": {"reasoning": {"enabled": True}}},
+    ],
     ids=["reasoning_effort", "reasoning.effort", "reasoning.enabled"],
 )
 def test_an_effort_turns_thinking_on_for_a_model_off_by_default(client, fake, request_fields):
@@ -124,9 +134,15 @@ def test_a_reply_that_is_all_reasoning_comes_as_content_when_asked(client, fake)
     forced = {"chat_template_kwargs": {"force_nonempty_content": True}}
     text = "<think>Paris is in France.</think>"
     assert reply(client, fake, text, model="qwen3-reasoning_content") == ("Paris is in France.", None)
-    assert reply(client, fake, text, model="qwen3-reasoning_content", extra_body=forced) == (None, "Paris is in France.")
+    assert reply(client, fake, text, model="qwen3-reasoning_content", extra_body=forced) == (
+        None,
+        "Paris is in France.",
+    )
     answered = "<think>Paris.</think>It is sunny."
-    assert reply(client, fake, answered, model="qwen3-reasoning_content", extra_body=forced) == ("Paris.", "It is sunny.")
+    assert reply(client, fake, answered, model="qwen3-reasoning_content", extra_body=forced) == (
+        "Paris.",
+        "It is sunny.",
+    )
 
 
 def test_magistral_thinks_when_a_reasoning_effort_is_set(client, fake):

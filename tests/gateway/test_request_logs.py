@@ -94,7 +94,10 @@ def test_json_logs_give_one_object_per_request(serve_cli, fake):
     url, process = serve_cli("--log-format", "json")
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
     stream = client.chat.completions.create(
-        model="qwen3", messages=MESSAGES, stream=True, stream_options={"include_usage": True},
+        model="qwen3",
+        messages=MESSAGES,
+        stream=True,
+        stream_options={"include_usage": True},
         extra_headers={"X-Request-ID": "json-log-1"},
     )
     list(stream)
@@ -111,7 +114,9 @@ def test_json_logs_give_one_object_per_request(serve_cli, fake):
 
 def test_text_logs_put_the_fields_after_the_request_line(serve_cli, fake):
     url, process = serve_cli()
-    httpx.post(f"{url}/v1/chat/completions", json={"model": "down", "messages": MESSAGES}, headers={"X-Request-ID": "t-1"})
+    httpx.post(
+        f"{url}/v1/chat/completions", json={"model": "down", "messages": MESSAGES}, headers={"X-Request-ID": "t-1"}
+    )
 
     [line] = [line for line in _request_lines(process) if "request_id=t-1" in line]
     assert line.startswith("INFO:") and "POST /v1/chat/completions 502" in line

@@ -33,7 +33,9 @@ def gateway_schema(gateway_url):
 
 
 def test_the_schema_describes_every_route(gateway_schema):
-    described = {(path, method.upper()) for path, methods in gateway_schema.raw_schema["paths"].items() for method in methods}
+    described = {
+        (path, method.upper()) for path, methods in gateway_schema.raw_schema["paths"].items() for method in methods
+    }
     assert described == set(OPERATIONS)
     body = gateway_schema.raw_schema["paths"]["/v1/chat/completions"]["post"]["requestBody"]
     assert body["content"]["application/json"]["schema"]["required"] == ["model", "messages"]
@@ -45,7 +47,10 @@ def test_any_request_gets_an_answer_below_500(gateway_schema, fake, path, method
 
     @given(case=operation.as_strategy(generation_mode=mode), served=st.sampled_from([None, *SERVED_MODELS]))
     @settings(
-        max_examples=examples, derandomize=True, database=None, deadline=None,
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
         suppress_health_check=list(HealthCheck),
     )
     def answers_below_500(case, served):

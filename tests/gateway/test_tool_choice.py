@@ -174,7 +174,11 @@ def test_strict_tool_on_auto_sends_the_structural_tag(client, fake):
     tag = {
         "type": "structural_tag",
         "structures": [
-            {"begin": '<tool_call>\n{"name":"get_weather", "arguments":', "schema": WEATHER_SCHEMA, "end": "}\n</tool_call>"},
+            {
+                "begin": '<tool_call>\n{"name":"get_weather", "arguments":',
+                "schema": WEATHER_SCHEMA,
+                "end": "}\n</tool_call>",
+            },
             {"begin": '<tool_call>\n{"name":"get_time", "arguments":', "schema": {}, "end": "}\n</tool_call>"},
         ],
         "triggers": ["<tool_call>"],

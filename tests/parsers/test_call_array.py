@@ -62,5 +62,7 @@ def test_a_call_named_within_the_buffer_cap_is_a_call():
         result.add(parser.feed(text[start : start + 64]))
     result.add(parser.finish())
     assert result.to_json() == {
-        "reasoning_content": None, "content": None, "tool_calls": [{"name": "search", "arguments": {"q": "x" * 500}}],
+        "reasoning_content": None,
+        "content": None,
+        "tool_calls": [{"name": "search", "arguments": {"q": "x" * 500}}],
     }

@@ -14,10 +14,18 @@ from hypothesis import strategies as st
 from parsers import CallArgs, CallStart, Content, Reasoning, make_pipeline, parse_text
 
 TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {"properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"properties": {"city": {"type": "string"}, "days": {"type": "integer"}}},
+        },
+    },
 ]
 # Words and values that look like nothing structural to either format.
-words = st.text(alphabet="abc xyz.,!?\n", min_size=1, max_size=12).filter(lambda text: text.strip() and " to=" not in text)
+words = st.text(alphabet="abc xyz.,!?\n", min_size=1, max_size=12).filter(
+    lambda text: text.strip() and " to=" not in text
+)
 cities = st.text(alphabet="abc xyz.,!?'\"&{}", min_size=1, max_size=12).map(str.strip).filter(bool)
 
 
@@ -39,7 +47,11 @@ def muse_turns(draw):
         end = draw(st.sampled_from(["<|eom|>", "<|eot|>"]))
         if kind == "tool":
             pairs = draw(st.lists(st.tuples(cities, st.integers(0, 9)), min_size=1, max_size=2))
-            body = "<atem:function_calls>\n" + "".join(muse_call(city, days) for city, days in pairs) + "</atem:function_calls>"
+            body = (
+                "<atem:function_calls>\n"
+                + "".join(muse_call(city, days) for city, days in pairs)
+                + "</atem:function_calls>"
+            )
             text.append(f" to=functions.get_weather<|message|>{body}{end}")
             calls += [("get_weather", {"city": city, "days": days}) for city, days in pairs]
         else:
@@ -83,14 +95,14 @@ def test_turns_parse_exactly_at_any_split(parser, turns, data):
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=20))))
     pipeline = make_pipeline(parser, parser, tools=TOOLS)
     events = []
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
         events += pipeline.feed(text[start:end])
     events += pipeline.finish()
     assert ("".join(e.text for e in events if type(e) is Reasoning) or None) == reasoning
     assert ("".join(e.text for e in events if type(e) is Content) or None) == content
     names = [e.name for e in events if type(e) is CallStart]
     arguments = ["".join(e.text for e in events if type(e) is CallArgs and e.index == i) for i in range(len(names))]
-    assert list(zip(names, map(orjson.loads, arguments))) == calls
+    assert list(zip(names, map(orjson.loads, arguments), strict=True)) == calls
 
 
 def test_muse_call_is_named_before_its_block_ends_and_strings_stream():
@@ -120,7 +132,13 @@ def test_beam_call_is_named_at_its_header_and_strings_stream():
     events = pipeline.feed('<rfl:parameter name="city">\nPar')
     assert events == [CallArgs(0, '{"city": "'), CallArgs(0, "Par")]
     events = pipeline.feed('is\n</rfl:parameter><rfl:parameter name="days">\n2\n</rfl:parameter><|call|>')
-    assert [e for e in events if type(e) is CallArgs] == [CallArgs(0, "is"), CallArgs(0, '"'), CallArgs(0, ', "days": '), CallArgs(0, "2"), CallArgs(0, "}")]
+    assert [e for e in events if type(e) is CallArgs] == [
+        CallArgs(0, "is"),
+        CallArgs(0, '"'),
+        CallArgs(0, ', "days": '),
+        CallArgs(0, "2"),
+        CallArgs(0, "}"),
+    ]
     assert pipeline.finish() == []
 
 
@@ -153,7 +171,11 @@ MUSE_INVOKE = '<atem:invoke name="get_weather">\n<atem:parameter name="city">Par
     "body, content, calls",
     [
         (f"<atem:function_calls>\n{MUSE_INVOKE}Checking.\n{MUSE_INVOKE}</atem:function_calls>", "\nChecking.\n", 2),
-        (f"<atem:function_calls>\n<atem:invoke oops>\n{MUSE_INVOKE}</atem:function_calls>", "\n<atem:invoke oops>\n", 1),
+        (
+            f"<atem:function_calls>\n<atem:invoke oops>\n{MUSE_INVOKE}</atem:function_calls>",
+            "\n<atem:invoke oops>\n",
+            1,
+        ),
         (f"Note: <atem:function_calls>\n{MUSE_INVOKE}</atem:function_calls>\n", "Note: ", 1),
         (f"<atem:function_calls>\n{MUSE_INVOKE}</atem:function_calls> done", " done", 1),
         (f"<atem:function_calls>\n{MUSE_INVOKE}<atem:inv", "\n<atem:inv", 1),

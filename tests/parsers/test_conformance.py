@@ -55,7 +55,7 @@ def splits(case: dict) -> dict[str, list[str]]:
     for seed in (1, 2, 3):
         rng = random.Random(seed)
         cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12)))) if len(text) > 1 else []
-        ways[f"random seed {seed}"] = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        ways[f"random seed {seed}"] = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     if case.get("chunks"):
         ways["case chunks"] = case["chunks"]
     return ways

@@ -9,17 +9,19 @@ from hypothesis import strategies as st
 from tests.lossless import GREEK, assert_lossless_at_any_split
 
 WORDS = st.text(alphabet=GREEK, min_size=1, max_size=5)
-NOISE = st.one_of(WORDS, st.sampled_from([" ", "\n", "<", "{", "<inv", "<dots_function", "</parameter>", "</invoke>", "<invoke>"]))
+NOISE = st.one_of(
+    WORDS, st.sampled_from([" ", "\n", "<", "{", "<inv", "<dots_function", "</parameter>", "</invoke>", "<invoke>"])
+)
 PARAMETERS = st.tuples(st.sampled_from(['"q"', "q", "'n'"]), WORDS, st.booleans()).map(
     lambda p: f"<parameter name={p[0]}>{p[1]}" + ("</parameter>\n" if p[2] else "")
 )
-INVOKES = st.tuples(st.sampled_from(['"search"', "note"]), st.lists(st.one_of(PARAMETERS, NOISE), max_size=3), st.booleans()).map(
-    lambda i: f"<invoke name={i[0]}>\n" + "".join(i[1]) + ("</invoke>\n" if i[2] else "")
-)
+INVOKES = st.tuples(
+    st.sampled_from(['"search"', "note"]), st.lists(st.one_of(PARAMETERS, NOISE), max_size=3), st.booleans()
+).map(lambda i: f"<invoke name={i[0]}>\n" + "".join(i[1]) + ("</invoke>\n" if i[2] else ""))
 JSON_CALL = WORDS.map(lambda word: '{"name": "search", "arguments": {"q": "' + word + '"}}')
-BLOCKS = st.tuples(st.one_of(st.lists(INVOKES, min_size=1, max_size=3).map("".join), JSON_CALL, NOISE), st.booleans()).map(
-    lambda b: "<dots_function_call>\n" + b[0] + ("</dots_function_call>" if b[1] else "")
-)
+BLOCKS = st.tuples(
+    st.one_of(st.lists(INVOKES, min_size=1, max_size=3).map("".join), JSON_CALL, NOISE), st.booleans()
+).map(lambda b: "<dots_function_call>\n" + b[0] + ("</dots_function_call>" if b[1] else ""))
 
 
 @settings(max_examples=300, deadline=None)

@@ -63,7 +63,13 @@ def test_a_text_invocation_is_a_call_named_by_its_header():
     assert parsed(text)["tool_calls"] == [{"name": "shell", "arguments": {"text": "ls -l"}}]
 
 
-@pytest.mark.parametrize("text", ["<|content_invoke_tool_text|>ls -l<|end_message|>", "<|message_model|><|content_invoke_tool_text|>ls -l<|end_message|>"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|content_invoke_tool_text|>ls -l<|end_message|>",
+        "<|message_model|><|content_invoke_tool_text|>ls -l<|end_message|>",
+    ],
+)
 def test_a_text_invocation_without_a_name_is_content(text):
     assert parsed(text) == {"reasoning_content": None, "content": "ls -l", "tool_calls": []}
 
@@ -82,8 +88,16 @@ def test_a_call_the_output_cuts_off_keeps_what_it_streamed():
 @pytest.mark.parametrize(
     "head, streamed, tail",
     [
-        ('<|message_model|>write_file<|content_invoke_tool_json|>{"name": "write_file", "args": {"content": "first part', '{"content": "first part', '"}}'),
-        ("<|message_model|>shell<|content_invoke_tool_text|>cat <<EOF\nfirst part", '{"text": "cat <<EOF\\nfirst part', ""),
+        (
+            '<|message_model|>write_file<|content_invoke_tool_json|>{"name": "write_file", "args": {"content": "first part',
+            '{"content": "first part',
+            '"}}',
+        ),
+        (
+            "<|message_model|>shell<|content_invoke_tool_text|>cat <<EOF\nfirst part",
+            '{"text": "cat <<EOF\\nfirst part',
+            "",
+        ),
     ],
 )
 def test_arguments_stream_before_the_invocation_ends(head, streamed, tail):
@@ -100,12 +114,19 @@ def test_what_follows_a_named_call_inside_its_message_is_content():
     text += "<|message_model|>shell<|content_invoke_tool_text|>ls<|content_text|>Listed.<|end_message|>"
     result = parsed(text, None)
     assert result["content"] == " trailingListed."
-    assert result["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "shell", "arguments": {"text": "ls"}}]
+    assert result["tool_calls"] == [
+        {"name": "get_weather", "arguments": {"city": "Paris"}},
+        {"name": "shell", "arguments": {"text": "ls"}},
+    ]
 
 
 def test_a_payload_after_a_skipped_one_is_the_call_and_the_skipped_text_content():
     text = '<|message_model|>get_weather<|content_invoke_tool_json|>oops<|content_invoke_tool_json|>{"name": "get_weather", "args": {}}<|end_message|>'
-    assert parsed(text, None) == {"reasoning_content": None, "content": "oops", "tool_calls": [{"name": "get_weather", "arguments": {}}]}
+    assert parsed(text, None) == {
+        "reasoning_content": None,
+        "content": "oops",
+        "tool_calls": [{"name": "get_weather", "arguments": {}}],
+    }
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,11 @@ SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"typ
 TOOLS = [WEATHER, SEARCH]
 PARIS = "<ifm|tool_call>get_weather\n<ifm|arg_key>city</ifm|arg_key>\n<ifm|arg_value>Paris</ifm|arg_value>\n</ifm|tool_call>"
 SEARCH_X = '<ifm|tool_call>{"name": "search", "arguments": {"query": "x"}}</ifm|tool_call>'
-THINKING = [("<ifm|think>", "</ifm|think>"), ("<ifm|think_fast>", "</ifm|think_fast>"), ("<ifm|think_faster>", "</ifm|think_faster>")]
+THINKING = [
+    ("<ifm|think>", "</ifm|think>"),
+    ("<ifm|think_fast>", "</ifm|think_fast>"),
+    ("<ifm|think_faster>", "</ifm|think_faster>"),
+]
 
 
 def parsed(text: str, reasoning: str | None = None, **options) -> dict:
@@ -55,7 +59,10 @@ def test_reasoning_then_a_group_of_tag_and_json_calls():
     assert parsed(text, "k2_horizon") == {
         "reasoning_content": "Two lookups.",
         "content": None,
-        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}],
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "search", "arguments": {"query": "x"}},
+        ],
     }
 
 
@@ -71,7 +78,10 @@ def test_a_block_that_names_no_call_is_content_and_the_calls_around_it_count():
     assert parsed(text) == {
         "reasoning_content": None,
         "content": f"Here.\n{bad}\n{bad} Done.",
-        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}],
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "search", "arguments": {"query": "x"}},
+        ],
     }
 
 
@@ -96,14 +106,26 @@ def test_a_call_the_output_cuts_off_keeps_what_it_streamed():
 @pytest.mark.parametrize(
     "head, streamed",
     [  # the second call's value is a string by its wire type (the request gives no schema)
-        ("<ifm|tool_calls>\n<ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key>\n<ifm|arg_value>first part", '{"content": "first part'),
-        ("<ifm|tool_call>write_file<ifm|arg_key>content</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>first part", '{"content": "first part'),
+        (
+            "<ifm|tool_calls>\n<ifm|tool_call>write_file\n<ifm|arg_key>content</ifm|arg_key>\n<ifm|arg_value>first part",
+            '{"content": "first part',
+        ),
+        (
+            "<ifm|tool_call>write_file<ifm|arg_key>content</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>first part",
+            '{"content": "first part',
+        ),
         ('<ifm|tool_call>{"name": "write_file", "arguments": {"content": "first part', '{"content": "first part'),
-        ('<ifm|tool_call>{"function": {"name": "write_file", "arguments": {"content": "first part', '{"content": "first part'),
+        (
+            '<ifm|tool_call>{"function": {"name": "write_file", "arguments": {"content": "first part',
+            '{"content": "first part',
+        ),
     ],
 )
 def test_arguments_stream_before_the_block_closes(head, streamed):
-    write_file = {"type": "function", "function": {"name": "write_file", "parameters": {"properties": {"content": {"type": "string"}}}}}
+    write_file = {
+        "type": "function",
+        "function": {"name": "write_file", "parameters": {"properties": {"content": {"type": "string"}}}},
+    }
     pipeline = make_pipeline(None, "k2_horizon", tools=[] if "arg_type" in head else [write_file])
     events = pipeline.feed(head)
     assert events[0] == CallStart(0, "write_file")
@@ -136,7 +158,7 @@ def test_tag_values_typed_by_schema_then_wire_type_then_as_json():
         "<ifm|tool_call>get_weather"
         "<ifm|arg_key>days</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>3</ifm|arg_value>"
         "<ifm|arg_key>code</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>007</ifm|arg_value>"
-        "<ifm|arg_key>units</ifm|arg_key><ifm|arg_value>[\"C\", 1]</ifm|arg_value>"
+        '<ifm|arg_key>units</ifm|arg_key><ifm|arg_value>["C", 1]</ifm|arg_value>'
         "<ifm|arg_key>note</ifm|arg_key><ifm|arg_value> warm </ifm|arg_value>"
         "</ifm|tool_call>"
     )
@@ -174,7 +196,9 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
 
 @pytest.mark.parametrize("chunk_size", [1, 7])
 def test_gateway_streams_reasoning_and_calls_as_it_answers_whole(client, fake, chunk_size):
-    paris_for_two_days = PARIS.replace("</ifm|tool_call>", "<ifm|arg_key>days</ifm|arg_key><ifm|arg_value>2</ifm|arg_value></ifm|tool_call>")
+    paris_for_two_days = PARIS.replace(
+        "</ifm|tool_call>", "<ifm|arg_key>days</ifm|arg_key><ifm|arg_value>2</ifm|arg_value></ifm|tool_call>"
+    )
     output = f"Need both.</ifm|think>\n<ifm|tool_calls>\n{paris_for_two_days}\n{SEARCH_X}\n</ifm|tool_calls>"
     fake.script(output, chunk_size=chunk_size)
     messages = [{"role": "user", "content": "Weather, and search x."}]
@@ -192,5 +216,9 @@ def test_gateway_streams_reasoning_and_calls_as_it_answers_whole(client, fake, c
     assert fake.last_body["skip_special_tokens"] is False
     reply = client.chat.completions.create(**request)
     message = reply.choices[0].message
-    assert (message.reasoning_content, message.content, reply.choices[0].finish_reason) == ("Need both.", None, "tool_calls")
+    assert (message.reasoning_content, message.content, reply.choices[0].finish_reason) == (
+        "Need both.",
+        None,
+        "tool_calls",
+    )
     assert [[c.function.name, c.function.arguments] for c in message.tool_calls] == expected

@@ -9,7 +9,6 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import CallArgs, CallStart, make_pipeline, parse_text
-
 from tests.gateway.test_gateway_formats import HISTORY, SEARCH, WEATHER, streamed
 
 TWO_CALLS = (
@@ -42,7 +41,11 @@ def parsed_at_every_split(text: str, **options) -> tuple[str | None, str | None]
     [
         ("Hmm.<|close|>think<|sep|>Answer", "Hmm.", "Answer"),
         ("Hmm.<|close|>think<|open|>response<|sep|>Answer<|close|>response<|sep|>", "Hmm.", "Answer"),
-        ("<|open|>think<|sep|>Hmm.<|close|>think<|sep|><|open|>response<|sep|>Answer<|close|>response", "Hmm.", "Answer"),
+        (
+            "<|open|>think<|sep|>Hmm.<|close|>think<|sep|><|open|>response<|sep|>Answer<|close|>response",
+            "Hmm.",
+            "Answer",
+        ),
         ("Hmm.<|close|>think<|sep|>x <|close|>", "Hmm.", "x "),
         ("Hmm.<|close|>think<|sep|>x <", "Hmm.", "x <"),
         ("Hmm.<|close|>think<|sep|>a <3 b <| c", "Hmm.", "a <3 b <| c"),

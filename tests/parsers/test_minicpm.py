@@ -11,19 +11,42 @@ from parsers import make_pipeline
 from parsers.core.events import CallArgs, CallStart
 from tests.lossless import GREEK, assert_lossless_at_any_split
 
-TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
+    }
+]
 WORDS = st.text(alphabet=GREEK, min_size=1, max_size=5)
 NOISE = st.one_of(
     WORDS,
-    st.sampled_from([" ", "\n", "<", "&", "&amp;", "]]>", "<![CDATA[", "<func", "<function", "<param", "</param>", "</function>", "<functions>"]),
+    st.sampled_from(
+        [
+            " ",
+            "\n",
+            "<",
+            "&",
+            "&amp;",
+            "]]>",
+            "<![CDATA[",
+            "<func",
+            "<function",
+            "<param",
+            "</param>",
+            "</function>",
+            "<functions>",
+        ]
+    ),
 )
 VALUES = st.one_of(WORDS, WORDS.map(lambda word: f"<![CDATA[{word}</param>]]>"))
 PARAMETERS = st.tuples(st.sampled_from(['"q"', "'n'", "q", ""]), VALUES, st.booleans()).map(
     lambda p: f"<param name={p[0]}>{p[1]}" + ("</param>" if p[2] else "")
 )
-ELEMENTS = st.tuples(st.sampled_from(['"search"', "'search'", '"other"']), st.lists(st.one_of(PARAMETERS, NOISE), max_size=3), st.booleans()).map(
-    lambda e: f"<function name={e[0]}>" + "".join(e[1]) + ("</function>" if e[2] else "")
-)
+ELEMENTS = st.tuples(
+    st.sampled_from(['"search"', "'search'", '"other"']),
+    st.lists(st.one_of(PARAMETERS, NOISE), max_size=3),
+    st.booleans(),
+).map(lambda e: f"<function name={e[0]}>" + "".join(e[1]) + ("</function>" if e[2] else ""))
 
 
 @settings(max_examples=300, deadline=None)

@@ -12,8 +12,8 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import ParseResult, make_pipeline, reasoning_format
 from parsers.core.events import CallArgs, CallEnd, CallStart
-from tests.lossless import GREEK, assert_lossless_at_any_split
 from tests.gateway.test_gateway_e2e import MESSAGES, both_ways
+from tests.lossless import GREEK, assert_lossless_at_any_split
 
 
 def parse(text: str, pieces: int | None = None, **options) -> tuple[str | None, str | None]:
@@ -74,7 +74,10 @@ TOOLS = [
         "type": "function",
         "function": {
             "name": "write",
-            "parameters": {"type": "object", "properties": {"text": {"type": "string"}, "lines": {"type": "array", "items": {"type": "integer"}}}},
+            "parameters": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}, "lines": {"type": "array", "items": {"type": "integer"}}},
+            },
         },
     }
 ]
@@ -110,7 +113,12 @@ def test_calls_stream_name_first_then_string_text_as_it_is_written():
 def m3_client(serve, fake_backend_server) -> openai.OpenAI:
     """A gateway serving one MiniMax M3 model on the fake backend."""
     _, backend_url = fake_backend_server
-    model = {"name": "m3", "backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "minimax-m3", "tool_call_parser": "minimax-m3"}
+    model = {
+        "name": "m3",
+        "backend": {"url": f"{backend_url}/v1"},
+        "reasoning_parser": "minimax-m3",
+        "tool_call_parser": "minimax-m3",
+    }
     gateway = serve(create_app(Config.model_validate({"models": [model]})))
     return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
 
@@ -119,7 +127,14 @@ THINK_THEN_CALL = f'Need the weather.</mm:think>{N}<tool_call>{N}<invoke name="g
 
 
 def test_calls_are_read_in_a_request_without_tools(m3_client, fake):
-    result = both_ways(m3_client, fake, THINK_THEN_CALL, model="m3", messages=MESSAGES, extra_body={"chat_template_kwargs": {"thinking_mode": "enabled"}})
+    result = both_ways(
+        m3_client,
+        fake,
+        THINK_THEN_CALL,
+        model="m3",
+        messages=MESSAGES,
+        extra_body={"chat_template_kwargs": {"thinking_mode": "enabled"}},
+    )
     assert result["reasoning_content"] == "Need the weather."
     assert result["content"] is None
     assert result["tool_calls"] == [("get_weather", {"city": "Paris"})]
@@ -127,7 +142,14 @@ def test_calls_are_read_in_a_request_without_tools(m3_client, fake):
 
 
 def test_tool_choice_none_leaves_the_call_text_in_content(m3_client, fake):
-    result = both_ways(m3_client, fake, THINK_THEN_CALL, model="m3", tool_choice="none", extra_body={"chat_template_kwargs": {"thinking_mode": "enabled"}})
+    result = both_ways(
+        m3_client,
+        fake,
+        THINK_THEN_CALL,
+        model="m3",
+        tool_choice="none",
+        extra_body={"chat_template_kwargs": {"thinking_mode": "enabled"}},
+    )
     assert result["reasoning_content"] == "Need the weather."
     assert result["content"] == THINK_THEN_CALL.split("</mm:think>")[1]
     assert result["tool_calls"] == [] and result["finish_reason"] == "stop"
@@ -137,14 +159,14 @@ OPENING = f'{N}<tool_call>{N}<invoke name="write">'
 NOISE = st.one_of(st.text(alphabet=GREEK, min_size=1, max_size=5), st.sampled_from([" ", "\n", "<", N, f"{N} ", N[:5]]))
 ELEMENTS = st.recursive(  # parameters nested at random, their close tags sometimes missing
     NOISE,
-    lambda inner: st.tuples(st.sampled_from(["text", "lines", "item", "note"]), st.lists(inner, max_size=4), st.booleans()).map(
-        lambda element: f"{N}<{element[0]}>" + "".join(element[1]) + (f"{N}</{element[0]}>" if element[2] else "")
-    ),
+    lambda inner: st.tuples(
+        st.sampled_from(["text", "lines", "item", "note"]), st.lists(inner, max_size=4), st.booleans()
+    ).map(lambda element: f"{N}<{element[0]}>" + "".join(element[1]) + (f"{N}</{element[0]}>" if element[2] else "")),
     max_leaves=12,
 )
-CALLS = st.tuples(st.lists(ELEMENTS, max_size=4), st.sampled_from(["", f"{N}</invoke>", f"{N}</invoke>{N}</tool_call>"])).map(
-    lambda call: OPENING + "".join(call[0]) + call[1]
-)
+CALLS = st.tuples(
+    st.lists(ELEMENTS, max_size=4), st.sampled_from(["", f"{N}</invoke>", f"{N}</invoke>{N}</tool_call>"])
+).map(lambda call: OPENING + "".join(call[0]) + call[1])
 STRAY_TAGS = st.sampled_from(["</tool_call>", "</invoke>", "</item>", "</other>", "<tool_call>"]).map(N.__add__)
 
 

@@ -23,20 +23,25 @@ class TestMarkerSet:
 
     @pytest.mark.parametrize(
         "text, held",
-        [("hello", ""), ("hello <", "<"), ("hello <tool_ca", "<tool_ca"), ("a <b", ""), ("<tool_call", "<tool_call"), ("x</", "</")],
+        [
+            ("hello", ""),
+            ("hello <", "<"),
+            ("hello <tool_ca", "<tool_ca"),
+            ("a <b", ""),
+            ("<tool_call", "<tool_call"),
+            ("x</", "</"),
+        ],
     )
     def test_holds_back_only_true_prefixes(self, text, held):
         markers = marker_set("<tool_call>", "</think>")
-        assert text[markers.safe_end(text):] == held
+        assert text[markers.safe_end(text) :] == held
 
     def test_is_shared_per_marker_tuple(self):
         assert marker_set("<a>", "</a>") is marker_set("<a>", "</a>")
 
 
 class TestJsonValueScanner:
-    @pytest.mark.parametrize(
-        "value", ['{"a": "}\\"{", "b": [1, {"c": null}]}', '"str\\\\"', "[1, 2]", "{}"]
-    )
+    @pytest.mark.parametrize("value", ['{"a": "}\\"{", "b": [1, {"c": null}]}', '"str\\\\"', "[1, 2]", "{}"])
     def test_finds_the_end_at_any_split(self, value):
         text = value + " trailing"
         for size in (1, 2, 3, len(text)):
@@ -102,7 +107,9 @@ class TestEventStream:
         assert more == [CallArgs(0, " and more")]
 
     def test_two_calls_get_their_own_indices(self):
-        result = parse_text('<tool_call>{"name": "a"}</tool_call>\n<tool_call>{"name": "b"}</tool_call>', None, "hermes")
+        result = parse_text(
+            '<tool_call>{"name": "a"}</tool_call>\n<tool_call>{"name": "b"}</tool_call>', None, "hermes"
+        )
         assert result.tool_calls == [("a", "{}"), ("b", "{}")]
 
     def test_feed_never_raises_on_garbage(self):
@@ -132,7 +139,9 @@ class TestThinkingSwitches:
 
 def test_arguments_text_is_exactly_what_the_model_wrote():
     arguments = '{"n": 1.0, "big": 12345678901234567890, "s": "caf\\u00e9"}'
-    result = parse_text('<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>", None, "hermes", chunk_size=3)
+    result = parse_text(
+        '<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call>", None, "hermes", chunk_size=3
+    )
     assert result.tool_calls == [("f", arguments)]
     assert orjson.loads(arguments)["n"] == 1.0
 
@@ -165,17 +174,21 @@ class TestBufferCap:
     def test_a_named_call_holding_a_long_typed_value_ends_and_the_rest_is_content(self):
         digits = "1" * 300
         text = f"<tool_call>\n<function=f>\n<parameter=n>\n{digits}\n</parameter>\n</function>\n</tool_call> after"
-        tools = [{"type": "function", "function": {"name": "f", "parameters": {
-            "type": "object", "properties": {"n": {"type": "integer"}}}}}]
+        tools = [
+            {
+                "type": "function",
+                "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+            }
+        ]
         result = parse_text(text, None, "qwen3_coder", chunk_size=7, max_buffered_chars=100, tools=tools)
         [(name, arguments)] = result.tool_calls
         kept = arguments.removeprefix('{"n": ').removesuffix("}")
         assert name == "f" and kept == "1" * len(kept) and 90 <= len(kept) <= 110
-        assert result.content == digits[len(kept):] + "\n</parameter>\n</function>\n</tool_call> after"
+        assert result.content == digits[len(kept) :] + "\n</parameter>\n</function>\n</tool_call> after"
 
 
 class TestStringEncodedArguments:
-    ENCODED = r'{\"path\": \"a\\\\b\", \"text\": \"x\\n\u00e9\ud83d\ude00 \\\"q\\\"\"}'
+    ENCODED = r"{\"path\": \"a\\\\b\", \"text\": \"x\\n\u00e9\ud83d\ude00 \\\"q\\\"\"}"
     TEXT = '<tool_call>{"name": "write", "arguments": "' + ENCODED + '"}</tool_call>'
 
     def test_the_decoder_gives_the_same_text_at_every_split(self):
@@ -216,6 +229,8 @@ class TestStringEncodedArguments:
 @pytest.mark.parametrize("size", [1, 3, 1000])
 def test_null_arguments_are_an_empty_object(parser, text, size):
     assert parse_text(text, None, parser, chunk_size=size).tool_calls == [("get_time", "{}")]
+
+
 @pytest.mark.parametrize("parser", ["qwen3-thinking", "deepseek-r1"])
 def test_a_start_marker_after_reasoning_text_is_reasoning_at_every_split(parser):
     text = "Hmm <think> is a tag.</think>Answer."
@@ -224,7 +239,15 @@ def test_a_start_marker_after_reasoning_text_is_reasoning_at_every_split(parser)
         assert (result.reasoning_content, result.content) == ("Hmm <think> is a tag.", "Answer.")
 
 
-WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 
 @pytest.mark.parametrize(
@@ -233,7 +256,11 @@ WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters"
         (None, "qwen25", '<tool_call>{"name":"f","arguments":"{\\"a\\":\n\\"b\\x\\"}"}</tool_call>'),
         ("kimi_k3", "kimi_k3", "δ<|open|>think<|sep|>ε"),
         ("kimi_k3", "kimi_k3", "δ<|open|>th"),
-        (None, "beam", ' to=get_weather <|constrain|>xml<|message|><rfl:parameter name="city">\nParis\n</rfl:parameter><|call|>'),
+        (
+            None,
+            "beam",
+            ' to=get_weather <|constrain|>xml<|message|><rfl:parameter name="city">\nParis\n</rfl:parameter><|call|>',
+        ),
     ],
     ids=["string-arguments-with-raw-newline", "kimi_k3-start-after-text", "kimi_k3-cut-marker", "beam-header-space"],
 )

@@ -33,13 +33,20 @@ def _without_markers(text: str) -> str:
 
 
 prose = (
-    st.lists(st.sampled_from(list("ab <>/{}\"\\\n _") + ["<think", "</thi", "<tool_", "</tool_call", "<tool_call"]), max_size=12)
+    st.lists(
+        st.sampled_from(list('ab <>/{}"\\\n _') + ["<think", "</thi", "<tool_", "</tool_call", "<tool_call"]),
+        max_size=12,
+    )
     .map("".join)
     .map(_without_markers)
 )
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
     max_leaves=8,
 )
@@ -71,7 +78,7 @@ def split_points(draw, text):
 def parse_in_pieces(text: str, cuts: list[int]):
     pipeline = make_pipeline("qwen3", "qwen25")
     result = ParseResult()
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
         result.add(pipeline.feed(text[start:end]))
     result.add(pipeline.finish())
     return result
@@ -114,7 +121,10 @@ def rendered_calls(draw, parser: str):
     # (`<|return|>` ends a harmony message wherever it stands).
     tokens = sorted(marker_strings(fmt), key=len, reverse=True)
     values = st.text(max_size=12).map(lambda text: _without(text, tokens)) | st.integers(-99, 99)
-    calls = [(draw(names), draw(st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), values, max_size=3))) for _ in range(draw(st.integers(1, 2)))]
+    calls = [
+        (draw(names), draw(st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), values, max_size=3)))
+        for _ in range(draw(st.integers(1, 2)))
+    ]
     text = draw(st.sampled_from(["", "Sure. ", "Let me check.\n"]))
     text += "".join(fmt.render_call(name, orjson.dumps(args).decode()) for name, args in calls)
     return text, calls
@@ -129,17 +139,20 @@ def test_every_format_parses_its_own_calls_at_any_split(parser, data):
     one_shot = parse_text(text, None, parser)
     split = ParseResult()
     pipeline = make_pipeline(None, parser)
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
         split.add(pipeline.feed(text[start:end]))
     split.add(pipeline.finish())
     assert split.to_json() == one_shot.to_json()
     assert [name for name, _ in one_shot.tool_calls] == [name for name, _ in calls]
     assert [set(orjson.loads(args)) for _, args in one_shot.tool_calls] == [set(args) for _, args in calls]
 
+
 @st.composite
 def pythonic_outputs(draw):
     """(text, expected calls) for a pythonic call list amid prose with brackets."""
-    calls = [(draw(names), draw(st.dictionaries(names, json_values, max_size=4))) for _ in range(draw(st.integers(1, 3)))]
+    calls = [
+        (draw(names), draw(st.dictionaries(names, json_values, max_size=4))) for _ in range(draw(st.integers(1, 3)))
+    ]
     body = ", ".join(f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls)
     before = draw(st.sampled_from(["", "See [docs](u). ", "[1, 2] "]))
     return before + "[" + body + "]" + draw(st.sampled_from(["", " done", " [x]"])), calls
@@ -151,7 +164,7 @@ def test_pythonic_calls_round_trip_in_any_split(data):
     text, calls = data.draw(pythonic_outputs())
     cuts = data.draw(split_points(text))
     one_shot = parse_text(text, None, "pythonic")
-    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     pipeline, split = make_pipeline(None, "pythonic"), ParseResult()
     for piece in pieces:
         split.add(pipeline.feed(piece))
@@ -160,18 +173,22 @@ def test_pythonic_calls_round_trip_in_any_split(data):
     assert [(name, orjson.loads(args)) for name, args in one_shot.tool_calls] == calls
 
 
-html_text = st.lists(st.sampled_from(["&", "amp", "lt", "not", ";", "#", "x", "X", "3", "8", "26", "a", " ", "\n", "é"]), max_size=16).map("".join)
+html_text = st.lists(
+    st.sampled_from(["&", "amp", "lt", "not", ";", "#", "x", "X", "3", "8", "26", "a", " ", "\n", "é"]), max_size=16
+).map("".join)
 
 
 @settings(max_examples=200, deadline=None)
 @given(html_text, st.data())
 def test_html_escaped_values_decode_the_same_at_any_split(value, data):
     """MiMo's HTML-escaped string values stream decoded, whatever the split."""
-    tools = [{"type": "function", "function": {"name": "note", "parameters": {"properties": {"text": {"type": "string"}}}}}]
+    tools = [
+        {"type": "function", "function": {"name": "note", "parameters": {"properties": {"text": {"type": "string"}}}}}
+    ]
     text = f"<tool_call>\n<function=note>\n<parameter=text>{value}</parameter>\n</function>\n</tool_call>"
     cuts = data.draw(split_points(text))
     pipeline, split = make_pipeline(None, "mimo", tools=tools), ParseResult()
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
         split.add(pipeline.feed(text[start:end]))
     split.add(pipeline.finish())
     assert [(name, orjson.loads(args)) for name, args in split.tool_calls] == [("note", {"text": html.unescape(value)})]

@@ -6,7 +6,12 @@ from __future__ import annotations
 from parsers import make_pipeline
 from parsers.core.events import CallArgs, CallStart
 
-TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}},
+    }
+]
 OPENING = "<tool_call>search\n<arg_key>query</arg_key><arg_value>"
 
 

@@ -17,7 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.ops.model_families import FAMILIES
-from parsers import ParseResult, make_pipeline, reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
+from parsers import (
+    ParseResult,
+    make_pipeline,
+    reasoning_format,
+    reasoning_parser_names,
+    tool_call_parser_names,
+    tool_format,
+)
 
 TOOLS = [
     {
@@ -30,7 +37,15 @@ TOOLS = [
 ]
 GREEK = "αβγδεζηθικλμνξοπρστυφχψω"
 MARKUP = set("<>|[]{}｜◁▷")
-NOT_MARKERS = {"models", "call_template", "parameter_template", "name_pattern", "key_pattern", "header_prefix", "gap_pattern"}
+NOT_MARKERS = {
+    "models",
+    "call_template",
+    "parameter_template",
+    "name_pattern",
+    "key_pattern",
+    "header_prefix",
+    "gap_pattern",
+}
 EXAMPLES = 40  # per pair of parsers
 PUNCTUATION = ["<", ">", "/", "{", "}", "[", "]", '"', "=", ",", ":"]
 
@@ -44,7 +59,9 @@ def marker_strings(obj, depth: int = 0) -> set[str]:
     if isinstance(obj, (tuple, list, set, frozenset)):
         return set().union(*(marker_strings(item, depth + 1) for item in obj))
     if isinstance(obj, dict):
-        return set().union(*(marker_strings(key, depth + 1) | marker_strings(value, depth + 1) for key, value in obj.items()))
+        return set().union(
+            *(marker_strings(key, depth + 1) | marker_strings(value, depth + 1) for key, value in obj.items())
+        )
     if isinstance(obj, functools.partial):
         return marker_strings(obj.args, depth + 1) | marker_strings(obj.keywords, depth + 1)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -55,7 +72,11 @@ def marker_strings(obj, depth: int = 0) -> set[str]:
 
 def _pairs() -> list[tuple[str | None, str | None]]:
     tools, reasoning = set(tool_call_parser_names()), set(reasoning_parser_names())
-    pairs = {(None, name) for name in tools} | {(name, None) for name in reasoning} | {(name, name) for name in tools & reasoning}
+    pairs = (
+        {(None, name) for name in tools}
+        | {(name, None) for name in reasoning}
+        | {(name, name) for name in tools & reasoning}
+    )
     pairs |= {(family.reasoning_parser, family.tool_call_parser) for family in FAMILIES}
     return sorted(pairs, key=lambda pair: (pair[0] or "", pair[1] or ""))
 
@@ -78,7 +99,9 @@ def outputs(draw, markers: list[str], calls: list[str]) -> str:
     words = st.text(alphabet=GREEK, min_size=1, max_size=4)
     part = st.one_of(words, st.sampled_from(markers), st.sampled_from([" ", "\n", "\n\n"]))
     if calls:
-        whole = st.tuples(st.sampled_from(calls), words).map(lambda call_city: call_city[0].replace("@city@", call_city[1]))
+        whole = st.tuples(st.sampled_from(calls), words).map(
+            lambda call_city: call_city[0].replace("@city@", call_city[1])
+        )
         cut = whole.flatmap(lambda call: st.integers(0, len(call)).map(lambda end: call[:end]))
         part = st.one_of(part, whole, cut)
     return "".join(draw(st.lists(part, min_size=3, max_size=24)))
@@ -97,7 +120,9 @@ def parse(reasoning: str | None, tool: str | None, pieces: list[str]) -> tuple:
 def test_every_split_parses_like_one_shot(reasoning, tool):
     markers, calls = vocabulary(reasoning, tool)
 
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(st.data())
     def check(data):
         text = data.draw(outputs(markers, calls))
@@ -105,6 +130,8 @@ def test_every_split_parses_like_one_shot(reasoning, tool):
         one_shot = parse(reasoning, tool, [text])
         for size in (1, 2, 3, 5):
             assert parse(reasoning, tool, [text[i : i + size] for i in range(0, len(text), size)]) == one_shot, size
-        assert parse(reasoning, tool, [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]) == one_shot
+        assert (
+            parse(reasoning, tool, [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]) == one_shot
+        )
 
     check()
