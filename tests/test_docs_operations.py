@@ -1,4 +1,4 @@
-"""The README's Operations examples are configs the gateway accepts."""
+"""The examples in docs/operations.md are configs the gateway accepts."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import yaml
 
 from gateway.ops.config import Config
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-OPERATIONS = README[README.index("## Operations") : README.index("\n## ", README.index("## Operations") + 1)]
+OPERATIONS = (Path(__file__).parent.parent / "docs" / "operations.md").read_text(encoding="utf-8")
 DEMO_MODEL = {"name": "demo", "backend": {"demo": True}}
 
 

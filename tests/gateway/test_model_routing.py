@@ -75,12 +75,12 @@ def test_naming_either_parser_turns_the_table_off():
 
 
 def test_every_family_names_registered_parsers_and_is_documented():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    configuration = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
     for family in FAMILIES:
         assert family.tool_call_parser in (None, *tool_call_parser_names())
         assert family.reasoning_parser in (None, *reasoning_parser_names())
         for pattern in family.patterns:
-            assert f"`{pattern}`" in readme
+            assert f"`{pattern}`" in configuration
             assert family_of(pattern.replace("*", "x").replace("?", "x"))[1] is family, f"{pattern} is shadowed"
 
 
