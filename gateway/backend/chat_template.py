@@ -32,9 +32,6 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from gateway.backend.chat_messages import template_messages
 
-# Variables the renderer sets itself; chat_template_kwargs may not replace them.
-_RESERVED = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
-
 
 class ChatTemplateError(Exception):
     """A chat template that cannot be read, compiled or rendered. The message
@@ -88,7 +85,7 @@ def _check_attribute_name(name: Any) -> None:
 class _TemplateNamespace(jinja2.utils.Namespace):
     """jinja's `namespace()`, refusing attribute names that start with "_"."""
 
-    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (as jinja's own)
+    def __init__(*args: Any, **kwargs: Any) -> None:
         self, rest = args[0], args[1:]
         attributes = dict(*rest, **kwargs)
         for name in attributes:
@@ -103,7 +100,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
 class _GenerationBlock(jinja2.ext.Extension):
     """`{% generation %}…{% endgeneration %}` renders its body unchanged."""
 
-    tags = {"generation"}
+    tags = frozenset({"generation"})
 
     def parse(self, parser: Any) -> jinja2.nodes.Node:
         lineno = next(parser.stream).lineno
@@ -191,14 +188,12 @@ class ChatTemplate:
         add_generation_prompt: bool = True,
         **template_kwargs: Any,
     ) -> str:
-        """The prompt for these OpenAI-shaped messages. A template that raises
+        """The prompt for these OpenAI-shaped messages. `template_kwargs`
+        (a request's chat_template_kwargs) are template variables, and
+        replace bos_token / eos_token if they name them, as in transformers.
+        A template that raises
         (its own `raise_exception`, a sandbox refusal, a failing operation)
         raises ChatTemplateError carrying its message."""
-        clash = _RESERVED.intersection(template_kwargs)
-        if clash:
-            raise ChatTemplateError(
-                self.where, f"chat_template_kwargs may not set {', '.join(sorted(clash))}"
-            )
         tools = tools or None
         template = self._compiled["tool_use" if tools and "tool_use" in self._compiled else "default"]
         variables = {**self._special_tokens(), **template_kwargs}
