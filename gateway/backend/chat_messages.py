@@ -1,0 +1,120 @@
+"""OpenAI chat messages turned into what chat templates read.
+
+Two steps, as a request to vLLM meets transformers' renderer:
+
+1. vLLM's serving layer (`entrypoints/chat_utils.py`): text content parts
+   are joined with "\\n" (`text`, `input_text`, `output_text`, `refusal` and
+   `thinking` parts; a part without text, and any non-text part, is
+   skipped: parsegate sends text only), null content becomes
+   "", a tool call's `arguments` string is parsed into a mapping (text that
+   is not JSON becomes `{}`), an empty `tool_calls` list is dropped, and an
+   assistant's reasoning is carried under both `reasoning_content` and
+   `reasoning`.
+2. transformers (`apply_chat_template`): keys whose value is null are
+   dropped, and a message's reasoning is also put under `thinking` (gpt-oss
+   reads it there) and `reasoning_content` (Qwen3, GLM, Kimi, MiniMax and
+   most others read it there).
+
+Keys the templates don't know (`name`, `tool_call_id`, `prefix`, …) are
+kept as they came. The caller's messages are never changed in place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# A text part's type, and the key its text is under.
+_TEXT_KEYS = {
+    "text": "text",
+    "input_text": "text",
+    "output_text": "text",
+    "refusal": "refusal",
+    "thinking": "thinking",
+}
+# The names a message's reasoning may come under, the first one found wins
+# (transformers' order).
+_REASONING_NAMES = ("reasoning_content", "thinking", "reasoning")
+
+
+def template_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as a chat template sees them (both steps above)."""
+    return [_aliased(_without_nulls(_served(message))) for message in messages]
+
+
+def _served(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Step 1: one message as vLLM hands it to the renderer."""
+    served = dict(message)
+    served["content"] = _content_text(message.get("content"))
+    if message.get("role") == "assistant":
+        tool_calls = message.get("tool_calls")
+        if isinstance(tool_calls, list):
+            if tool_calls:
+                served["tool_calls"] = [_parsed_call(call) for call in tool_calls]
+            else:
+                del served["tool_calls"]
+        reasoning = _reasoning(message)
+        if reasoning is not None:
+            served["reasoning"] = reasoning
+            served["reasoning_content"] = reasoning
+    return served
+
+
+def _content_text(content: Any) -> Any:
+    """Text parts joined with newlines; a string (or anything else that is
+    not a list) as it came, null as ""."""
+    if content is None:
+        return ""
+    if not isinstance(content, list):
+        return content
+    texts = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping) and part.get("type") in _TEXT_KEYS:
+            text = part.get(_TEXT_KEYS[part["type"]])
+            if isinstance(text, str):
+                texts.append(text)
+    return "\n".join(texts)
+
+
+def _parsed_call(call: Any) -> Any:
+    """A tool call whose `function.arguments` is a mapping (or whatever JSON
+    value the string held), `{}` where it was not JSON."""
+    if not isinstance(call, Mapping) or not isinstance(call.get("function"), Mapping):
+        return call
+    function = dict(call["function"])
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            function["arguments"] = json.loads(arguments)
+        except ValueError:
+            function["arguments"] = {}
+    elif not isinstance(arguments, (Mapping, list)):
+        function["arguments"] = {}
+    return {**call, "function": function}
+
+
+def _reasoning(message: Mapping[str, Any]) -> str | None:
+    for name in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(name), str):
+            return message[name]
+    return None
+
+
+def _without_nulls(message: dict[str, Any]) -> dict[str, Any]:
+    """Step 2a: many templates print "None" or fail on a null value but
+    handle a missing key."""
+    return {key: value for key, value in message.items() if value is not None}
+
+
+def _aliased(message: dict[str, Any]) -> dict[str, Any]:
+    """Step 2b: the reasoning also under `thinking` (kept first, so an
+    existing `thinking` keeps its own value) and `reasoning_content`."""
+    reasoning = next(
+        (message[name] for name in _REASONING_NAMES if message.get(name) is not None), None
+    )
+    if reasoning is None:
+        return message
+    return {"thinking": reasoning, **message, "reasoning_content": reasoning}

@@ -1,0 +1,289 @@
+"""Hugging Face chat templates, rendered as transformers renders them.
+
+The environment is transformers' (`utils/chat_template_utils.py`,
+`_compile_jinja_template`): jinja2's `ImmutableSandboxedEnvironment` with
+`trim_blocks`, `lstrip_blocks` and the `loopcontrols` extension; a
+`{% generation %}…{% endgeneration %}` block that renders its body (it only
+marks assistant text for training masks); a `tojson` filter that does not
+escape HTML or non-ASCII and takes `indent`, `separators` and `sort_keys`;
+the globals `raise_exception(message)`, `strftime_now(format)` (local time),
+a `dict` that offers nothing but a call and `fromkeys`, and a `namespace`
+that refuses names starting with "_".
+
+A template is compiled once (per model) and rendered per request with the
+variables `apply_chat_template` passes: `messages`, `tools` (None without
+tools), `documents`, `add_generation_prompt`, `bos_token` and `eos_token`
+(each only when the model has one), and every `chat_template_kwargs` entry.
+Messages are first made what templates expect (see `chat_messages`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import jinja2
+import jinja2.ext
+import jinja2.nodes
+import jinja2.utils
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from gateway.backend.chat_messages import template_messages
+
+# Variables the renderer sets itself; chat_template_kwargs may not replace them.
+_RESERVED = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
+
+
+class ChatTemplateError(Exception):
+    """A chat template that cannot be read, compiled or rendered. The message
+    is one line and names the template's file."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {' '.join(problem.split())}")
+
+
+class TemplateRaised(jinja2.TemplateError):
+    """What a template's `raise_exception(message)` raises."""
+
+
+def _raise_exception(message: Any) -> None:
+    raise TemplateRaised(str(message))
+
+
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | str | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+def _strftime_now(format: str) -> str:
+    return datetime.now().strftime(format)
+
+
+class _TemplateDict:
+    """`dict(...)` and `dict.fromkeys(...)`, and no way to the type itself."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict:
+        return dict.fromkeys(*args, **kwargs)
+
+
+def _check_attribute_name(name: Any) -> None:
+    if isinstance(name, str) and name.startswith("_"):
+        raise jinja2.exceptions.SecurityError(
+            f"a namespace may not hold the underscore-prefixed attribute {name!r}"
+        )
+
+
+class _TemplateNamespace(jinja2.utils.Namespace):
+    """jinja's `namespace()`, refusing attribute names that start with "_"."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (as jinja's own)
+        self, rest = args[0], args[1:]
+        attributes = dict(*rest, **kwargs)
+        for name in attributes:
+            _check_attribute_name(name)
+        jinja2.utils.Namespace.__init__(self, attributes)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _check_attribute_name(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+
+class _GenerationBlock(jinja2.ext.Extension):
+    """`{% generation %}…{% endgeneration %}` renders its body unchanged."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Any) -> jinja2.nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        call = self.call_method("_body")
+        return jinja2.nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+
+    def _body(self, caller: Any) -> str:
+        return caller()
+
+
+def _environment() -> ImmutableSandboxedEnvironment:
+    environment = ImmutableSandboxedEnvironment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[_GenerationBlock, jinja2.ext.loopcontrols],
+    )
+    environment.filters["tojson"] = _tojson
+    environment.globals["raise_exception"] = _raise_exception
+    environment.globals["strftime_now"] = _strftime_now
+    environment.globals["dict"] = _TemplateDict()
+    environment.globals["namespace"] = _TemplateNamespace
+    return environment
+
+
+# What a template can do wrong while rendering: its own raise_exception, a
+# sandbox refusal, an undefined value used, or Python refusing an operation
+# (a string plus a mapping, a missing key, a value json cannot write).
+_RENDER_FAILURES = (
+    jinja2.TemplateError,
+    TypeError,
+    ValueError,
+    LookupError,
+    ArithmeticError,
+    AttributeError,
+    RecursionError,
+)
+
+
+def compile_template(source: str, where: str) -> jinja2.Template:
+    """The template compiled in transformers' environment; `where` names it in
+    errors."""
+    try:
+        return _environment().from_string(source)
+    except jinja2.TemplateSyntaxError as error:
+        raise ChatTemplateError(
+            where, f"the chat template does not compile: {error.message} (line {error.lineno})"
+        ) from error
+
+
+class ChatTemplate:
+    """A model's chat template (or its named set, `default` and `tool_use`),
+    compiled once and rendered per request."""
+
+    def __init__(
+        self,
+        source: str | Mapping[str, str],
+        *,
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        where: str = "chat template",
+    ) -> None:
+        named = {"default": source} if isinstance(source, str) else dict(source)
+        if "default" not in named:
+            raise ChatTemplateError(
+                where, f"no template named 'default' among {sorted(named)}"
+            )
+        self.where = where
+        self.sources = named
+        self.bos_token = bos_token
+        self.eos_token = eos_token
+        self._compiled = {name: compile_template(text, where) for name, text in named.items()}
+
+    @property
+    def source(self) -> str:
+        """The default template's text."""
+        return self.sources["default"]
+
+    def render(
+        self,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        tools: list[dict] | None = None,
+        documents: list[dict] | None = None,
+        add_generation_prompt: bool = True,
+        **template_kwargs: Any,
+    ) -> str:
+        """The prompt for these OpenAI-shaped messages. A template that raises
+        (its own `raise_exception`, a sandbox refusal, a failing operation)
+        raises ChatTemplateError carrying its message."""
+        clash = _RESERVED.intersection(template_kwargs)
+        if clash:
+            raise ChatTemplateError(
+                self.where, f"chat_template_kwargs may not set {', '.join(sorted(clash))}"
+            )
+        tools = tools or None
+        template = self._compiled["tool_use" if tools and "tool_use" in self._compiled else "default"]
+        variables = {**self._special_tokens(), **template_kwargs}
+        try:
+            return template.render(
+                messages=template_messages(messages),
+                tools=tools,
+                documents=documents,
+                add_generation_prompt=add_generation_prompt,
+                **variables,
+            )
+        except _RENDER_FAILURES as error:
+            raise ChatTemplateError(self.where, _describe(error)) from error
+
+    def _special_tokens(self) -> dict[str, str]:
+        tokens = {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        return {name: text for name, text in tokens.items() if text is not None}
+
+    def stop_texts(self) -> list[str]:
+        """The texts that end the assistant's turn: the eos token and the
+        known end-of-turn markers that the template writes itself."""
+        return end_of_turn_texts(self.sources.values(), self.eos_token)
+
+    def strip_bos(self, prompt: str) -> str:
+        """The prompt without a leading BOS text, for servers that add BOS
+        themselves (llama.cpp's /completion does)."""
+        if self.bos_token and prompt.startswith(self.bos_token):
+            return prompt[len(self.bos_token) :]
+        return prompt
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, jinja2.TemplateError) and error.message:
+        return error.message
+    return f"{type(error).__name__}: {error}"
+
+
+# Markers that end a turn in the families we know; a template's stop texts
+# are those of these it writes literally. gpt-oss (harmony) writes <|end|>
+# after an analysis message and goes on, so there it is not a stop.
+KNOWN_END_OF_TURN = (
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|return|>",
+    "<|call|>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<｜end▁of▁sentence｜>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|user|>",
+    "<|observation|>",
+)
+_HARMONY_MARK = "<|channel|>"
+
+
+def end_of_turn_texts(sources: Iterable[str], eos_token: str | None) -> list[str]:
+    """eos_token, then each known end-of-turn marker found in the sources."""
+    sources = list(sources)
+    harmony = any(_HARMONY_MARK in text for text in sources)
+    found = [eos_token] if eos_token else []
+    for marker in KNOWN_END_OF_TURN:
+        if marker == "<|end|>" and harmony:
+            continue
+        if marker not in found and any(marker in text for text in sources):
+            found.append(marker)
+    return found
+
+
+# Openings of a reasoning block that a template may leave open at the end of
+# the prompt: <think> (Qwen3, DeepSeek R1, GLM, MiniMax…), gpt-oss's analysis
+# channel, Seed-OSS, Command A reasoning, Kimi's ◁think▷.
+REASONING_OPENINGS = (
+    "<think>",
+    "<|channel|>analysis<|message|>",
+    "<seed:think>",
+    "<|START_THINKING|>",
+    "◁think▷",
+)
+
+
+def prompt_opens_reasoning(prompt: str, openings: Iterable[str] = REASONING_OPENINGS) -> bool:
+    """Whether the prompt ends (trailing whitespace aside) inside a reasoning
+    block the template opened, so the model's text starts as reasoning."""
+    tail = prompt.rstrip()
+    return any(tail.endswith(opening) for opening in openings)

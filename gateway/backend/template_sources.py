@@ -1,0 +1,159 @@
+"""Where a model's chat template comes from: a `.jinja` file, a Hugging Face
+`tokenizer_config.json` (or the folder holding it), or a `.gguf` file.
+
+- `tokenizer_config.json`: `chat_template` is a string, or a list of
+  `{"name", "template"}` (a `default` one, often a `tool_use` one, which
+  the renderer picks when tools are given). A `chat_template.jinja` beside
+  the file wins over both, as transformers has it. `bos_token` and
+  `eos_token` are strings or `{"content": …}` objects.
+- `.gguf`: the metadata's `tokenizer.chat_template` (and
+  `tokenizer.chat_template.tool_use`), with BOS and EOS texts looked up
+  from `tokenizer.ggml.bos_token_id` / `eos_token_id` in
+  `tokenizer.ggml.tokens`. Only metadata is read: the reader maps the file
+  and never loads a tensor.
+
+Every failure is a ChatTemplateError naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
+
+TOKENIZER_CONFIG = "tokenizer_config.json"
+TEMPLATE_FILE = "chat_template.jinja"
+
+
+def load_chat_template(
+    path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None
+) -> ChatTemplate:
+    """The chat template at `path`, by its kind: a folder or a `.json` file
+    is a tokenizer config, a `.gguf` a GGUF model, anything else template
+    text. `bos_token` / `eos_token` given here replace the file's."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / TOKENIZER_CONFIG
+    if not path.is_file():
+        raise ChatTemplateError(str(path), "no such file")
+    if path.suffix == ".gguf":
+        loaded = from_gguf(path)
+    elif path.suffix == ".json":
+        loaded = from_tokenizer_config(path)
+    else:
+        loaded = from_jinja(path)
+    if bos_token is None and eos_token is None:
+        return loaded
+    return ChatTemplate(
+        loaded.sources,
+        bos_token=loaded.bos_token if bos_token is None else bos_token,
+        eos_token=loaded.eos_token if eos_token is None else eos_token,
+        where=loaded.where,
+    )
+
+
+def from_jinja(
+    path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None
+) -> ChatTemplate:
+    """A template file as it is; BOS and EOS only as given."""
+    return ChatTemplate(
+        _read_text(Path(path)), bos_token=bos_token, eos_token=eos_token, where=str(path)
+    )
+
+
+def from_tokenizer_config(path: str | Path) -> ChatTemplate:
+    """A Hugging Face tokenizer_config.json (and a chat_template.jinja beside it)."""
+    path = Path(path)
+    try:
+        config = json.loads(_read_text(path))
+    except ValueError as error:
+        raise ChatTemplateError(str(path), f"not valid JSON: {error}") from error
+    if not isinstance(config, dict):
+        raise ChatTemplateError(str(path), "not a JSON object")
+    beside = path.with_name(TEMPLATE_FILE)
+    if beside.is_file():
+        source: Any = _read_text(beside)
+        where = str(beside)
+    else:
+        source = _config_templates(config.get("chat_template"), str(path))
+        where = str(path)
+    return ChatTemplate(
+        source,
+        bos_token=_token_text(config.get("bos_token")),
+        eos_token=_token_text(config.get("eos_token")),
+        where=where,
+    )
+
+
+def _config_templates(value: Any, where: str) -> str | dict[str, str]:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value:
+        named = {}
+        for entry in value:
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("name"), str)
+                and isinstance(entry.get("template"), str)
+            ):
+                raise ChatTemplateError(
+                    where, "chat_template list entries must be {\"name\": …, \"template\": …}"
+                )
+            named[entry["name"]] = entry["template"]
+        return named
+    raise ChatTemplateError(where, "no chat_template in the tokenizer config")
+
+
+def _token_text(value: Any) -> str | None:
+    """A special token written as a string or as an AddedToken object."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def from_gguf(path: str | Path) -> ChatTemplate:
+    """The chat template and BOS/EOS texts in a GGUF file's metadata."""
+    from gguf import GGUFReader  # numpy and all: only when a GGUF is used
+
+    path = Path(path)
+    try:
+        reader = GGUFReader(path)
+    except (ValueError, OSError, IndexError) as error:
+        raise ChatTemplateError(str(path), f"not a readable GGUF file: {error}") from error
+    default = _gguf_value(reader, "tokenizer.chat_template")
+    if not isinstance(default, str):
+        raise ChatTemplateError(str(path), "the GGUF has no tokenizer.chat_template")
+    named = {"default": default}
+    tool_use = _gguf_value(reader, "tokenizer.chat_template.tool_use")
+    if isinstance(tool_use, str):
+        named["tool_use"] = tool_use
+    return ChatTemplate(
+        named,
+        bos_token=_gguf_token(reader, "tokenizer.ggml.bos_token_id"),
+        eos_token=_gguf_token(reader, "tokenizer.ggml.eos_token_id"),
+        where=str(path),
+    )
+
+
+def _gguf_value(reader: Any, key: str) -> Any:
+    field = reader.get_field(key)
+    return None if field is None else field.contents()
+
+
+def _gguf_token(reader: Any, id_key: str) -> str | None:
+    token_id = _gguf_value(reader, id_key)
+    tokens = reader.get_field("tokenizer.ggml.tokens")
+    if not isinstance(token_id, int) or tokens is None or not 0 <= token_id < len(tokens.data):
+        return None
+    return tokens.contents(token_id)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise ChatTemplateError(str(path), "no such file") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ChatTemplateError(str(path), f"cannot be read: {error}") from error
