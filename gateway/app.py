@@ -27,10 +27,11 @@ from gateway.api.openapi import chat_completions_openapi, completions_openapi
 from gateway.api.request import read_checked, read_request
 from gateway.api.respond import completion
 from gateway.api.stream import stream_completion
+from gateway.backend.backends import close_backends, open_backends
 from gateway.backend.catch_all import route, served_models
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.upstream import Backend, close_backends, open_backends
+from gateway.backend.upstream import Backend
 from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.extra_body import with_extra_body

@@ -41,7 +41,8 @@ class ChatTemplateError(Exception):
     is one line and names the template's file."""
 
     def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"{where}: {' '.join(problem.split())}")
+        self.problem = " ".join(problem.split())
+        super().__init__(f"{where}: {self.problem}")
 
 
 class TemplateRaised(jinja2.TemplateError):
@@ -59,9 +60,7 @@ def _tojson(
     separators: tuple[str, str] | None = None,
     sort_keys: bool = False,
 ) -> str:
-    return json.dumps(
-        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
 def _strftime_now(format: str) -> str:
@@ -80,15 +79,13 @@ class _TemplateDict:
 
 def _check_attribute_name(name: Any) -> None:
     if isinstance(name, str) and name.startswith("_"):
-        raise jinja2.exceptions.SecurityError(
-            f"a namespace may not hold the underscore-prefixed attribute {name!r}"
-        )
+        raise jinja2.exceptions.SecurityError(f"a namespace may not hold the underscore-prefixed attribute {name!r}")
 
 
 class _TemplateNamespace(jinja2.utils.Namespace):
     """jinja's `namespace()`, refusing attribute names that start with "_"."""
 
-    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (as jinja's own)
+    def __init__(*args: Any, **kwargs: Any) -> None:
         self, rest = args[0], args[1:]
         attributes = dict(*rest, **kwargs)
         for name in attributes:
@@ -168,9 +165,7 @@ class ChatTemplate:
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
         if "default" not in named:
-            raise ChatTemplateError(
-                where, f"no template named 'default' among {sorted(named)}"
-            )
+            raise ChatTemplateError(where, f"no template named 'default' among {sorted(named)}")
         self.where = where
         self.sources = named
         self.bos_token = bos_token
@@ -196,9 +191,7 @@ class ChatTemplate:
         raises ChatTemplateError carrying its message."""
         clash = _RESERVED.intersection(template_kwargs)
         if clash:
-            raise ChatTemplateError(
-                self.where, f"chat_template_kwargs may not set {', '.join(sorted(clash))}"
-            )
+            raise ChatTemplateError(self.where, f"chat_template_kwargs may not set {', '.join(sorted(clash))}")
         tools = tools or None
         template = self._compiled["tool_use" if tools and "tool_use" in self._compiled else "default"]
         variables = {**self._special_tokens(), **template_kwargs}
