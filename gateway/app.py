@@ -1,6 +1,7 @@
 """The HTTP service: `create_app(config)` builds the FastAPI app.
 
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
+    POST /v1/responses          OpenAI Responses API (stateless), streamed or not
     POST /v1/completions        text completions, passed through unparsed
     GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
@@ -24,8 +25,11 @@ from gateway.api.auth import require_api_key, require_metrics_key
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.openapi import chat_completions_openapi, completions_openapi
-from gateway.api.request import read_checked, read_request
+from gateway.api.request import read_checked, read_object, read_request
 from gateway.api.respond import completion
+from gateway.api.responses_request import chat_request
+from gateway.api.responses_shapes import ResponseEnvelope, whole_response
+from gateway.api.responses_stream import stream_response
 from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
 from gateway.backend.catch_all import served_models
@@ -49,6 +53,17 @@ async def chat_completions(request: Request) -> Response:
     if chat.stream:
         return await stream_completion(turn)
     return _json(completion(await turn.answer(), turn))
+
+
+async def responses(request: Request) -> Response:
+    server = request.app.state.config.server
+    raw = read_object(await read_body(request, server.max_body_bytes))
+    payload, chat, asked, tools = chat_request(raw)
+    turn = chat_turn(request, payload, chat)
+    envelope = ResponseEnvelope(asked, raw)
+    if chat.stream:
+        return await stream_response(turn, envelope, tools)
+    return _json(whole_response(await turn.answer(), envelope, tools))
 
 
 async def completions(request: Request) -> Response:
@@ -117,6 +132,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
+    v1.add_api_route("/responses", responses, methods=["POST"])
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
