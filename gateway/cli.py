@@ -4,6 +4,8 @@ parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--l
 parsegate parsers [--json] [--for MODEL]
 parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                   [--tools FILE.json] [--stream-chunk N] [FILE|-]
+parsegate render  (--tokenizer-config PATH | --template FILE | --gguf FILE | --config PATH --model NAME)
+                  [--bos-token S] [--eos-token S]  < request.json
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ DEFAULT_CONFIG = "config.yaml"
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from gateway.backend.template_backend import check_templates
     from gateway.ops.config import ConfigError, load_config
 
     path = args.config or os.environ.get("PARSEGATE_CONFIG") or DEFAULT_CONFIG
     try:
         config = load_config(path)
+        check_templates(config.models)
     except ConfigError as error:
         print(f"parsegate: {error}", file=sys.stderr)
         return 2
@@ -102,6 +106,32 @@ def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Print the prompt a chat request renders to, byte for byte."""
+    from gateway.render import RenderError, render_request
+
+    sources = [args.tokenizer_config, args.template, args.gguf, args.config]
+    if sum(source is not None for source in sources) != 1:
+        parser.error("give one of --tokenizer-config, --template, --gguf or --config (with --model)")
+    if (args.config is None) != (args.model is None):
+        parser.error("--config and --model go together")
+    try:
+        prompt = render_request(
+            sys.stdin.buffer.read(),
+            path=args.tokenizer_config or args.template or args.gguf,
+            bos_token=args.bos_token,
+            eos_token=args.eos_token,
+            config=args.config,
+            model=args.model,
+        )
+    except RenderError as error:
+        print(f"parsegate render: {error}", file=sys.stderr)
+        return 1
+    sys.stdout.buffer.write(prompt.encode("utf-8"))
+    sys.stdout.flush()
+    return 0
+
+
 def _positive(text: str) -> int:
     number = int(text) if text.isdigit() else 0
     if number < 1:
@@ -129,7 +159,15 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     parse.add_argument("--tools", metavar="FILE.json", help="the request's OpenAI tools array")
     parse.add_argument("--stream-chunk", type=int, metavar="N", help="feed the text N characters at a time")
     parse.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="raw text (default: stdin)")
-    return parser, {"serve": serve, "parsers": listing, "parse": parse}
+    render = commands.add_parser("render", help="print the prompt a chat request (JSON on stdin) renders to")
+    render.add_argument("--tokenizer-config", metavar="PATH", help="a Hugging Face tokenizer_config.json")
+    render.add_argument("--template", metavar="FILE", help="a Jinja chat template file")
+    render.add_argument("--gguf", metavar="FILE", help="a GGUF model file (its metadata's template)")
+    render.add_argument("--config", metavar="PATH", help="a parsegate config, with --model")
+    render.add_argument("--model", metavar="NAME", help="the model entry of --config to render as")
+    render.add_argument("--bos-token", metavar="S", help="the BOS text (replaces the source's)")
+    render.add_argument("--eos-token", metavar="S", help="the EOS text (replaces the source's)")
+    return parser, {"serve": serve, "parsers": listing, "parse": parse, "render": render}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,4 +177,6 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args)
     if args.command == "parsers":
         return _list_parsers(args)
+    if args.command == "render":
+        return _render(args, commands["render"])
     return _parse(args, commands["parse"])

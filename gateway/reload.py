@@ -19,7 +19,8 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
-from gateway.backend.upstream import Backend
+from gateway.backend.backends import open_backend
+from gateway.backend.template_backend import check_templates
 from gateway.ops.config import ConfigError, load_config
 from gateway.ops.tracing import trace_clients
 
@@ -30,12 +31,13 @@ async def reload_config(app: FastAPI, path: str | Path) -> bool:
     """Load `path` into the running app; False (and the old config kept) if invalid."""
     try:
         config = load_config(path)
+        check_templates(config.models)
     except ConfigError as error:
         logger.error("config reload refused, keeping the running config: %s", error)
         return False
     old_config, old = app.state.config, app.state.backends
     backends = {
-        model.name: old[model.name] if model.name in old and old[model.name].config == model else Backend(model)
+        model.name: old[model.name] if model.name in old and old[model.name].config == model else open_backend(model)
         for model in config.models
     }
     if config.server.opentelemetry:

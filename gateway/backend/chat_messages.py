@@ -112,9 +112,7 @@ def _without_nulls(message: dict[str, Any]) -> dict[str, Any]:
 def _aliased(message: dict[str, Any]) -> dict[str, Any]:
     """Step 2b: the reasoning also under `thinking` (kept first, so an
     existing `thinking` keeps its own value) and `reasoning_content`."""
-    reasoning = next(
-        (message[name] for name in _REASONING_NAMES if message.get(name) is not None), None
-    )
+    reasoning = next((message[name] for name in _REASONING_NAMES if message.get(name) is not None), None)
     if reasoning is None:
         return message
     return {"thinking": reasoning, **message, "reasoning_content": reasoning}

@@ -38,7 +38,8 @@ class ChatTemplateError(Exception):
     is one line and names the template's file."""
 
     def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"{where}: {' '.join(problem.split())}")
+        self.problem = " ".join(problem.split())
+        super().__init__(f"{where}: {self.problem}")
 
 
 class TemplateRaised(jinja2.TemplateError):
@@ -56,9 +57,7 @@ def _tojson(
     separators: tuple[str, str] | None = None,
     sort_keys: bool = False,
 ) -> str:
-    return json.dumps(
-        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
 def _strftime_now(format: str) -> str:
@@ -77,9 +76,7 @@ class _TemplateDict:
 
 def _check_attribute_name(name: Any) -> None:
     if isinstance(name, str) and name.startswith("_"):
-        raise jinja2.exceptions.SecurityError(
-            f"a namespace may not hold the underscore-prefixed attribute {name!r}"
-        )
+        raise jinja2.exceptions.SecurityError(f"a namespace may not hold the underscore-prefixed attribute {name!r}")
 
 
 class _TemplateNamespace(jinja2.utils.Namespace):
@@ -165,9 +162,7 @@ class ChatTemplate:
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
         if "default" not in named:
-            raise ChatTemplateError(
-                where, f"no template named 'default' among {sorted(named)}"
-            )
+            raise ChatTemplateError(where, f"no template named 'default' among {sorted(named)}")
         self.where = where
         self.sources = named
         self.bos_token = bos_token

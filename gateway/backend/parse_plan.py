@@ -31,6 +31,7 @@ class ParsePlan:
     upstream: dict = field(default_factory=dict)  # request fields set for the backend
     reasoning_keys: tuple[str, ...] = ("reasoning_content",)
     max_buffered_chars: int | None = None
+    starts_in_reasoning: bool | None = None  # True: the rendered prompt left a reasoning block open
 
     @classmethod
     def for_request(
@@ -86,7 +87,7 @@ class ParsePlan:
             tools=self.tools,
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
-            force_reasoning=False if choice.call_array else None,
+            force_reasoning=False if choice.call_array else self.starts_in_reasoning,
             force_nonempty_content=bool((self.chat_template_kwargs or {}).get("force_nonempty_content")),
             end_of_turn=self.end_of_turn,
             call_array=choice.call_array,

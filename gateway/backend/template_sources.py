@@ -27,9 +27,7 @@ TOKENIZER_CONFIG = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"
 
 
-def load_chat_template(
-    path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None
-) -> ChatTemplate:
+def load_chat_template(path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None) -> ChatTemplate:
     """The chat template at `path`, by its kind: a folder or a `.json` file
     is a tokenizer config, a `.gguf` a GGUF model, anything else template
     text. `bos_token` / `eos_token` given here replace the file's."""
@@ -54,13 +52,9 @@ def load_chat_template(
     )
 
 
-def from_jinja(
-    path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None
-) -> ChatTemplate:
+def from_jinja(path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None) -> ChatTemplate:
     """A template file as it is; BOS and EOS only as given."""
-    return ChatTemplate(
-        _read_text(Path(path)), bos_token=bos_token, eos_token=eos_token, where=str(path)
-    )
+    return ChatTemplate(_read_text(Path(path)), bos_token=bos_token, eos_token=eos_token, where=str(path))
 
 
 def from_tokenizer_config(path: str | Path) -> ChatTemplate:
@@ -98,9 +92,7 @@ def _config_templates(value: Any, where: str) -> str | dict[str, str]:
                 and isinstance(entry.get("name"), str)
                 and isinstance(entry.get("template"), str)
             ):
-                raise ChatTemplateError(
-                    where, "chat_template list entries must be {\"name\": …, \"template\": …}"
-                )
+                raise ChatTemplateError(where, 'chat_template list entries must be {"name": …, "template": …}')
             named[entry["name"]] = entry["template"]
         return named
     raise ChatTemplateError(where, "no chat_template in the tokenizer config")

@@ -17,8 +17,9 @@ import orjson
 from gateway.backend.balancer import Balancer
 from gateway.backend.demo_backend import DemoTransport
 from gateway.backend.idle import IdleExpired, within_idle
+from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.sse_reader import data_payloads
-from gateway.ops.config import Config, ModelConfig
+from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
 
@@ -90,6 +91,20 @@ class Backend:
         if keep if keep is not None else parsers_need_special_tokens:
             body.setdefault("skip_special_tokens", False)
         return orjson.dumps(body)
+
+    async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
+        """The upstream body for a chat payload and its plan, and the plan as
+        the body leaves it (template mode learns from the rendered prompt)."""
+        return self.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream), plan
+
+    def read_chunk(self, data: bytes) -> object:
+        """One streamed `data:` payload as a chat completion chunk; malformed
+        JSON is a 502."""
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            message = f"the backend for model {self.name!r} sent a malformed chunk"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
     async def open(self, body: bytes, path: str = "/chat/completions") -> httpx.Response:
         """Send `body` to `path` on the backend; return the still-streaming
@@ -269,13 +284,3 @@ class Backend:
 
     def redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
-
-
-def open_backends(config: Config) -> dict[str, Backend]:
-    """A backend per served model name."""
-    return {model.name: Backend(model) for model in config.models}
-
-
-async def close_backends(backends: dict[str, Backend]) -> None:
-    for backend in backends.values():
-        await backend.client.aclose()

@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gateway.ops.env_overlay import apply_environment, config_variables
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
@@ -23,6 +32,7 @@ from gateway.ops.servers import SERVERS, ServerKind
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
+CHAT_TEMPLATE_FROM_BACKEND = "backend"  # ask the server (llama.cpp GET /props)
 NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -192,6 +202,22 @@ class ModelConfig(_Section):
     reasoning_field: Literal["reasoning_content", "reasoning", "both"] = "reasoning_content"
     keep_special_tokens: bool | None = None  # None: when the parsers need them
     extra_body: dict[str, Any] = {}
+    chat_template: str | None = None  # template mode: a .jinja, tokenizer_config.json or .gguf path, or "backend"
+    bos_token: str | None = None  # template mode: overrides the template source's
+    eos_token: str | None = None
+
+    @field_validator("chat_template")
+    @classmethod
+    def _template_path(cls, source: str, info: ValidationInfo) -> str:
+        """`backend`, or a path (relative to the config file's folder) that exists."""
+        source = _expand_env(source)
+        if source == CHAT_TEMPLATE_FROM_BACKEND:
+            return source
+        base = (info.context or {}).get("config_dir", ".")
+        path = Path(base, source).expanduser()
+        if not path.exists():
+            raise ValueError(f"no such file: {path}; give a .jinja, tokenizer_config.json or .gguf file, or 'backend'")
+        return str(path)
 
     @field_validator("extra_body")
     @classmethod
@@ -303,7 +329,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
         raise ConfigError(f"{path}: the config must be a mapping with a 'models' list")
     try:
         data = apply_environment(data, overlay)
-        return Config.model_validate(data)
+        return Config.model_validate(data, context={"config_dir": Path(path).parent})
     except ValueError as error:
         reason = describe_errors(error) if isinstance(error, ValidationError) else str(error)
         raise ConfigError(f"{path}: {reason}") from None

@@ -1,0 +1,23 @@
+"""The configured models' backends, opened together and closed together."""
+
+from __future__ import annotations
+
+from gateway.backend.template_backend import TemplateBackend
+from gateway.backend.upstream import Backend
+from gateway.ops.config import Config, ModelConfig
+
+
+def open_backend(model: ModelConfig) -> Backend:
+    """A model's backend: template mode for an entry with a `chat_template`,
+    chat mode otherwise."""
+    return TemplateBackend(model) if model.chat_template else Backend(model)
+
+
+def open_backends(config: Config) -> dict[str, Backend]:
+    """A backend per served model name."""
+    return {model.name: open_backend(model) for model in config.models}
+
+
+async def close_backends(backends: dict[str, Backend]) -> None:
+    for backend in backends.values():
+        await backend.client.aclose()

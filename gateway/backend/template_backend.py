@@ -1,0 +1,138 @@
+"""Template mode: a model entry with `chat_template` is served through the
+backend's `/v1/completions`, with the prompt rendered here from the model's
+own Hugging Face chat template (`chat_template.py`), so that a server
+without a chat template, or a base model, still serves chat requests.
+
+The template comes from a file (`template_sources.py`), or, with
+`chat_template: backend`, from the server itself: llama.cpp's `GET /props`
+(`chat_template`, `bos_token`, `eos_token`), asked once on first use.
+What is sent, and how the answer is read back, is `completion_request.py`.
+A prompt that ends inside a reasoning block the template opened makes the
+reasoning stage start in reasoning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+
+from gateway.backend.chat_template import ChatTemplate, ChatTemplateError, prompt_opens_reasoning
+from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, chat_chunk, completion_body
+from gateway.backend.parse_plan import ParsePlan
+from gateway.backend.template_sources import load_chat_template
+from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
+from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
+from gateway.ops.errors import UPSTREAM_ERROR, ApiError
+
+PROPS_PATH = "/props"
+
+
+def model_template(model: ModelConfig) -> ChatTemplate | None:
+    """The chat template a template-mode entry names (None: the server's,
+    asked at first use); a file that is missing, unreadable or does not
+    compile is a ConfigError naming the model and the file."""
+    if model.chat_template is None or model.chat_template == CHAT_TEMPLATE_FROM_BACKEND:
+        return None
+    try:
+        return load_chat_template(model.chat_template, bos_token=model.bos_token, eos_token=model.eos_token)
+    except ChatTemplateError as error:
+        raise ConfigError(f"models[{model.name!r}].chat_template: {error}") from None
+
+
+def check_templates(models: list[ModelConfig]) -> None:
+    """Load every template file a config names, so that start-up fails on a bad one."""
+    for model in models:
+        model_template(model)
+
+
+def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
+    """The prompt for a chat request, as `apply_chat_template` renders it."""
+    kwargs = chat.get("chat_template_kwargs")
+    return template.render(
+        chat["messages"],
+        tools=chat.get("tools"),
+        documents=chat.get("documents"),
+        **(kwargs if isinstance(kwargs, dict) else {}),
+    )
+
+
+class TemplateBackend(Backend):
+    """A model's backend in template mode: chat requests rendered into
+    prompts for `/v1/completions`, the answers read back as chat answers."""
+
+    def __init__(self, model: ModelConfig) -> None:
+        super().__init__(model)
+        self._template = model_template(model)
+        self._template_lock = anyio.Lock()
+
+    async def template(self) -> ChatTemplate:
+        if self._template is None:
+            async with self._template_lock:
+                if self._template is None:
+                    self._template = await self._server_template()
+        return self._template
+
+    async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
+        template = await self.template()
+        chat = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
+        chat.update(plan.upstream)
+        try:
+            prompt = render_prompt(template, chat)
+        except ChatTemplateError as error:
+            message = f"the chat template of model {self.name!r} refused the request: {error.problem}"
+            raise ApiError(400, message, param="messages", code="chat_template_error") from None
+        if plan.reasoning_parser is not None and prompt_opens_reasoning(prompt):
+            plan = dataclasses.replace(plan, starts_in_reasoning=True)
+        server = self.config.backend.server
+        if server in ADDS_BOS_ITSELF:
+            prompt = template.strip_bos(prompt)
+        body = completion_body(chat, prompt, template.stop_texts(), server)
+        body["model"] = self.upstream_model
+        return orjson.dumps(body), plan
+
+    async def open(self, body: bytes, path: str = "/completions") -> httpx.Response:
+        return await super().open(body, path)
+
+    def read_chunk(self, data: bytes) -> object:
+        chunk = super().read_chunk(data)
+        return chat_chunk(chunk) if isinstance(chunk, dict) else chunk
+
+    async def complete(self, body: bytes) -> dict:
+        return chat_answer(await super().complete(body))
+
+    async def _server_template(self) -> ChatTemplate:
+        """The template the server reports at `GET /props` (llama.cpp)."""
+        url = self.balancer.pick().url.removesuffix("/v1") + PROPS_PATH
+        problem = f"the backend for model {self.name!r} did not report its chat template at {PROPS_PATH}"
+        try:
+            response = await self.client.get(url, headers=self.headers)
+            props = response.json() if response.is_success else None
+        except (httpx.HTTPError, ValueError):
+            props = None
+        try:
+            return props_template(props, self.config, url)
+        except ChatTemplateError as error:
+            raise ApiError(
+                502, f"{problem}: {error.problem}", type=UPSTREAM_ERROR, code="upstream_no_template"
+            ) from None
+
+
+def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplate:
+    """The template in a llama.cpp server's `GET /props` answer, with the
+    model entry's own bos_token / eos_token winning."""
+    if not isinstance(props, dict) or not isinstance(props.get("chat_template"), str):
+        raise ChatTemplateError(where, "the server reports no chat_template")
+    return ChatTemplate(
+        props["chat_template"],
+        bos_token=model.bos_token or _text(props.get("bos_token")),
+        eos_token=model.eos_token or _text(props.get("eos_token")),
+        where=where,
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
