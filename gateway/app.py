@@ -1,6 +1,7 @@
 """The HTTP service: `create_app(config)` builds the FastAPI app.
 
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
+    POST /v1/responses          OpenAI Responses API (stateless), streamed or not
     POST /v1/completions        text completions, passed through unparsed
     GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
@@ -24,16 +25,17 @@ from gateway.api.auth import require_api_key, require_metrics_key
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.openapi import chat_completions_openapi, completions_openapi
-from gateway.api.request import read_checked, read_request
+from gateway.api.request import read_checked, read_object, read_request
 from gateway.api.respond import completion
+from gateway.api.responses_request import chat_request
+from gateway.api.responses_shapes import ResponseEnvelope, whole_response
+from gateway.api.responses_stream import stream_response
 from gateway.api.stream import stream_completion
-from gateway.backend.catch_all import route, served_models
-from gateway.backend.parse_plan import ParsePlan
-from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.upstream import Backend, close_backends, open_backends
+from gateway.api.turns import backend_for, chat_turn
+from gateway.backend.catch_all import served_models
+from gateway.backend.upstream import close_backends, open_backends
 from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
-from gateway.ops.extra_body import with_extra_body
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
@@ -44,39 +46,30 @@ def _json(payload: dict) -> Response:
     return Response(orjson.dumps(payload), media_type="application/json")
 
 
-def _backend(request: Request, model: str) -> Backend:
-    backend = route(request.app.state.backends, model)
-    if backend is None:
-        message = f"The model {model!r} does not exist; see GET /v1/models"
-        raise ApiError(404, message, param="model", code="model_not_found")
-    return backend
-
-
 async def chat_completions(request: Request) -> Response:
     server = request.app.state.config.server
     payload, chat = read_request(await read_body(request, server.max_body_bytes))
-    backend = _backend(request, chat.model)
-    payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
-    plan = ParsePlan.for_request(
-        payload, backend.config, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
-    )
-    record = request.state.record
-    record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
-    body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
-    try:
-        if chat.stream:
-            return await stream_completion(backend, body, plan, chat.model, record)
-        answer = await backend.complete(body)
-    except ApiError as error:
-        record.upstream_failed(upstream_error_kind(error))
-        raise
-    return _json(completion(answer, plan, chat.model, record))
+    turn = chat_turn(request, payload, chat)
+    if chat.stream:
+        return await stream_completion(turn)
+    return _json(completion(await turn.answer(), turn))
+
+
+async def responses(request: Request) -> Response:
+    server = request.app.state.config.server
+    raw = read_object(await read_body(request, server.max_body_bytes))
+    payload, chat, asked, tools = chat_request(raw)
+    turn = chat_turn(request, payload, chat)
+    envelope = ResponseEnvelope(asked, raw)
+    if chat.stream:
+        return await stream_response(turn, envelope, tools)
+    return _json(whole_response(await turn.answer(), envelope, tools))
 
 
 async def completions(request: Request) -> Response:
     server = request.app.state.config.server
     payload, checked = read_checked(await read_body(request, server.max_body_bytes), CompletionRequest)
-    backend = _backend(request, checked.model)
+    backend = backend_for(request, checked.model)
     record = request.state.record
     record.serves(backend.name, None, bool(checked.stream))
     try:
@@ -139,6 +132,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
+    v1.add_api_route("/responses", responses, methods=["POST"])
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)

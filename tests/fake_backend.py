@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import threading
+from collections.abc import Callable
 
 import orjson
 from starlette.applications import Starlette
@@ -77,6 +78,7 @@ class FakeBackend:
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
         self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
         self.gzip = False  # streamed text completions: sent gzip-compressed, with Content-Encoding
+        self.answer: Callable[[dict], str] | None = None  # the reply as a function of the request body
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -121,7 +123,7 @@ class FakeBackend:
             return Response(orjson.dumps(VLLM_AUTO_REFUSED), status_code=400, media_type="application/json")
         if self.parsed_deltas is not None:
             return self._parsed(body)
-        replies = self.replies[: body.get("n") or 1]
+        replies = [self.answer(body)] if self.answer is not None else self.replies[: body.get("n") or 1]
         if body.get("stream"):
             events = self._events(body, replies) if self.raw_stream is None else _raw(self.raw_stream)
             return StreamingResponse(self._faulty(events), media_type="text/event-stream")

@@ -1,4 +1,4 @@
-"""Parser events to OpenAI shapes: call ids, finish_reason, and the
+"""Parser events to OpenAI chat shapes: completion ids and the
 streamed `chat.completion.chunk` events of one choice.
 
 This runs once per upstream chunk, so it stays plain: dicts and orjson,
@@ -10,26 +10,16 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import orjson
 
 from parsers import CallArgs, CallStart, Content, Event, Reasoning
-
-if TYPE_CHECKING:
-    from gateway.backend.backend_parsed import ChoiceReader
 
 DONE = b"data: [DONE]\n\n"
 
 
 def completion_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
-
-
-def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
-    """A turn that stopped after tool calls finished with `tool_calls`;
-    any other reason (`length` included) stays as the backend said."""
-    return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
 
 
 def sse_event(payload: dict) -> bytes:
@@ -58,27 +48,16 @@ class ChunkEncoder:
 
 
 class ChoiceStream:
-    """One streamed choice: its reader (our pipeline, or the backend's own
-    parsed fields), and what it has sent so far."""
+    """One streamed choice's chat deltas, and what it has sent so far."""
 
-    __slots__ = ("pipeline", "call_id", "reasoning_keys", "role_sent", "made_call", "finished")
+    __slots__ = ("call_id", "reasoning_keys", "role_sent")
 
     def __init__(
-        self,
-        pipeline: ChoiceReader,
-        call_id: Callable[[str, int], str],
-        reasoning_keys: tuple[str, ...] = ("reasoning_content",),
+        self, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
     ) -> None:
-        self.pipeline = pipeline
         self.call_id = call_id
         self.reasoning_keys = reasoning_keys
         self.role_sent = False
-        self.made_call = False
-        self.finished = False
-
-    def finish(self) -> list[Event]:
-        self.finished = True
-        return self.pipeline.finish()
 
     def delta(self, events: list[Event]) -> dict:
         """One OpenAI delta for a chunk's events; empty when there is
@@ -93,7 +72,6 @@ class ChoiceStream:
             elif kind is Reasoning:
                 reasoning.append(event.text)
             elif kind is CallStart:
-                self.made_call = True
                 function = {"name": event.name, "arguments": ""}
                 calls.append(
                     {

@@ -76,19 +76,36 @@ class ChatRequest(_Checked):
                 raise ApiError(400, f"tool_choice names function {name!r}, which is not in tools", param="tool_choice")
 
 
-def read_checked(raw: bytes, checked: type[_Request]) -> tuple[dict, _Request]:
-    """The request's JSON object and its `checked` fields; 400 when malformed."""
+def read_object(raw: bytes) -> dict:
+    """The request body's JSON object; 400 when it is not one."""
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         raise ApiError(400, f"request body is not valid JSON: {error}") from None
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object")
+    return payload
+
+
+def read_checked(raw: bytes, checked: type[_Request]) -> tuple[dict, _Request]:
+    """The request's JSON object and its `checked` fields; 400 when malformed."""
+    payload = read_object(raw)
     try:
         return payload, checked.model_validate(payload)
     except ValidationError as error:
         param = key_path(error.errors(include_url=False)[0]["loc"]) or None
         raise ApiError(400, describe_errors(error), param=param) from None
+
+
+def checked_payload(payload: dict) -> ChatRequest:
+    """The checked fields of a chat payload another surface built."""
+    try:
+        request = ChatRequest.model_validate(payload)
+    except ValidationError as error:
+        param = key_path(error.errors(include_url=False)[0]["loc"]) or None
+        raise ApiError(400, describe_errors(error), param=param) from None
+    request.check_tool_choice()
+    return request
 
 
 def read_request(raw: bytes) -> tuple[dict, ChatRequest]:

@@ -1,56 +1,44 @@
-"""Non-streamed completions: the same reader as streaming, fed the whole
-message at once (one `read` and `finish`), so the two paths cannot drift."""
+"""Non-streamed chat completions: a turn's answer as a `chat.completion`.
+The turn reads the whole message as the streamed deltas would be read, so
+the two paths cannot drift."""
 
 from __future__ import annotations
 
 import time
 
-from gateway.api.chunks import completion_id, finish_reason
-from gateway.backend.backend_parsed import read_message
-from gateway.backend.parse_plan import ParsePlan
-from gateway.ops.observe import RequestRecord
+from gateway.api.chunks import completion_id
+from gateway.api.turns import Answer, ChoiceAnswer, Turn
 
 
-def _message(upstream: dict, plan: ParsePlan, record: RequestRecord) -> dict:
-    result, outcomes = read_message(upstream, plan)
-    record.parsed(outcomes)
+def _choice(choice: ChoiceAnswer, turn: Turn) -> dict:
+    plan, result = turn.plan, choice.result
     calls = [
         {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
         for index, (name, arguments) in enumerate(result.tool_calls)
     ]
-    content = result.content or (None if calls else "")
-    message = {"role": "assistant", "content": content}
+    message = {"role": "assistant", "content": result.content or (None if calls else "")}
     for key in plan.reasoning_keys:
         message[key] = result.reasoning_content
     if calls:
         message["tool_calls"] = calls
-    return message
-
-
-def _choice(choice: dict, plan: ParsePlan, record: RequestRecord) -> dict:
-    upstream = choice.get("message")
-    message = _message(upstream if isinstance(upstream, dict) else {}, plan, record)
-    made_call = "tool_calls" in message
     return {
-        "index": choice.get("index", 0),
+        "index": choice.index,
         "message": message,
-        "logprobs": choice.get("logprobs"),
-        "finish_reason": finish_reason(made_call, choice.get("finish_reason")),
-        **(plan.tool_choice.unmet(made_call) or {}),
+        "logprobs": choice.logprobs,
+        "finish_reason": choice.finish_reason,
+        **(choice.unmet or {}),
     }
 
 
-def completion(answer: dict, plan: ParsePlan, model: str, record: RequestRecord) -> dict:
-    """The client's `chat.completion` for the backend's `answer`; its usage
-    and parse outcomes go to `record`."""
+def completion(answer: Answer, turn: Turn) -> dict:
+    """The client's `chat.completion` for the turn's `answer`."""
     body = {
         "id": completion_id(),
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": model,
-        "choices": [_choice(choice, plan, record) for choice in answer["choices"] if isinstance(choice, dict)],
+        "model": turn.model,
+        "choices": [_choice(choice, turn) for choice in answer.choices],
     }
-    if answer.get("usage") is not None:
-        body["usage"] = answer["usage"]
-        record.usage(answer["usage"])
+    if answer.usage is not None:
+        body["usage"] = answer.usage
     return body

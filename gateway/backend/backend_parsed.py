@@ -81,6 +81,11 @@ class ChoiceReader:
         return self._renumber(self._pipeline.finish()) if self._pipeline else []
 
     @property
+    def made_call(self) -> bool:
+        """Whether this choice has started a tool call."""
+        return self._calls > 0
+
+    @property
     def outcomes(self) -> CallOutcomes:
         """The choice's tool-call outcomes: the backend's own calls, and
         those of every pipeline that read its text (retired ones included)."""

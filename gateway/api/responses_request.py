@@ -1,0 +1,313 @@
+"""A Responses API request (`POST /v1/responses`, stateless) as the
+internal chat-completions payload.
+
+Input items become chat messages: consecutive assistant items (reasoning,
+message, calls) fold into one assistant message, leading system and
+developer messages into one system message. Reasoning items are replayed
+as the assistant's `reasoning_content`. Tools: `function` as it is;
+`custom` as a function with one string parameter `input`; `namespace`
+flattened (a name another tool already has gets its namespace as
+prefix); hosted tools dropped with a log line. `Tools` remembers what each
+offered name was, so the reply's calls go back out in their own kind.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gateway.api.request import ChatRequest, checked_payload
+from gateway.ops.config import describe_errors, key_path
+from gateway.ops.errors import ApiError
+
+log = logging.getLogger("parsegate.responses")
+
+# fields of a Responses request passed on to the backend under the same name
+_SAMPLING = ("temperature", "top_p", "parallel_tool_calls")
+# chat extensions a client may add (the SDKs' extra_body), passed on as they are
+_CHAT_EXTENSIONS = (
+    "chat_template_kwargs",
+    "top_k",
+    "min_p",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "repetition_penalty",
+    "separate_reasoning",
+    "stream_reasoning",
+)
+_TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
+_ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
+
+
+class ResponsesRequest(BaseModel):
+    """The fields of a Responses request the gateway acts on; others
+    (`include`, `prompt_cache_key`, `metadata`, `client_metadata`…) are
+    accepted and not used."""
+
+    model_config = ConfigDict(strict=True)
+
+    model: str
+    input: str | list[dict[str, Any]]
+    instructions: str | None = None
+    stream: bool | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    store: bool | None = None
+    previous_response_id: str | None = None
+    conversation: Any = None
+    max_output_tokens: int | None = None
+    reasoning: dict[str, Any] | None = None
+    text: dict[str, Any] | None = None
+
+
+@dataclass
+class Tools:
+    """The tools offered to the model, by the name it sees: which are
+    custom (their call is a `custom_tool_call`), and which came from a
+    namespace (name and namespace to call them by)."""
+
+    chat: list[dict] = field(default_factory=list)
+    custom: set[str] = field(default_factory=set)
+    namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def add_function(self, tool: dict, namespace: str | None = None) -> None:
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            raise ApiError(400, "every function tool needs a name", param="tools")
+        offered = name if not self._has(name) else f"{namespace}__{name}" if namespace else name
+        if self._has(offered):
+            raise ApiError(400, f"two tools are named {offered!r}", param="tools")
+        function: dict = {"name": offered, "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+        if tool.get("description"):
+            function["description"] = tool["description"]
+        if namespace:
+            self.namespaced[offered] = (name, namespace)
+        self.chat.append({"type": "function", "function": function})
+
+    def add_custom(self, tool: dict) -> None:
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            raise ApiError(400, "every custom tool needs a name", param="tools")
+        if self._has(name):
+            raise ApiError(400, f"two tools are named {name!r}", param="tools")
+        description = tool.get("description") or ""
+        grammar = tool.get("format") if isinstance(tool.get("format"), dict) else {}
+        if grammar.get("type") == "grammar" and grammar.get("definition"):
+            description += f"\n\nThe input is free-form text in this {grammar.get('syntax', '')} grammar:\n"
+            description += str(grammar["definition"])
+        parameters = {
+            "type": "object",
+            "properties": {"input": {"type": "string", "description": "the tool's free-form input"}},
+            "required": ["input"],
+        }
+        self.custom.add(name)
+        self.chat.append(
+            {
+                "type": "function",
+                "function": {"name": name, "description": description.strip(), "parameters": parameters},
+            }
+        )
+
+    def _has(self, name: str) -> bool:
+        return any(tool["function"]["name"] == name for tool in self.chat)
+
+
+def _tools(tools: list[dict]) -> Tools:
+    offered = Tools()
+    for tool in tools:
+        kind = tool.get("type")
+        if kind == "function":
+            offered.add_function(tool)
+        elif kind == "custom":
+            offered.add_custom(tool)
+        elif kind == "namespace":
+            for inner in tool.get("tools") or ():
+                if isinstance(inner, dict) and inner.get("type", "function") == "function":
+                    offered.add_function(inner, namespace=str(tool.get("name") or ""))
+        else:
+            log.info("responses: dropped the hosted tool %r, which this gateway cannot run", kind)
+    return offered
+
+
+def _tool_choice(choice: object, tools: Tools) -> object:
+    if choice is None or choice in ("auto", "none", "required"):
+        return choice
+    if isinstance(choice, dict):
+        kind = choice.get("type")
+        if kind in ("function", "custom") and isinstance(choice.get("name"), str):
+            return {"type": "function", "function": {"name": choice["name"]}}
+        if kind == "allowed_tools":
+            allowed = {tool.get("name") for tool in choice.get("tools") or () if isinstance(tool, dict)}
+            tools.chat = [tool for tool in tools.chat if tool["function"]["name"] in allowed]
+            return choice.get("mode") if choice.get("mode") in ("auto", "required") else "auto"
+    raise ApiError(
+        400, f"tool_choice {orjson.dumps(choice).decode()} names no tool this gateway serves", param="tool_choice"
+    )
+
+
+def _text(content: object) -> str:
+    """The text of a message's content: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        part.get("text") or ""
+        for part in content
+        if isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str)
+    )
+
+
+def _content(content: object) -> str | list[dict]:
+    """A user message's content: text, or text and image parts in chat's shape."""
+    if not isinstance(content, list) or not any(
+        isinstance(part, dict) and part.get("type") == "input_image" for part in content
+    ):
+        return _text(content)
+    parts: list[dict] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "input_image" and part.get("image_url"):
+            parts.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
+        elif part.get("type") in _TEXT_PARTS:
+            parts.append({"type": "text", "text": part.get("text") or ""})
+    return parts
+
+
+class _Conversation:
+    """Chat messages built item by item."""
+
+    def __init__(self, instructions: str | None) -> None:
+        self.messages: list[dict] = []
+        self.system: list[str] = [instructions] if instructions else []
+
+    def add(self, item: dict) -> None:
+        kind = item.get("type", "message")
+        if kind == "message":
+            self._message(item)
+        elif kind in _ASSISTANT_ITEMS:
+            self._assistant_item(kind, item)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._flush_system()
+            output = item.get("output")
+            text = output if isinstance(output, str) else _text(output)
+            self.messages.append({"role": "tool", "tool_call_id": str(item.get("call_id") or ""), "content": text})
+        else:
+            raise ApiError(400, f"input items of type {kind!r} are not supported by this gateway", param="input")
+
+    def _message(self, item: dict) -> None:
+        role = item.get("role")
+        if role in ("system", "developer"):
+            text = _text(item.get("content"))
+            if not self.messages:
+                self.system.append(text)
+            else:
+                self.messages.append({"role": "system", "content": text})
+        elif role == "user":
+            self._flush_system()
+            self.messages.append({"role": "user", "content": _content(item.get("content"))})
+        elif role == "assistant":
+            message = self._assistant()
+            message["content"] = (message.get("content") or "") + _text(item.get("content"))
+        else:
+            raise ApiError(400, f"input messages with role {role!r} are not supported", param="input")
+
+    def _assistant_item(self, kind: str, item: dict) -> None:
+        message = self._assistant()
+        if kind == "reasoning":
+            text = _text(item.get("content")) or "\n".join(
+                part.get("text") or "" for part in item.get("summary") or () if isinstance(part, dict)
+            )
+            if text:
+                message["reasoning_content"] = (message.get("reasoning_content") or "") + text
+            return
+        if kind == "function_call":
+            arguments = item.get("arguments")
+            arguments = arguments if isinstance(arguments, str) else orjson.dumps(arguments or {}).decode()
+        else:
+            arguments = orjson.dumps({"input": item.get("input") or ""}).decode()
+        call = {"id": str(item.get("call_id") or ""), "type": "function"}
+        call["function"] = {"name": str(item.get("name") or ""), "arguments": arguments}
+        message.setdefault("tool_calls", []).append(call)
+
+    def _assistant(self) -> dict:
+        """The assistant message being built, or a new one."""
+        self._flush_system()
+        last = self.messages[-1] if self.messages else None
+        if last is None or last["role"] != "assistant" or "tool_calls" in last:
+            last = {"role": "assistant", "content": None}
+            self.messages.append(last)
+        return last
+
+    def _flush_system(self) -> None:
+        if self.system:
+            self.messages.insert(0, {"role": "system", "content": "\n\n".join(self.system)})
+            self.system = []
+
+
+def _checked(raw: dict) -> ResponsesRequest:
+    try:
+        return ResponsesRequest.model_validate(raw)
+    except ValidationError as error:
+        param = key_path(error.errors(include_url=False)[0]["loc"]) or None
+        raise ApiError(400, describe_errors(error), param=param) from None
+
+
+def chat_request(raw: dict) -> tuple[dict, ChatRequest, ResponsesRequest, Tools]:
+    """The chat payload (checked) for a Responses request's JSON object,
+    the Responses fields it came from, and the tools offered."""
+    request = _checked(raw)
+    if request.store:
+        raise ApiError(
+            400, "store: true is not supported: this gateway keeps no responses (send store: false)", param="store"
+        )
+    if request.previous_response_id is not None or request.conversation is not None:
+        param = "previous_response_id" if request.previous_response_id is not None else "conversation"
+        raise ApiError(400, f"{param} is not supported: this gateway keeps no state; send the whole input", param=param)
+    conversation = _Conversation(request.instructions)
+    if isinstance(request.input, str):
+        conversation.add({"type": "message", "role": "user", "content": request.input})
+    else:
+        for item in request.input:
+            conversation.add(item)
+    conversation._flush_system()
+    payload: dict = {"model": request.model, "messages": conversation.messages}
+    tools = _tools(request.tools or [])
+    choice = _tool_choice(request.tool_choice, tools)
+    if tools.chat:
+        payload["tools"] = tools.chat
+        if choice is not None:
+            payload["tool_choice"] = choice
+    for name in _SAMPLING + _CHAT_EXTENSIONS:
+        if raw.get(name) is not None:
+            payload[name] = raw[name]
+    if request.max_output_tokens is not None:
+        payload["max_tokens"] = request.max_output_tokens
+    effort = (request.reasoning or {}).get("effort")
+    if isinstance(effort, str):
+        payload["reasoning_effort"] = effort
+    response_format = _response_format((request.text or {}).get("format"))
+    if response_format is not None:
+        payload["response_format"] = response_format
+    if request.stream:
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+    return payload, checked_payload(payload), request, tools
+
+
+def _response_format(text_format: object) -> dict | None:
+    if not isinstance(text_format, dict):
+        return None
+    if text_format.get("type") == "json_schema":
+        schema = {key: text_format[key] for key in ("name", "schema", "strict", "description") if key in text_format}
+        return {"type": "json_schema", "json_schema": schema}
+    if text_format.get("type") == "json_object":
+        return {"type": "json_object"}
+    return None

@@ -1,0 +1,147 @@
+"""The Responses API's objects, as the streamed and the whole reply share
+them: ids, complete output items, usage and the `response` object."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import orjson
+
+from gateway.api.responses_request import ResponsesRequest, Tools
+from gateway.api.turns import Answer
+
+# chat finish reasons that leave a response incomplete, and why
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def reasoning_item(item_id: str, text: str) -> dict:
+    return {"id": item_id, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}]}
+
+
+def output_text(text: str) -> dict:
+    return {"type": "output_text", "text": text, "annotations": []}
+
+
+def message_item(item_id: str, text: str, status: str = "completed") -> dict:
+    content = [output_text(text)] if status == "completed" else []
+    return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": content}
+
+
+def call_item(item_id: str, call_id: str, name: str, arguments: str, tools: Tools, status: str = "completed") -> dict:
+    """A call of the tool the model knows as `name`: a `custom_tool_call`
+    with its `input` for a custom tool, else a `function_call` (by its own
+    name and namespace, for a tool that came from a namespace)."""
+    if name in tools.custom:
+        return {
+            "id": item_id,
+            "type": "custom_tool_call",
+            "status": status,
+            "call_id": call_id,
+            "name": name,
+            "input": custom_input(arguments) if status == "completed" else "",
+        }
+    item = {"id": item_id, "type": "function_call", "status": status, "call_id": call_id, "name": name}
+    item["arguments"] = arguments if status == "completed" else ""
+    if name in tools.namespaced:
+        item["name"], item["namespace"] = tools.namespaced[name]
+    return item
+
+
+def custom_input(arguments: str) -> str:
+    """A custom tool's free-form input from the function arguments the
+    model wrote (`{"input": "..."}`); text that is not such an object is
+    taken as the input itself."""
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+    if isinstance(value, dict) and isinstance(value.get("input"), str):
+        return value["input"]
+    return arguments
+
+
+def usage(chat_usage: dict | None) -> dict | None:
+    """Chat usage in the Responses API's names."""
+    if not isinstance(chat_usage, dict):
+        return None
+    prompt = chat_usage.get("prompt_tokens") or 0
+    completion = chat_usage.get("completion_tokens") or 0
+    cached = (chat_usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    reasoning = (chat_usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+        "total_tokens": chat_usage.get("total_tokens") or prompt + completion,
+    }
+
+
+class ResponseEnvelope:
+    """The `response` object of one request, in any of its states."""
+
+    def __init__(self, request: ResponsesRequest, raw: dict) -> None:
+        self.id = new_id("resp")
+        self._fields = {
+            "id": self.id,
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": request.model,
+            "status": "in_progress",
+            "error": None,
+            "incomplete_details": None,
+            "instructions": request.instructions,
+            "max_output_tokens": request.max_output_tokens,
+            "metadata": raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {},
+            "output": [],
+            "parallel_tool_calls": raw.get("parallel_tool_calls") is not False,
+            "reasoning": request.reasoning,
+            "store": False,
+            "temperature": raw.get("temperature"),
+            "text": request.text or {"format": {"type": "text"}},
+            "tool_choice": request.tool_choice or "auto",
+            "tools": request.tools or [],
+            "top_p": raw.get("top_p"),
+            "usage": None,
+        }
+
+    def in_progress(self) -> dict:
+        return self._fields
+
+    def finished(self, output: list[dict], finish_reason: str | None, chat_usage: dict | None) -> dict:
+        """The response at its end: completed, or incomplete (cut at
+        max_output_tokens, or filtered)."""
+        incomplete = _INCOMPLETE.get(finish_reason or "")
+        return {
+            **self._fields,
+            "status": "incomplete" if incomplete else "completed",
+            "incomplete_details": {"reason": incomplete} if incomplete else None,
+            "output": output,
+            "usage": usage(chat_usage),
+        }
+
+    def failed(self, output: list[dict], error: dict, chat_usage: dict | None) -> dict:
+        details = error.get("error") if isinstance(error.get("error"), dict) else {}
+        failure = {"code": str(details.get("code") or "server_error"), "message": str(details.get("message") or "")}
+        return {**self._fields, "status": "failed", "error": failure, "output": output, "usage": usage(chat_usage)}
+
+
+def whole_response(answer: Answer, envelope: ResponseEnvelope, tools: Tools) -> dict:
+    """The non-streamed response: the first choice's reasoning, text and
+    calls as output items."""
+    output: list[dict] = []
+    choice = answer.choices[0] if answer.choices else None
+    result = choice.result if choice is not None else None
+    if result is not None and result.reasoning_content:
+        output.append(reasoning_item(new_id("rs"), result.reasoning_content))
+    if result is not None and result.content:
+        output.append(message_item(new_id("msg"), result.content))
+    for name, arguments in result.tool_calls if result is not None else ():
+        item_id = new_id("ctc" if name in tools.custom else "fc")
+        output.append(call_item(item_id, new_id("call")[:29], name, arguments, tools))
+    return envelope.finished(output, choice.finish_reason if choice is not None else None, answer.usage)

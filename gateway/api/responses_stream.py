@@ -1,0 +1,224 @@
+"""Streamed Responses: a turn's parser events rendered as the Responses
+API's server-sent events.
+
+`response.created` and `response.in_progress` open the stream; each output
+item (reasoning, message, function or custom tool call) opens with
+`response.output_item.added`, streams its deltas and closes with
+`response.output_item.done` carrying the complete item; the stream ends
+with `response.completed` (`response.incomplete` when cut at the token
+limit) holding every item and the usage, or `response.failed`. Every event
+has its `sequence_number`. Only the first choice is rendered (the
+Responses API has one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+
+import orjson
+from starlette.background import BackgroundTask
+
+from gateway.api.responses_request import Tools
+from gateway.api.responses_shapes import (
+    ResponseEnvelope,
+    call_item,
+    custom_input,
+    message_item,
+    new_id,
+    output_text,
+    reasoning_item,
+)
+from gateway.api.sse import EventStream
+from gateway.api.turns import Turn, TurnStream, UsageUpdate
+from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+
+
+class _Item:
+    """The output item being streamed, and the framing of its deltas."""
+
+    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta_head")
+
+    def __init__(self, kind: str, index: int, name: str = "", custom: bool = False) -> None:
+        self.kind = kind
+        self.id = new_id({"reasoning": "rs", "message": "msg", "call": "ctc" if custom else "fc"}[kind])
+        self.index = index
+        self.parts: list[str] = []
+        self.name = name
+        self.call_id = new_id("call")[:29] if kind == "call" else ""
+        self.custom = custom
+        self.delta_head = b""
+
+
+_DELTA_TYPES = {
+    "reasoning": "response.reasoning_summary_text.delta",
+    "message": "response.output_text.delta",
+    "call": "response.function_call_arguments.delta",
+}
+_DELTA_PLACE = {
+    "reasoning": ',"summary_index":0',
+    "message": ',"content_index":0,"logprobs":[]',
+    "call": "",
+}
+
+
+class ResponseEvents:
+    """The events of one streamed response."""
+
+    def __init__(self, envelope: ResponseEnvelope, tools: Tools) -> None:
+        self._envelope = envelope
+        self._tools = tools
+        self._sequence = 0
+        self._output: list[dict] = []
+        self._item: _Item | None = None
+        self._calls: dict[int, _Item] = {}
+        self.finish_reason: str | None = None
+
+    def event(self, payload: dict) -> bytes:
+        kind = payload["type"]
+        payload["sequence_number"] = self._sequence
+        self._sequence += 1
+        return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+    def opening(self) -> list[bytes]:
+        response = self._envelope.in_progress()
+        return [
+            self.event({"type": "response.created", "response": response}),
+            self.event({"type": "response.in_progress", "response": response}),
+        ]
+
+    def render(self, events: list[Event], out: list[bytes]) -> None:
+        for event in events:
+            kind = type(event)
+            if kind is Content:
+                self._delta("message", event.text, out)
+            elif kind is Reasoning:
+                self._delta("reasoning", event.text, out)
+            elif kind is CallStart:
+                self._close(out)
+                custom = event.name in self._tools.custom
+                item = self._calls[event.index] = _Item("call", len(self._output), event.name, custom)
+                self._open(item, out)
+            elif kind is CallArgs:
+                item = self._calls.get(event.index)
+                if item is not None and item is self._item:
+                    self._append(item, event.text, out)
+            elif kind is CallEnd and self._item is not None and self._item is self._calls.get(event.index):
+                self._close(out)
+
+    def _delta(self, kind: str, text: str, out: list[bytes]) -> None:
+        item = self._item
+        if item is None or item.kind != kind:
+            self._close(out)
+            item = _Item(kind, len(self._output))
+            self._open(item, out)
+        self._append(item, text, out)
+
+    def _append(self, item: _Item, text: str, out: list[bytes]) -> None:
+        item.parts.append(text)
+        if item.custom:
+            return  # the input inside the JSON arguments is sent whole, when the call is done
+        out.append(item.delta_head + orjson.dumps(text) + b',"sequence_number":%d}\n\n' % self._sequence)
+        self._sequence += 1
+
+    def _open(self, item: _Item, out: list[bytes]) -> None:
+        self._item = item
+        self._output.append({})  # its place; the complete item lands here when it closes
+        if item.kind == "reasoning":
+            added = {"id": item.id, "type": "reasoning", "summary": []}
+        elif item.kind == "message":
+            added = message_item(item.id, "", status="in_progress")
+        else:
+            added = call_item(item.id, item.call_id, item.name, "", self._tools, status="in_progress")
+        out.append(self.event({"type": "response.output_item.added", "output_index": item.index, "item": added}))
+        place = {"item_id": item.id, "output_index": item.index}
+        if item.kind == "reasoning":
+            part = {"type": "summary_text", "text": ""}
+            out.append(
+                self.event({"type": "response.reasoning_summary_part.added", **place, "summary_index": 0, "part": part})
+            )
+        elif item.kind == "message":
+            out.append(
+                self.event(
+                    {"type": "response.content_part.added", **place, "content_index": 0, "part": output_text("")}
+                )
+            )
+        head = orjson.dumps({"type": _DELTA_TYPES[item.kind], **place})[:-1].decode() + _DELTA_PLACE[item.kind]
+        item.delta_head = b"event: " + _DELTA_TYPES[item.kind].encode() + b"\ndata: " + head.encode() + b',"delta":'
+
+    def _close(self, out: list[bytes]) -> None:
+        item, self._item = self._item, None
+        if item is None:
+            return
+        text = "".join(item.parts)
+        place = {"item_id": item.id, "output_index": item.index}
+        if item.kind == "reasoning":
+            done = reasoning_item(item.id, text)
+            out.append(
+                self.event({"type": "response.reasoning_summary_text.done", **place, "summary_index": 0, "text": text})
+            )
+            part = {"type": "summary_text", "text": text}
+            out.append(
+                self.event({"type": "response.reasoning_summary_part.done", **place, "summary_index": 0, "part": part})
+            )
+        elif item.kind == "message":
+            done = message_item(item.id, text)
+            part = {"content_index": 0}
+            out.append(self.event({"type": "response.output_text.done", **place, **part, "text": text, "logprobs": []}))
+            out.append(self.event({"type": "response.content_part.done", **place, **part, "part": output_text(text)}))
+        else:
+            done = call_item(item.id, item.call_id, item.name, text, self._tools)
+            if item.custom:
+                value = custom_input(text)
+                out.append(self.event({"type": "response.custom_tool_call_input.delta", **place, "delta": value}))
+                out.append(self.event({"type": "response.custom_tool_call_input.done", **place, "input": value}))
+            else:
+                out.append(
+                    self.event(
+                        {"type": "response.function_call_arguments.done", **place, "name": item.name, "arguments": text}
+                    )
+                )
+        self._output[item.index] = done
+        out.append(self.event({"type": "response.output_item.done", "output_index": item.index, "item": done}))
+
+    def finish(self, out: list[bytes]) -> None:
+        self._close(out)
+
+    def ending(self, usage: dict | None, failure: dict | None) -> bytes:
+        out: list[bytes] = []
+        self._close(out)
+        if failure is not None:
+            response = self._envelope.failed(self._output, failure, usage)
+            return b"".join(out) + self.event({"type": "response.failed", "response": response})
+        response = self._envelope.finished(self._output, self.finish_reason, usage)
+        kind = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
+        return b"".join(out) + self.event({"type": kind, "response": response})
+
+
+async def _events(stream: TurnStream, events: ResponseEvents) -> AsyncIterator[bytes]:
+    for opening in events.opening():
+        yield opening
+    usage = None
+    async with aclosing(aiter(stream)) as updates:
+        async for update in updates:
+            if type(update) is UsageUpdate:
+                usage = update.usage
+                continue
+            if update.choice != 0:
+                continue
+            out: list[bytes] = []
+            events.render(update.events, out)
+            if update.finish_reason is not None:
+                events.finish_reason = update.finish_reason
+                events.finish(out)
+            if out:
+                yield b"".join(out)
+    failure = stream.failure.body if stream.failure is not None else None
+    yield events.ending(usage, failure)
+
+
+async def stream_response(turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> EventStream:
+    """Open the backend stream (errors before the first byte are plain HTTP
+    errors) and relay it as Responses events."""
+    stream = await turn.stream()
+    return EventStream(_events(stream, ResponseEvents(envelope, tools)), background=BackgroundTask(stream.release))

@@ -1,0 +1,282 @@
+"""One chat turn, whatever surface asked for it: the backend resolved, the
+parse plan built, the backend's answer read into parser events.
+
+Every client surface (chat completions, Responses, Messages) turns its
+request into the internal chat payload, opens a `Turn` with `chat_turn`,
+and renders what the turn yields in its own shapes: one parsing path,
+several renderers. Streamed, `TurnStream` yields a `TurnUpdate` per choice
+per upstream chunk (and a `UsageUpdate` when the backend reports usage);
+a backend that fails or cuts the stream leaves its `ApiError` in
+`TurnStream.failure` once the updates end, after what the parsers still
+held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import anyio
+import httpx
+import orjson
+from fastapi import Request
+
+from gateway.api.request import ChatRequest
+from gateway.backend.backend_parsed import ChoiceReader, read_message
+from gateway.backend.catch_all import route
+from gateway.backend.parse_plan import ParsePlan
+from gateway.backend.reasoning_switch import with_thinking_switch
+from gateway.backend.upstream import Backend
+from gateway.ops.errors import UPSTREAM_ERROR, ApiError
+from gateway.ops.extra_body import with_extra_body
+from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
+from parsers import Event, ParseResult
+
+DRAIN_SECONDS = 1.0
+
+
+def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
+    """A turn that stopped after tool calls finished with `tool_calls`;
+    any other reason (`length` included) stays as the backend said."""
+    return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
+
+
+@dataclass(slots=True)
+class TurnUpdate:
+    """One choice's events from one upstream chunk. `finish_reason` (after
+    our mapping: `stop`, `length`, `tool_calls`…) is set on its last update;
+    `unmet` then holds what the reply left of a required tool choice."""
+
+    choice: int
+    events: list[Event]
+    finish_reason: str | None = None
+    logprobs: object = None
+    unmet: dict | None = None
+
+
+@dataclass(slots=True)
+class UsageUpdate:
+    """The backend's usage so far (totals, possibly repeated)."""
+
+    usage: dict
+
+
+@dataclass(slots=True)
+class ChoiceAnswer:
+    """One choice of a non-streamed turn."""
+
+    index: int
+    result: ParseResult
+    finish_reason: str | None
+    logprobs: object = None
+    unmet: dict | None = None
+
+
+@dataclass(slots=True)
+class Answer:
+    choices: list[ChoiceAnswer]
+    usage: dict | None
+
+
+class _Choice:
+    __slots__ = ("reader", "finished")
+
+    def __init__(self, reader: ChoiceReader) -> None:
+        self.reader = reader
+        self.finished = False
+
+
+class Turn:
+    """A chat request bound to its backend and parse plan."""
+
+    def __init__(self, backend: Backend, body: bytes, plan: ParsePlan, model: str, record: RequestRecord) -> None:
+        self.backend = backend
+        self.body = body
+        self.plan = plan
+        self.model = model
+        self.record = record
+
+    async def stream(self) -> TurnStream:
+        """Open the backend stream; errors before its first byte raise ApiError."""
+        try:
+            response = await self.backend.open(self.body)
+        except ApiError as error:
+            self.record.upstream_failed(upstream_error_kind(error))
+            raise
+        return TurnStream(self, response)
+
+    async def answer(self) -> Answer:
+        """The backend's whole answer, read choice by choice."""
+        try:
+            upstream = await self.backend.complete(self.body)
+        except ApiError as error:
+            self.record.upstream_failed(upstream_error_kind(error))
+            raise
+        choices = []
+        for choice in upstream["choices"]:
+            if not isinstance(choice, dict):
+                continue
+            message = choice.get("message")
+            result, outcomes = read_message(message if isinstance(message, dict) else {}, self.plan)
+            self.record.parsed(outcomes)
+            made_call = bool(result.tool_calls)
+            choices.append(
+                ChoiceAnswer(
+                    choice.get("index", 0),
+                    result,
+                    finish_reason(made_call, choice.get("finish_reason")),
+                    choice.get("logprobs"),
+                    self.plan.tool_choice.unmet(made_call),
+                )
+            )
+        usage = upstream.get("usage")
+        if usage is not None:
+            self.record.usage(usage)
+        return Answer(choices, usage)
+
+
+class TurnStream:
+    """The updates of one streamed turn; iterate once. The upstream response
+    is released when the iteration ends, or when it is closed early."""
+
+    def __init__(self, turn: Turn, response: httpx.Response) -> None:
+        self.turn = turn
+        self.response = response
+        self.usage: dict | None = None  # the last usage seen
+        self.failure: ApiError | None = None  # set when the updates end, if the backend failed
+        self._choices: dict[int, _Choice] = {}
+        self._carried_text = False  # the current chunk carried text (held-back content included)
+
+    async def release(self) -> None:
+        await self.turn.backend.release(self.response)
+
+    def __aiter__(self) -> AsyncIterator[TurnUpdate | UsageUpdate]:
+        return self._updates()
+
+    async def _updates(self) -> AsyncIterator[TurnUpdate | UsageUpdate]:
+        turn = self.turn
+        backend, record = turn.backend, turn.record
+        failure: ApiError | None = None
+        failure_kind = "stream_error"
+        try:
+            payloads = backend.payloads(self.response)
+            async for data in payloads:
+                if data == b"[DONE]":
+                    await _drain(payloads)
+                    break
+                chunk = _chunk(data, backend)
+                self._carried_text = False
+                for choice in chunk.get("choices") or ():
+                    update = self._read(choice)
+                    if update is not None:
+                        yield update
+                if self._carried_text:
+                    record.text_chunk()
+                usage = chunk.get("usage")
+                if usage:
+                    self.usage = usage
+                    yield UsageUpdate(usage)
+        except ApiError as error:
+            failure = error
+            failure_kind = stream_failure_kind(error)
+        finally:
+            await backend.release(self.response)  # also when the client went away: the upstream request ends now
+            record.usage(self.usage)
+        if failure is None and not self.complete:
+            failure = ApiError(
+                502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR
+            )
+            failure_kind = "stream_cut"
+        for index, choice in self._choices.items():
+            if not choice.finished:
+                yield TurnUpdate(index, self._finish(choice))
+        if failure is not None:
+            record.upstream_failed(failure_kind)
+            self.failure = failure
+
+    def _read(self, choice: dict) -> TurnUpdate | None:
+        index = choice.get("index", 0)
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _Choice(ChoiceReader(self.turn.plan))
+        if state.finished:
+            return None
+        part = choice.get("delta")
+        part = part if isinstance(part, dict) else {}
+        events = state.reader.read(part)
+        if events or part.get("content"):
+            self._carried_text = True
+        update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            update.events = events + self._finish(state)
+            made_call = state.reader.made_call
+            update.finish_reason = finish_reason(made_call, reason)
+            update.unmet = self.turn.plan.tool_choice.unmet(made_call)
+        return update
+
+    def _finish(self, choice: _Choice) -> list[Event]:
+        choice.finished = True
+        events = choice.reader.finish()
+        self.turn.record.parsed(choice.reader.outcomes)
+        return events
+
+    @property
+    def complete(self) -> bool:
+        """Every choice seen has finished (and at least one was seen)."""
+        return bool(self._choices) and all(choice.finished for choice in self._choices.values())
+
+
+def _chunk(data: bytes, backend: Backend) -> dict:
+    try:
+        chunk = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        message = f"the backend for model {backend.name!r} sent a malformed chunk"
+        raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
+    if not isinstance(chunk, dict) or "error" in chunk:
+        raise _backend_error(chunk, backend)
+    return chunk
+
+
+async def _drain(payloads: AsyncIterator[bytes]) -> None:
+    """Read the little that follows `[DONE]` (the end of the body), so that
+    the connection goes back to the pool instead of being closed; a backend
+    that keeps the stream open after it gets `DRAIN_SECONDS`."""
+    with anyio.move_on_after(DRAIN_SECONDS):
+        async for _ in payloads:
+            pass
+
+
+def _backend_error(chunk: object, backend: Backend) -> ApiError:
+    """The backend's own in-stream error, passed on when it is OpenAI-shaped."""
+    error = ApiError(502, f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
+    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+        details = chunk["error"]
+        message = details.get("message")
+        error.body = {"error": {**details, "message": backend.redact(message) if isinstance(message, str) else message}}
+    return error
+
+
+def backend_for(request: Request, model: str) -> Backend:
+    """The backend serving `model`; 404 when none does."""
+    backend = route(request.app.state.backends, model)
+    if backend is None:
+        message = f"The model {model!r} does not exist; see GET /v1/models"
+        raise ApiError(404, message, param="model", code="model_not_found")
+    return backend
+
+
+def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
+    """The turn for a checked chat payload: its backend by model, the
+    thinking switch and extra_body applied, its parse plan, and the
+    request's record told what serves it."""
+    server = request.app.state.config.server
+    backend = backend_for(request, chat.model)
+    payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
+    plan = ParsePlan.for_request(
+        payload, backend.config, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
+    )
+    record = request.state.record
+    record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
+    body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
+    return Turn(backend, body, plan, chat.model, record)
