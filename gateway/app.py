@@ -3,6 +3,8 @@
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
     POST /v1/responses          OpenAI Responses API (stateless), streamed or not
     POST /v1/completions        text completions, passed through unparsed
+    POST /v1/messages           Anthropic Messages, streamed or not (gateway/api/messages.py)
+    POST /v1/messages/count_tokens
     GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
     GET  /metrics               Prometheus metrics (gateway/metrics.py)
@@ -24,6 +26,7 @@ from fastapi.responses import Response
 from gateway.api.auth import require_api_key, require_metrics_key
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.limits import ConcurrencyLimit, read_body
+from gateway.api.messages import messages_router
 from gateway.api.openapi import chat_completions_openapi, completions_openapi
 from gateway.api.request import read_checked, read_object, read_request
 from gateway.api.respond import completion
@@ -136,6 +139,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)
+    app.include_router(messages_router())
     app.add_api_route("/health", health, methods=["GET"])
     app.add_api_route("/metrics", metrics.endpoint, methods=["GET"], dependencies=[Depends(require_metrics_key)])
     if config.server.opentelemetry:

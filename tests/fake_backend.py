@@ -48,6 +48,7 @@ class FakeBackend:
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/completions", self._completions, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
+                Route("/tokenize", self._tokenize, methods=["POST"]),
             ]
         )
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -79,6 +80,7 @@ class FakeBackend:
         self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
         self.gzip = False  # streamed text completions: sent gzip-compressed, with Content-Encoding
         self.answer: Callable[[dict], str] | None = None  # the reply as a function of the request body
+        self.token_count = 42  # what POST /tokenize counts (vLLM's tokenizer endpoint, at the server root)
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -239,6 +241,15 @@ class FakeBackend:
             return Response(content, status_code=status, media_type="application/json")
         data = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
         return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+
+    async def _tokenize(self, request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        self.requests.append((dict(request.headers), body))
+        if self.error is not None:
+            status, content = self.error
+            return Response(content, status_code=status, media_type="application/json")
+        answer = {"count": self.token_count, "tokens": list(range(self.token_count)), "max_model_len": 4096}
+        return Response(orjson.dumps(answer), media_type="application/json")
 
     async def _faulty(self, events):
         """`events`, held or dropped as scripted; notes a gateway that left."""

@@ -1,5 +1,6 @@
-"""Client authentication: `Authorization: Bearer <key>` against
-`server.api_keys` (and `server.api_keys_file`), compared in constant time.
+"""Client authentication: `Authorization: Bearer <key>` (or Anthropic's
+`x-api-key: <key>`) against `server.api_keys` (and `server.api_keys_file`),
+compared in constant time.
 
 The keys are read from the app's current config on every request, so a
 reload takes effect at once. No key is ever logged or echoed.
@@ -16,7 +17,10 @@ from gateway.ops.errors import ApiError
 
 def _given_key(request: Request) -> bytes | None:
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    return given.strip().encode() if scheme.lower() == "bearer" else None
+    if scheme.lower() == "bearer":
+        return given.strip().encode()
+    api_key = request.headers.get("x-api-key")
+    return api_key.strip().encode() if api_key is not None else None
 
 
 def _accepted(given: bytes | None, keys: list[str]) -> bool:

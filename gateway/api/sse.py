@@ -6,7 +6,8 @@ per chunk), so `EventStream` sends them as they are, with starlette's
 sse-starlette's EventSourceResponse would open a cancel scope per event
 for its per-send timeout, the largest per-chunk cost it adds. It sends the
 headers an event stream needs and, like sse-starlette, a comment line when
-the stream has been quiet for `ping_seconds`, so that proxies keep it open.
+the stream has been quiet for `ping_seconds`, so that proxies keep it open
+(or the surface's own keep-alive event, `ping`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,15 @@ class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
     def __init__(
-        self, events: AsyncIterator[bytes], background: BackgroundTask | None = None, ping_seconds: float = PING_SECONDS
+        self,
+        events: AsyncIterator[bytes],
+        background: BackgroundTask | None = None,
+        ping_seconds: float = PING_SECONDS,
+        ping: bytes = PING,
     ) -> None:
         super().__init__(events, headers=_HEADERS, background=background)
         self._ping_seconds = ping_seconds
+        self._ping_event = ping
         self._quiet = True
 
     async def stream_response(self, send: Send) -> None:
@@ -49,5 +55,5 @@ class EventStream(StreamingResponse):
         while True:
             await anyio.sleep(self._ping_seconds)
             if self._quiet:
-                await send({"type": "http.response.body", "body": PING, "more_body": True})
+                await send({"type": "http.response.body", "body": self._ping_event, "more_body": True})
             self._quiet = True

@@ -1,0 +1,63 @@
+"""The Anthropic Messages surface (what Claude Code speaks):
+
+    POST /v1/messages               a turn, streamed (SSE with `event:` lines) or not
+    POST /v1/messages/count_tokens  `{"input_tokens": N}` (backend/token_count.py)
+
+The request becomes the internal chat request (messages_request.py), the
+turn runs through the shared pipeline (turns.py), and its parser events
+are rendered as Anthropic events (messages_stream.py). `?beta=true` and the
+`anthropic-version` / `anthropic-beta` headers are accepted and change
+nothing; the API key may come as `x-api-key` or a bearer token. Errors are
+Anthropic-shaped (anthropic_errors.py).
+"""
+
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from starlette.background import BackgroundTask
+
+from gateway.api.anthropic_errors import AnthropicRoute
+from gateway.api.auth import require_api_key
+from gateway.api.limits import read_body
+from gateway.api.messages_request import CountTokensRequest, MessagesRequest, read_messages_request
+from gateway.api.messages_stream import PING, message_events, message_object
+from gateway.api.sse import EventStream
+from gateway.api.turns import backend_for, chat_turn
+from gateway.backend.token_count import count_prompt_tokens
+
+
+def _json(payload: dict) -> Response:
+    return Response(orjson.dumps(payload), media_type="application/json")
+
+
+async def create_message(request: Request) -> Response:
+    raw = await read_body(request, request.app.state.config.server.max_body_bytes)
+    messages, payload, chat = read_messages_request(raw)
+    turn = chat_turn(request, payload, chat)
+    if chat.stream:
+        stream = await turn.stream()
+        events = message_events(stream, messages.model)
+        return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
+    return _json(message_object(await turn.answer(), messages.model))
+
+
+async def count_tokens(request: Request) -> Response:
+    raw = await read_body(request, request.app.state.config.server.max_body_bytes)
+    _, payload, chat = read_messages_request(raw, CountTokensRequest)
+    backend = backend_for(request, chat.model)
+    return _json({"input_tokens": await count_prompt_tokens(backend, payload)})
+
+
+def _described(checked: type[MessagesRequest]) -> dict:
+    """The OpenAPI body of a route that reads its raw body itself."""
+    schema = checked.model_json_schema()
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def messages_router() -> APIRouter:
+    router = APIRouter(prefix="/v1/messages", dependencies=[Depends(require_api_key)], route_class=AnthropicRoute)
+    router.add_api_route("", create_message, methods=["POST"], openapi_extra=_described(MessagesRequest))
+    router.add_api_route("/count_tokens", count_tokens, methods=["POST"], openapi_extra=_described(CountTokensRequest))
+    return router

@@ -1,0 +1,292 @@
+"""An Anthropic Messages request as the one internal chat-completions request.
+
+- `system` (a string or text blocks) and every `role: "system"` message
+  become one leading system message, in order: chat templates want the
+  system prompt first and once. A leading `x-anthropic-billing-header` block
+  (Claude Code's, different on every request) is dropped, so the prompt
+  prefix stays cacheable. `cache_control` is ignored wherever it sits.
+- Text blocks are joined with newlines; `image` blocks become `image_url`
+  parts, so a backend that takes images gets them and one that doesn't
+  answers its own 400.
+- `tool_use` blocks become the assistant's `tool_calls`, `tool_result`
+  blocks `tool` messages (an `is_error` result's text is prefixed
+  `Error: `); `thinking` blocks come back as the turn's `reasoning_content`,
+  `redacted_thinking` ones are dropped.
+- `tools` are functions; a `defer_loading` tool is not offered (the client
+  loads it later), nor is a server tool (`type` other than `custom`), which
+  only Anthropic runs. `tool_choice` `auto` / `any` / `tool` / `none` map to
+  `auto` / `required` / a named function / `none`, and
+  `disable_parallel_tool_use` to `parallel_tool_calls: false`.
+- `thinking.type` `enabled` / `disabled` sets the chat-template thinking
+  switches; `adaptive` leaves them to the template, unless an
+  `output_config.effort` is given, which becomes `reasoning_effort` (`max`
+  is sent as `high`).
+- `stop_sequences`, `max_tokens`, `temperature`, `top_p` and `top_k` keep
+  their meaning; `metadata`, `context_management`, `thinking.budget_tokens`
+  and every unknown field are accepted and not forwarded.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gateway.api.request import ChatRequest, read_checked
+from gateway.ops.config import describe_errors
+from gateway.ops.errors import ApiError
+
+logger = logging.getLogger("parsegate.messages")
+
+BILLING_HEADER = "x-anthropic-billing-header"
+_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "max": "high", "xhigh": "high"}
+_SWITCHES = ("enable_thinking", "thinking")
+
+
+class MessagesRequest(BaseModel):
+    """The fields of a Messages request the gateway relies on; others are ignored."""
+
+    model_config = ConfigDict(strict=True)
+
+    model: str
+    max_tokens: int = Field(ge=1)
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    system: str | list[dict[str, Any]] | None = None
+    stream: bool | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: dict[str, Any] | None = None
+    thinking: dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
+    stop_sequences: list[str] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+
+
+class CountTokensRequest(MessagesRequest):
+    """A count_tokens request: a Messages request without `max_tokens`."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+def read_messages_request(
+    raw: bytes, checked: type[MessagesRequest] = MessagesRequest
+) -> tuple[MessagesRequest, dict, ChatRequest]:
+    """The checked Messages request, its internal chat payload, and that
+    payload checked as the chat route checks it."""
+    _, request = read_checked(raw, checked)
+    payload = chat_payload(request)
+    try:
+        chat = ChatRequest.model_validate(payload)
+    except ValidationError as error:
+        raise ApiError(400, describe_errors(error)) from None
+    chat.check_tool_choice()
+    return request, payload, chat
+
+
+def chat_payload(request: MessagesRequest) -> dict:
+    """The chat-completions request for a checked Messages request."""
+    system_parts = _system_texts(request.system)
+    messages: list[dict] = []
+    for position, message in enumerate(request.messages):
+        role = message.get("role")
+        if role == "system":
+            system_parts.append(_text_of(message.get("content"), f"messages[{position}]"))
+        elif role == "user":
+            messages += _user_messages(message.get("content"), position)
+        elif role == "assistant":
+            messages.append(_assistant_message(message.get("content"), position))
+        else:
+            raise ApiError(400, f'messages[{position}].role must be "user", "assistant" or "system"', param="messages")
+    if system_parts:
+        messages.insert(0, {"role": "system", "content": "\n\n".join(system_parts)})
+    payload: dict = {"model": request.model, "messages": messages}
+    if request.max_tokens is not None:
+        payload["max_tokens"] = request.max_tokens
+    if request.stream:
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+    for key in ("temperature", "top_p", "top_k"):
+        value = getattr(request, key)
+        if value is not None:
+            payload[key] = value
+    if request.stop_sequences:
+        payload["stop"] = request.stop_sequences
+    payload.update(_tool_fields(request.tools, request.tool_choice))
+    payload.update(_thinking_fields(request.thinking, request.output_config))
+    return payload
+
+
+def _system_texts(system: str | list[dict] | None) -> list[str]:
+    if system is None:
+        return []
+    if isinstance(system, str):
+        return [system] if system else []
+    blocks = list(system)
+    if blocks and _is_billing_header(blocks[0]):
+        blocks = blocks[1:]
+    return [text for text in (_block_text(block, "system") for block in blocks) if text]
+
+
+def _is_billing_header(block: object) -> bool:
+    return isinstance(block, dict) and str(block.get("text", "")).startswith(BILLING_HEADER)
+
+
+def _block_text(block: object, where: str) -> str:
+    if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
+        raise ApiError(400, f"{where}: expected text blocks", param=where.split("[")[0])
+    return block["text"]
+
+
+def _text_of(content: object, where: str) -> str:
+    """A string, or text blocks joined with newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_block_text(block, f"{where}.content[{i}]") for i, block in enumerate(content))
+    raise ApiError(400, f"{where}.content must be a string or a list of content blocks", param="messages")
+
+
+def _blocks(content: object, position: int) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list) and all(isinstance(block, dict) for block in content):
+        return content
+    raise ApiError(400, f"messages[{position}].content must be a string or a list of content blocks", param="messages")
+
+
+def _user_messages(content: object, position: int) -> list[dict]:
+    """Tool results first (as `tool` messages, answering the previous turn's
+    calls), then the user's own text and images, if any."""
+    results: list[dict] = []
+    parts: list[dict] = []
+    for i, block in enumerate(_blocks(content, position)):
+        kind = block.get("type")
+        where = f"messages[{position}].content[{i}]"
+        if kind == "tool_result":
+            results.append(_tool_message(block, where))
+        elif kind == "text":
+            parts.append({"type": "text", "text": _block_text(block, where)})
+        elif kind == "image":
+            parts.append(_image_part(block, where))
+        else:
+            raise ApiError(
+                400, f"{where}: content block type {kind!r} is not supported in a user turn", param="messages"
+            )
+    if not parts:
+        return results
+    if all(part["type"] == "text" for part in parts):
+        return [*results, {"role": "user", "content": "\n".join(part["text"] for part in parts)}]
+    return [*results, {"role": "user", "content": parts}]
+
+
+def _tool_message(block: dict, where: str) -> dict:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str):
+        raise ApiError(400, f"{where}.tool_use_id must be a string", param="messages")
+    content = block.get("content", "")
+    if isinstance(content, list):
+        content = [part for part in content if not (isinstance(part, dict) and part.get("type") == "image")]
+    text = _text_of(content, where)
+    if block.get("is_error") is True:
+        text = f"Error: {text}"
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def _image_part(block: dict, where: str) -> dict:
+    source = block.get("source")
+    if isinstance(source, dict) and source.get("type") == "base64":
+        url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+    elif isinstance(source, dict) and source.get("type") == "url":
+        url = source.get("url")
+    else:
+        raise ApiError(400, f"{where}.source must be a base64 or url image source", param="messages")
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _assistant_message(content: object, position: int) -> dict:
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[dict] = []
+    for i, block in enumerate(_blocks(content, position)):
+        kind = block.get("type")
+        where = f"messages[{position}].content[{i}]"
+        if kind == "text":
+            texts.append(_block_text(block, where))
+        elif kind == "thinking":
+            reasoning.append(str(block.get("thinking") or ""))
+        elif kind == "tool_use":
+            calls.append(_tool_call(block, where))
+        elif kind != "redacted_thinking":
+            raise ApiError(
+                400, f"{where}: content block type {kind!r} is not supported in an assistant turn", param="messages"
+            )
+    message: dict = {"role": "assistant", "content": "".join(texts) if texts or not calls else None}
+    if any(reasoning):
+        message["reasoning_content"] = "".join(reasoning)
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _tool_call(block: dict, where: str) -> dict:
+    call_id, name = block.get("id"), block.get("name")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise ApiError(400, f"{where}: a tool_use block needs a string id and name", param="messages")
+    arguments = orjson.dumps(block.get("input") or {}).decode()
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _offered(tool: dict) -> bool:
+    """A client tool the model may call now (not deferred, not a server tool)."""
+    if tool.get("type", "custom") != "custom":
+        logger.info("messages: server tool %r dropped: only Anthropic runs it", tool.get("name") or tool.get("type"))
+        return False
+    return tool.get("defer_loading") is not True
+
+
+def _tool_fields(tools: list[dict] | None, choice: dict | None) -> dict:
+    functions = []
+    for i, tool in enumerate(tools or ()):
+        if not isinstance(tool.get("name"), str):
+            raise ApiError(400, f"tools[{i}].name must be a string", param="tools")
+        if _offered(tool):
+            function = {"name": tool["name"], "parameters": tool.get("input_schema") or {"type": "object"}}
+            if isinstance(tool.get("description"), str):
+                function["description"] = tool["description"]
+            functions.append({"type": "function", "function": function})
+    fields: dict = {"tools": functions} if functions else {}
+    if choice is None:
+        return fields
+    kind = choice.get("type")
+    if kind == "auto":
+        fields["tool_choice"] = "auto"
+    elif kind == "any":
+        fields["tool_choice"] = "required"
+    elif kind == "tool" and isinstance(choice.get("name"), str):
+        fields["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
+    elif kind == "none":
+        fields["tool_choice"] = "none"
+    else:
+        message = 'tool_choice must be {"type": "auto" | "any" | "none"} or {"type": "tool", "name": ...}'
+        raise ApiError(400, message, param="tool_choice")
+    if choice.get("disable_parallel_tool_use") is True:
+        fields["parallel_tool_calls"] = False
+    return fields
+
+
+def _thinking_fields(thinking: dict | None, output_config: dict | None) -> dict:
+    kind = (thinking or {}).get("type")
+    effort = (output_config or {}).get("effort")
+    effort = _EFFORTS.get(effort) if isinstance(effort, str) else None
+    on = {"enabled": True, "disabled": False}.get(kind)
+    if on is None and effort is not None:
+        on = True
+    fields: dict = {}
+    if on is not None:
+        fields["chat_template_kwargs"] = dict.fromkeys(_SWITCHES, on)
+    if on and effort is not None:
+        fields["reasoning_effort"] = effort
+    return fields

@@ -1,0 +1,206 @@
+"""Parser events as Anthropic Messages output: the streamed events (every
+frame with its `event:` line) and the non-streamed `message` object.
+
+A stream is `message_start`, a `ping`, then per content block
+`content_block_start` / `content_block_delta`… / `content_block_stop`, then
+`message_delta` (`stop_reason`, `usage`) and `message_stop`. Reasoning is a
+`thinking` block (`thinking_delta`s, closed by a `signature_delta`), text a
+`text` block (`text_delta`s), each tool call a `tool_use` block (`toolu_…`
+id and name first, then `input_json_delta` fragments whose concatenation is
+the call's JSON input). A backend that fails mid-stream ends it with an
+`error` event. Only the first choice is rendered (Messages has no `n`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import orjson
+
+from gateway.api.anthropic_errors import from_api_error
+from gateway.api.turns import Answer, TurnStream, TurnUpdate, UsageUpdate
+from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+
+SIGNATURE = "parsegate"  # thinking blocks are not signed; clients replay any opaque string
+PING = b'event: ping\ndata: {"type":"ping"}\n\n'
+_STOP_REASONS = {"tool_calls": "tool_use", "length": "max_tokens"}
+
+
+def message_id() -> str:
+    return f"msg_{uuid.uuid4().hex[:24]}"
+
+
+def tool_use_id() -> str:
+    return f"toolu_{uuid.uuid4().hex[:24]}"
+
+
+def stop_reason(finish_reason: str | None) -> str:
+    """Anthropic's stop reason for the turn's OpenAI finish reason."""
+    return _STOP_REASONS.get(finish_reason or "stop", "end_turn")
+
+
+def usage_of(usage: dict | None) -> dict:
+    """Anthropic usage for the backend's OpenAI usage (zeros when absent)."""
+    usage = usage or {}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return {
+        "input_tokens": (usage.get("prompt_tokens") or 0) - cached,
+        "output_tokens": usage.get("completion_tokens") or 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": cached,
+    }
+
+
+def frame(name: str, payload: dict) -> bytes:
+    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+def _delta_prefix(index: int, kind: str, field: str) -> bytes:
+    return b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":' % (
+        index,
+        kind.encode(),
+        field.encode(),
+    )
+
+
+class BlockWriter:
+    """The content blocks of one streamed message, opened and closed as the
+    parser events change kind; each block's delta envelope is encoded once."""
+
+    __slots__ = ("count", "kind", "prefix", "made_call")
+
+    def __init__(self) -> None:
+        self.count = 0  # blocks opened so far
+        self.kind: type[Event] | None = None  # the open block's event kind
+        self.prefix = b""  # the open block's delta envelope
+        self.made_call = False
+
+    def write(self, events: list[Event]) -> list[bytes]:
+        out: list[bytes] = []
+        run: list[str] = []  # the open block's delta text from this update
+        for event in events:
+            kind = type(event)
+            if kind is CallEnd:
+                continue
+            if kind is CallStart:
+                self._flush(run, out)
+                self._close(out)
+                self.made_call = True
+                block = {"type": "tool_use", "id": tool_use_id(), "name": event.name, "input": {}}
+                self._open(CallArgs, block, "input_json_delta", "partial_json", out)
+                continue
+            if not event.text:
+                continue
+            if kind is not self.kind:
+                self._flush(run, out)
+                self._close(out)
+                if kind is Content:
+                    self._open(Content, {"type": "text", "text": ""}, "text_delta", "text", out)
+                elif kind is Reasoning:
+                    block = {"type": "thinking", "thinking": "", "signature": ""}
+                    self._open(Reasoning, block, "thinking_delta", "thinking", out)
+                else:  # arguments of a call whose block is closed: none are left open to take them
+                    continue
+            run.append(event.text)
+        self._flush(run, out)
+        return out
+
+    def close(self) -> list[bytes]:
+        out: list[bytes] = []
+        self._close(out)
+        return out
+
+    def _open(self, kind: type[Event], block: dict, delta_type: str, field: str, out: list[bytes]) -> None:
+        out.append(
+            frame("content_block_start", {"type": "content_block_start", "index": self.count, "content_block": block})
+        )
+        self.kind = kind
+        self.prefix = _delta_prefix(self.count, delta_type, field)
+        self.count += 1
+
+    def _flush(self, run: list[str], out: list[bytes]) -> None:
+        if run:
+            out.append(self.prefix + orjson.dumps("".join(run)) + b"}}\n\n")
+            run.clear()
+
+    def _close(self, out: list[bytes]) -> None:
+        if self.kind is None:
+            return
+        index = self.count - 1
+        if self.kind is Reasoning:
+            delta = {"type": "signature_delta", "signature": SIGNATURE}
+            out.append(frame("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        out.append(frame("content_block_stop", {"type": "content_block_stop", "index": index}))
+        self.kind = None
+
+
+async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]:
+    """The Anthropic event stream of one streamed turn."""
+    message = {
+        "id": message_id(),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage_of(None),
+    }
+    yield frame("message_start", {"type": "message_start", "message": message})
+    yield PING
+    blocks = BlockWriter()
+    finish: str | None = None
+    usage: dict | None = None
+    async for update in stream:
+        if type(update) is TurnUpdate:
+            if update.choice != 0:
+                continue
+            for event in blocks.write(update.events):
+                yield event
+            if update.finish_reason is not None:
+                finish = update.finish_reason
+        elif type(update) is UsageUpdate:
+            usage = update.usage
+    if stream.failure is not None:
+        yield frame("error", from_api_error(stream.failure))
+        return
+    for event in blocks.close():
+        yield event
+    delta = {"stop_reason": stop_reason(finish), "stop_sequence": None}
+    yield frame("message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)})
+    yield b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+
+
+def message_object(answer: Answer, model: str) -> dict:
+    """The non-streamed `message` for a turn's answer (its first choice)."""
+    choice = answer.choices[0] if answer.choices else None
+    content: list[dict] = []
+    if choice is not None:
+        result = choice.result
+        if result.reasoning_content:
+            content.append({"type": "thinking", "thinking": result.reasoning_content, "signature": SIGNATURE})
+        if result.content:
+            content.append({"type": "text", "text": result.content})
+        for name, arguments in result.tool_calls:
+            content.append({"type": "tool_use", "id": tool_use_id(), "name": name, "input": _input(arguments)})
+    return {
+        "id": message_id(),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason(choice.finish_reason if choice else None),
+        "stop_sequence": None,
+        "usage": usage_of(answer.usage),
+    }
+
+
+def _input(arguments: str) -> dict:
+    """A call's JSON arguments as the tool_use input object ({} when they
+    are not a JSON object: the parse outcome is in the metrics)."""
+    try:
+        value = orjson.loads(arguments or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
