@@ -35,7 +35,7 @@ def _json(payload: dict) -> Response:
 async def create_message(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
     messages, payload, chat = read_messages_request(raw)
-    turn = chat_turn(request, payload, chat)
+    turn = await chat_turn(request, payload, chat)
     if chat.stream:
         stream = await turn.stream()
         events = message_events(stream, messages.model)
