@@ -212,8 +212,7 @@ CONVERSATIONS: dict[str, tuple[list[dict], dict]] = {
 FEATURES = {
     "tojson_options": "{{ messages[0] | tojson(indent=2, sort_keys=true) }}|"
     "{{ {'é': 1, 'a': [1, 2]} | tojson(separators=(',', ':')) }}|{{ '<&>' | tojson }}",
-    "generation_block": "{% for m in messages %}{% generation %}[{{ m.content }}]"
-    "{% endgeneration %}{% endfor %}",
+    "generation_block": "{% for m in messages %}{% generation %}[{{ m.content }}]{% endgeneration %}{% endfor %}",
     "loop_controls": "{% for m in messages %}{% if loop.index > 1 %}{% break %}{% endif %}"
     "{{ m.role }}{% continue %}x{% endfor %}",
     "raise_exception": "{{ raise_exception('nope: ' + messages[0].role) }}",
@@ -291,7 +290,7 @@ def _assert_same(template: ChatTemplate, source: str, messages: list, request: d
     before = copy.deepcopy(messages)
     try:
         expected = _transformers(source, template.bos_token, template.eos_token, messages, request)
-    except Exception as error:  # noqa: BLE001 - any failure of the oracle is "raises"
+    except Exception as error:  # any failure of the oracle counts as "raises"
         with pytest.raises(ChatTemplateError):
             _parsegate(template, messages, request)
         assert messages == before, f"transformers raised {type(error).__name__}: {error}"
