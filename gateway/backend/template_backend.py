@@ -50,12 +50,15 @@ def check_templates(models: list[ModelConfig]) -> None:
 
 
 def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
-    """The prompt for a chat request, as `apply_chat_template` renders it."""
+    """The prompt for a chat request, as `apply_chat_template` renders it;
+    `add_generation_prompt: false` in the request (vLLM's extension) leaves
+    the assistant's turn unopened."""
     kwargs = chat.get("chat_template_kwargs")
     return template.render(
         chat["messages"],
         tools=chat.get("tools"),
         documents=chat.get("documents"),
+        add_generation_prompt=chat.get("add_generation_prompt") is not False,
         **(kwargs if isinstance(kwargs, dict) else {}),
     )
 

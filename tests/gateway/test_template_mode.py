@@ -17,6 +17,7 @@ import yaml
 from gateway.app import create_app
 from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import Config, ConfigError, load_config
+from tests.gateway.test_chat_template import CONVERSATIONS, MODELS, _transformers
 from tests.gateway.test_gateway_e2e import TOOLS
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
@@ -213,3 +214,23 @@ def test_a_render_error_is_one_line_without_a_traceback():
     assert done.stdout == b""
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "Conversation roles must alternate" in lines[0]
+
+
+@pytest.mark.parametrize("fixture", sorted(MODELS))
+def test_render_matches_transformers_on_every_fixture(fixture):
+    """`parsegate render --template` prints what transformers renders, for
+    the richest conversation of the fixture set each template accepts."""
+    bos, eos = MODELS[fixture]
+    for name in ("parallel_calls_with_results", *sorted(CONVERSATIONS)):
+        messages, request = CONVERSATIONS[name]
+        try:
+            expected = _transformers((TEMPLATES / fixture).read_text(), bos, eos, messages, request)
+        except Exception:  # the template refuses this conversation: try the next
+            continue
+        break
+    flags = [f"--bos-token={bos}"] if bos else []
+    flags += [f"--eos-token={eos}"] if eos else []
+    body = json.dumps({"messages": messages, **request})
+    done = _parsegate("render", "--template", str(TEMPLATES / fixture), *flags, stdin=body)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected.encode()
