@@ -10,12 +10,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PARSEGATE_CONFIG=/etc/parsegate/config.yaml
 
 WORKDIR /app
+# The dependencies (runtime and the speed extra) at the versions and hashes
+# of requirements.lock, generated from pyproject.toml by pip-compile (the
+# command is at the top of the lock; tests/test_deployment.py checks the
+# two agree), then the project itself, whose dependencies are all locked.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY parsers ./parsers
 COPY gateway ./gateway
-# The project itself, with the version ranges of its pyproject.toml.
-# hadolint ignore=DL3013
-RUN pip install --no-cache-dir ".[speed]"
+RUN pip install --no-cache-dir --no-deps .
 
 COPY config.yaml /etc/parsegate/config.yaml
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin parsegate

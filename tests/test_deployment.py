@@ -1,10 +1,12 @@
 """The Dockerfile (linted by hadolint, its install steps and command run in
-a fresh venv, since no container engine runs here) and the compose and
-Kubernetes files (they parse, and their ports, paths and configs agree)."""
+a fresh venv, since no container engine runs here), the lock it installs
+from (it matches pyproject.toml), and the compose and Kubernetes files
+(they parse, and their ports, paths and configs agree)."""
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import socket
@@ -15,15 +17,24 @@ from pathlib import Path
 
 import httpx
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from gateway.ops.config import load_config
 from parsers import reasoning_parser_names, tool_call_parser_names
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKER = ROOT / "docker"
 K8S = DOCKER / "k8s"
 IMAGE_PORT = 8080
 IMAGE_CONFIG = "/etc/parsegate/config.yaml"
+LOCK = "requirements.lock"
 RAW_TEXT_FLAGS = ("--reasoning-parser", "--enable-auto-tool-choice", "--tool-call-parser")
 
 
@@ -68,6 +79,66 @@ def test_the_image_is_pinned_slim_python_run_by_a_non_root_user():
     assert f"PARSEGATE_CONFIG={IMAGE_CONFIG}" in " ".join(instruction("ENV"))
     assert any(arguments.endswith(f" {IMAGE_CONFIG}") for arguments in instruction("COPY"))
     assert not (ROOT / ".dockerignore").read_text().startswith("!")
+
+
+def locked_pins() -> dict[str, tuple[Requirement, list[str]]]:
+    """requirements.lock as {name: (pin, hashes)}, one entry per logical line."""
+    entries, pending = {}, ""
+    for line in (ROOT / LOCK).read_text().splitlines():
+        if line.lstrip().startswith("#") or not line.strip():
+            continue
+        pending += line.rstrip().removesuffix("\\") + " "
+        if not line.rstrip().endswith("\\"):
+            pin, *hashes = pending.split(" --hash=")
+            requirement = Requirement(pin.strip())
+            entries[canonicalize_name(requirement.name)] = (requirement, [digest.strip() for digest in hashes])
+            pending = ""
+    return entries
+
+
+def image_environment() -> dict[str, str]:
+    """Marker values of the image: Linux and the Python of its FROM line."""
+    [base] = instruction("FROM")
+    full = base.removeprefix("python:").removesuffix("-slim")
+    return {
+        "python_version": ".".join(full.split(".")[:2]),
+        "python_full_version": full,
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+    }
+
+
+def test_the_lock_pins_every_runtime_and_speed_dependency_with_hashes():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(text) for text in project["dependencies"] + project["optional-dependencies"]["speed"]]
+    pins, image = locked_pins(), image_environment()
+    for requirement in wanted:
+        if requirement.marker is not None and not requirement.marker.evaluate(image):
+            continue
+        assert canonicalize_name(requirement.name) in pins, f"{requirement} is not in {LOCK}"
+        pin, _ = pins[canonicalize_name(requirement.name)]
+        [exact] = pin.specifier
+        assert exact.operator == "==" and requirement.specifier.contains(Version(exact.version), prereleases=True), (
+            f"{LOCK} pins {pin}, pyproject.toml asks for {requirement}"
+        )
+    for name, (pin, hashes) in pins.items():
+        assert hashes and all(re.fullmatch("sha256:[0-9a-f]{64}", digest) for digest in hashes), f"{name} has no hash"
+        assert pin.marker is None or pin.marker.evaluate(image), f"{pin} would not install in the image"
+
+
+def test_the_image_installs_the_lock_with_hashes_then_the_project_alone():
+    installs = [arguments for arguments in instruction("RUN") if arguments.startswith("pip install")]
+    assert installs == [
+        f"pip install --no-cache-dir --require-hashes -r {LOCK}",
+        "pip install --no-cache-dir --no-deps .",
+    ]
+    copied = [source for arguments in instruction("COPY") for source in arguments.split()[:-1]]
+    assert copied.index(LOCK) < copied.index("pyproject.toml")
+    let_in = {line[1:].rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines() if line[:1] == "!"}
+    assert set(copied) <= let_in
 
 
 def _free_port() -> int:

@@ -8,6 +8,12 @@ for its per-send timeout, the largest per-chunk cost it adds. It sends the
 headers an event stream needs and, like sse-starlette, a comment line when
 the stream has been quiet for `ping_seconds`, so that proxies keep it open
 (or the surface's own keep-alive event, `ping`).
+
+Measured (`python -m bench.sse_library_bench`, bench/README.md "Card
+libraries"): sending the same event in-process, sse-starlette 3.7.0 costs
+8.1 µs per event against 0.8 µs here for one stream (a bare `send` loop:
+1.0 µs), and 11.5 against 2.2 µs with 32 concurrent streams: 5–10×, the
+cancel scope alone about 6.5 µs.
 """
 
 from __future__ import annotations
