@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import orjson
 
 from parsers.core.call_body import CallOutcomes
@@ -14,6 +16,16 @@ from parsers.stages.token_suffix import SuffixStripper
 from parsers.stages.tool_calls import ToolCallParser
 
 
+class ToolCallStage(Protocol):
+    """What the pipeline asks of its tool-call stage (`ToolCallParser`,
+    `CallArrayParser`)."""
+
+    outcomes: CallOutcomes
+
+    def feed(self, text: str) -> list[Event]: ...
+    def finish(self) -> list[Event]: ...
+
+
 class Pipeline:
     """Spells suffixed special tokens the bare way (`parsers.stages.token_suffix`),
     removes end-of-turn tokens, feeds the text through the reasoning
@@ -24,7 +36,7 @@ class Pipeline:
     def __init__(
         self,
         reasoning,
-        tool_calls: ToolCallParser | None,
+        tool_calls: ToolCallStage | None,
         end_of_turn: EndOfTurnFilter | None = None,
         suffixes: SuffixStripper | None = None,
     ):
@@ -80,8 +92,10 @@ def _merge(events: list[Event]) -> list[Event]:
     merged: list[Event] = []
     for event in events:
         last = merged[-1] if merged else None
-        if type(event) is type(last) and type(event) in (Content, Reasoning):
-            merged[-1] = type(event)(last.text + event.text)
+        if type(event) is Content and type(last) is Content:
+            merged[-1] = Content(last.text + event.text)
+        elif type(event) is Reasoning and type(last) is Reasoning:
+            merged[-1] = Reasoning(last.text + event.text)
         else:
             merged.append(event)
     return merged
@@ -124,7 +138,7 @@ def make_pipeline(
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
         if force_nonempty_content:
             reasoning = NonemptyContent(reasoning)
-    tool_calls = None
+    tool_calls: ToolCallStage | None = None
     if call_array:
         tool_calls = CallArrayParser(max_buffered_chars)
     elif tool_call_parser is not None:
@@ -181,14 +195,13 @@ class ParseResult:
 
     def add(self, events: list[Event]) -> None:
         for event in events:
-            kind = type(event)
-            if kind is Content:
+            if type(event) is Content:
                 self._content.append(event.text)
-            elif kind is Reasoning:
+            elif type(event) is Reasoning:
                 self._reasoning.append(event.text)
-            elif kind is CallStart:
+            elif type(event) is CallStart:
                 self._calls.append((event.name, []))
-            elif kind is CallArgs:
+            elif type(event) is CallArgs:
                 self._calls[event.index][1].append(event.text)
 
     def to_json(self) -> dict:

@@ -27,6 +27,24 @@ class CallSink(Protocol):
     def end(self) -> None: ...
 
 
+class CallBody(Protocol):
+    """A body grammar as its driver sees it: `step(buf, pos)` consumes what
+    it can decide of `buf[pos:]` and returns where it stopped; `finish()`
+    says the text ended inside the body."""
+
+    status: str
+
+    def step(self, buf: str, pos: int) -> int: ...
+    def finish(self) -> None: ...
+
+
+class HoldingCallBody(CallBody, Protocol):
+    """A body that holds a typed value's text until the value ends, and
+    says how much it holds (its driver caps what it buffers)."""
+
+    held_chars: int
+
+
 @dataclass
 class CallOutcomes:
     """What one tool-call stage made of its text, counted per call:

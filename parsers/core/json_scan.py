@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import re
 
+from parsers.core.always_matching import always_matching
+
 _STRING_STOP = re.compile(r'["\\]')
 _STRUCTURE = re.compile(r'["{}\[\]]')
 _PRIMITIVE_END = re.compile(r"[,}\]\s]")
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 
 
 class JsonValueScanner:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-_COMPLETE = re.compile(r"(?:[^\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*")
+from parsers.core.always_matching import always_matching
+
+_COMPLETE = always_matching(r"(?:[^\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*")
 _HIGH_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
 
 

@@ -15,6 +15,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from parsers.core.always_matching import always_matching
 from parsers.core.json_writer import JsonWriter
 from parsers.core.markers import cut_short, marker_set
 
@@ -28,10 +29,10 @@ NUMBER_START = "+-.0123456789"
 # What may follow a closing quote: anything else makes the quote part of the text.
 QUOTE_FOLLOWERS = ",)]}:"
 
-_WS = re.compile(r"\s*")
+_WS = always_matching(r"\s*")
 IDENT = re.compile(r"[A-Za-z_]\w*")
 # Numbers, identifiers and junk alike: the token is judged by int()/float().
-_NUMBERISH = re.compile(r"[+-]?(?:[\w.]|(?<=[eE])[+-])*")
+_NUMBERISH = always_matching(r"[+-]?(?:[\w.]|(?<=[eE])[+-])*")
 _ESCAPE = re.compile(
     r"\\(?:N\{[^}\n]{1,100}\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.DOTALL
 )
@@ -201,6 +202,7 @@ class PyString:
         if self._raw:
             return buf[pos : pos + 2], pos + 2
         match = _ESCAPE.match(buf, pos)
+        assert match is not None, "a backslash with a character after it is an escape"
         return _decode_escape(match), match.end()
 
     def _closes(self, buf: str, pos: int) -> bool | str:

@@ -3,16 +3,25 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
 TOOL_FORMATS: dict[str, ToolFormat] = {}
 REASONING_FORMATS: dict[str, ReasoningFormat] = {}
+_Format = TypeVar("_Format", ToolFormat, ReasoningFormat)
 
 
 def register(fmt: ToolFormat | ReasoningFormat, *aliases: str) -> None:
     """Make `fmt` available under its name and any aliases."""
-    table = TOOL_FORMATS if isinstance(fmt, ToolFormat) else REASONING_FORMATS
+    if isinstance(fmt, ToolFormat):
+        _add(TOOL_FORMATS, fmt, aliases)
+    else:
+        _add(REASONING_FORMATS, fmt, aliases)
+
+
+def _add(table: dict[str, _Format], fmt: _Format, aliases: tuple[str, ...]) -> None:
     for name in (fmt.name, *aliases):
         if name in table:
             raise ValueError(f"parser name registered twice: {name}")

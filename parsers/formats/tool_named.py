@@ -19,12 +19,23 @@ Kimi K2 (`:0` is a conversation-wide counter, ignored; ids are reassigned)::
 """
 
 from functools import partial
+from typing import TypedDict
 
 from parsers.formats.table import register
 from parsers.grammars.named_call import NamedJsonCall
 from parsers.stages.tool_calls import ToolFormat
 
-_DEEPSEEK_MARKERS = dict(
+
+class _DeepSeekMarkers(TypedDict):
+    section_start: str
+    section_end: str
+    call_start: str
+    dropped_markers: tuple[str, ...]
+    end_of_turn: tuple[str, ...]
+    needs_special_tokens: bool
+
+
+_DEEPSEEK_MARKERS = _DeepSeekMarkers(
     section_start="<｜tool▁calls▁begin｜>",
     section_end="<｜tool▁calls▁end｜>",
     call_start="<｜tool▁call▁begin｜>",

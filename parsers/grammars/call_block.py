@@ -13,14 +13,14 @@ content, not swallowed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from parsers.core.call_body import DONE, FAILED, RUNNING
+from parsers.core.always_matching import always_matching
+from parsers.core.call_body import DONE, FAILED, RUNNING, CallBody
 from parsers.core.markers import cut_short
 from parsers.grammars.json_call import JsonCalls
 
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 
 
 class CallBlock:
@@ -29,7 +29,7 @@ class CallBlock:
         self._sink = sink
         self._element_start = element_start
         self._element = element
-        self._inner = None
+        self._inner: CallBody | None = None
         self._json = False
         self._elements = 0
 
@@ -61,6 +61,7 @@ class CallBlock:
 
     def _step_inner(self, buf: str, pos: int) -> int:
         inner = self._inner
+        assert inner is not None, "called while an element is read"
         pos = inner.step(buf, pos)
         if inner.status == RUNNING:
             return pos

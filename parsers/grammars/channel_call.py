@@ -20,16 +20,16 @@ back: a message that holds no call goes out whole, as written, as content.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.core.always_matching import always_matching
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, HoldingCallBody
 from parsers.core.markers import marker_set
 
 if TYPE_CHECKING:  # the inner format's markers and body are read, not its stage
     from parsers.stages.tool_calls import ToolFormat
 
-_RECIPIENT = re.compile(r"(?P<recipient>[^\s<]*)\s*")
+_RECIPIENT = always_matching(r"(?P<recipient>[^\s<]*)\s*")
 _WHITESPACE = " \t\r\n"
 
 
@@ -58,7 +58,7 @@ class ChannelCall:
         self._inside_section = marker_set(inner.call_start, inner.section_end, *inner.dropped_markers)
         self._in_section = False
         self._held_back = ""
-        self._call = None  # the body grammar of the call being read
+        self._call: HoldingCallBody | None = None  # the body grammar of the call being read
         self._named = False  # whether that call has started
         self._tentative: list[str] = []  # its text while it has not
         self._tentative_chars = 0
@@ -77,9 +77,10 @@ class ChannelCall:
         end = hit.start if hit else self._terminators.safe_end(buf, pos)
         text, at = self._held_back + buf[pos:end], 0
         while at < len(text):
-            at = self._step_text(text, at) if self._call is None else self._step_call(text, at)
-            if at is None:
+            new_at = self._step_text(text, at) if self._call is None else self._step_call(text, at)
+            if new_at is None:
                 break
+            at = new_at
         else:
             self._held_back = ""
         if hit is None:
@@ -105,7 +106,9 @@ class ChannelCall:
         follows (say the next message's ` to=…`) is read again as text."""
         hit = self._message.search(buf, pos)
         end = hit.start if hit else self._message.safe_end(buf, pos)
-        read = "".join(self._header)
+        parts = self._header
+        assert parts is not None, "called while the header is read"
+        read = "".join(parts)
         header = read + buf[pos:end]
         match = _RECIPIENT.match(header)
         recipient_end = pos + match.end("recipient") - len(read)
@@ -113,7 +116,7 @@ class ChannelCall:
             self.status = FAILED
             return recipient_end
         if hit is None:
-            self._header.append(buf[pos:recipient_end])
+            parts.append(buf[pos:recipient_end])
             return recipient_end
         if not match.group("recipient") or match.group("recipient") in self._not_tools:
             self.status = FAILED
@@ -170,6 +173,7 @@ class ChannelCall:
 
     def _step_call(self, buf: str, pos: int) -> int | None:
         call = self._call
+        assert call is not None, "called while a call is read"
         new_pos = call.step(buf, pos)
         if not self._named:
             self._tentative.append(buf[pos:new_pos])

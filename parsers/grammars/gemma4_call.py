@@ -24,13 +24,14 @@ import re
 
 import orjson
 
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.json_writer import JsonWriter, json_string_body
 from parsers.core.markers import cut_short, marker_set
 
 QUOTE = '<|"|>'
 END = "<tool_call|>"
-_WS = re.compile(r"\s*")
+_WS = always_matching(r"\s*")
 _HEAD = re.compile(r"call:\s*([\w.\-]+)\s*\{")
 _HEAD_PREFIX = re.compile(r"(?:c|ca|cal|call|call:\s*[\w.\-]*\s*)?")
 _KEY = re.compile(r"([^:{}\[\],<]+):")

@@ -25,6 +25,7 @@ from typing import Protocol
 import orjson
 
 from parsers.core import coerce
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.markers import cut_short, marker_set
 from parsers.grammars.json_call import JsonCalls
@@ -49,7 +50,7 @@ VALUE_OPEN, VALUE_CLOSE = "<ifm|arg_value>", "</ifm|arg_value>"
 _TAGS = marker_set(KEY_OPEN, KEY_CLOSE, TYPE_OPEN, TYPE_CLOSE, VALUE_OPEN, VALUE_CLOSE, BLOCK_CLOSE)
 _BLOCK_CLOSE = marker_set(BLOCK_CLOSE)
 _VALUE_ENDS = marker_set(VALUE_CLOSE, BLOCK_CLOSE)
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 _NAME = re.compile(r"[^\s<>]+")
 
 
@@ -99,6 +100,7 @@ class IfmBlock:
             self.status = FAILED
             return
         if self._state == "json":
+            assert self._json is not None, "the json state has a reader"
             self._json.finish()
         elif self._state == "value":
             self._end_value()
@@ -264,6 +266,7 @@ class IfmBlock:
         hit = _BLOCK_CLOSE.search(buf, pos)
         bound = hit.start if hit else _BLOCK_CLOSE.safe_end(buf, pos)
         reader, starts = self._json, self._calls.starts
+        assert reader is not None, "the json state has a reader"
         end = reader.step(buf if bound == len(buf) else buf[:bound], pos)
         self._named = self._named or self._calls.starts != starts
         if reader.status == FAILED:

@@ -19,13 +19,12 @@ names no call is content as written.
 
 from __future__ import annotations
 
-import re
-
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.markers import cut_short
 from parsers.grammars.ifm_block import BLOCK_OPEN, GROUP_CLOSE, IfmBlock
 
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 
 
 class IfmCalls:
@@ -121,6 +120,7 @@ class IfmCalls:
 
     def _end_block(self) -> None:
         block, self._block = self._block, None
+        assert block is not None, "called when a block ends"
         if block.status == FAILED and not self._group:
             self.status = FAILED  # the tool-call stage returns its text
             return

@@ -24,10 +24,9 @@ streamed.
 
 from __future__ import annotations
 
-import re
-
 import orjson
 
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.inkling_tokens import CONTROL_TOKENS, ENDS, INVOKE_JSON, INVOKE_TEXT
 from parsers.core.markers import cut_short, marker_set
@@ -40,7 +39,7 @@ _KIND_RESTS = {
 }
 _CONTROL = marker_set(*CONTROL_TOKENS)
 _PAYLOAD_ENDS = marker_set(INVOKE_JSON, INVOKE_TEXT, *ENDS)
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 _MAX_HEADER_CHARS = 256
 
 
@@ -72,7 +71,7 @@ class InklingCall:
             return
         if self._state == "text":
             self._end_text()
-        elif self._named and self._json.status == RUNNING:
+        elif self._named and self._json is not None and self._json.status == RUNNING:
             self._json.finish()
         self.status = DONE if self._named else FAILED
 
@@ -143,6 +142,7 @@ class InklingCall:
         hit = _PAYLOAD_ENDS.search(buf, pos)
         bound = hit.start if hit else _PAYLOAD_ENDS.safe_end(buf, pos)
         reader = self._json
+        assert reader is not None, "the json state has a reader"
         end = reader.step(buf if bound == len(buf) else buf[:bound], pos)
         if not self._named:
             self._unnamed_payload.append(buf[pos:end])

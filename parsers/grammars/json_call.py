@@ -18,12 +18,13 @@ import re
 
 import orjson
 
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.json_string import JsonStringDecoder
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 
 
 class JsonCallObject:
@@ -112,6 +113,7 @@ class JsonCallObject:
         if self._key in self._name_keys:
             return self._read_name(buf, pos)
         value = self._value
+        assert value is not None, "the colon made a scanner"
         if not value.started:
             pos = _WHITESPACE.match(buf, pos).end()
             if pos == len(buf):
@@ -161,6 +163,7 @@ class JsonCallObject:
     def _end_null_args(self) -> None:
         """`"arguments": null` means no arguments (`{}`, written at the
         call's end); any other bare word is forwarded as written."""
+        assert self._null_args is not None, "called only while a bare word is read"
         raw, self._null_args = "".join(self._null_args), None
         if raw != "null":
             self._forward_args(raw)
@@ -217,11 +220,13 @@ class JsonCalls:
         n = len(buf)
         while self.status == RUNNING:
             if self._state == "item":
-                pos = self._item.step(buf, pos)
-                if self._item.status == RUNNING:
+                item = self._item
+                assert item is not None, "the item state has an item"
+                pos = item.step(buf, pos)
+                if item.status == RUNNING:
                     return pos
-                if self._item.status == FAILED or not self._in_array:
-                    self.status = self._item.status
+                if item.status == FAILED or not self._in_array:
+                    self.status = item.status
                     return pos
                 self._state = "next"
                 continue

@@ -33,11 +33,12 @@ import re
 import orjson
 
 from parsers.core import coerce
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.markers import marker_set
 
 NAMESPACE = "]<]minimax[>["
-_BLANKS = re.compile(r"\s*")
+_BLANKS = always_matching(r"\s*")
 _INVOKE = re.compile(r"invoke\s+name\s*=\s*\"?(?P<name>[^\">]+?)\"?", re.DOTALL)
 _OPEN, _CLOSE, _NOT_A_TAG = "open", "close", "text"
 
@@ -175,7 +176,7 @@ class MinimaxM3Calls:
         if text_end > pos:
             self._read_text(buf[pos:text_end])
         tag = None if hit is None else read_tag(buf, hit.end)
-        if tag is None:
+        if hit is None or tag is None:
             return text_end if text_end > pos else None
         kind, name, end = tag
         if kind == _NOT_A_TAG:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 
-from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.always_matching import always_matching
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallBody, CallSink
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.markers import marker_set
 
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 
 
 class NamedJsonCall:
@@ -91,7 +92,7 @@ class ByFirstChar:
         self.status = RUNNING
         self._sink = sink
         self._choices = (json_body, named_body)
-        self._body = None
+        self._body: CallBody | None = None
 
     def step(self, buf: str, pos: int) -> int:
         if self._body is None:

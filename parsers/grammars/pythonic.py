@@ -27,6 +27,7 @@ import re
 
 import orjson
 
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.json_writer import JsonWriter
 from parsers.core.markers import cut_short
@@ -44,7 +45,7 @@ from parsers.core.py_literal import (
 )
 from parsers.grammars.json_call import JsonCalls
 
-_WS = re.compile(r"\s*")
+_WS = always_matching(r"\s*")
 _CALL_OPEN = re.compile(r"(?:,\s*)?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(\s*")
 _CALL_OPEN_PREFIX = re.compile(r"(?:,\s*)?(?:[A-Za-z_][\w.]*\s*)?")
 _KWARG = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*")
@@ -161,10 +162,8 @@ class PythonicCalls:
     def _start_call(self, buf: str, pos: int, end: int) -> int | None:
         """At the first call or at the `,` before another: start it once it is certain."""
         head = self._call_head(buf, pos, end)
-        if head == MORE:
-            return self._more(buf, pos)
-        if head == FAIL:
-            return self._fail(pos)
+        if isinstance(head, str):
+            return self._more(buf, pos) if head == MORE else self._fail(pos)
         name, after = head
         self._frames[-1][2] = SEP
         self._frames.append([")", "call", ITEM])
@@ -213,7 +212,7 @@ class PythonicCalls:
         key = read_key(buf, pos, end, self._constants)
         if key == MORE:
             return self._more(buf, pos)
-        if key == FAIL or buf[key[1]] != ":":
+        if isinstance(key, str) or buf[key[1]] != ":":  # FAIL
             return self._fail(pos)
         self._writer.key(key[0])
         self._frames[-1][2] = VALUE
@@ -258,6 +257,7 @@ class PythonicCalls:
 
     def _read_string(self, buf: str, pos: int) -> int:
         string = self._string
+        assert string is not None, "the string state has a string"
         pos = string.read(buf, pos, self._writer)
         if string.stopped:
             return self._stop_block(pos)
@@ -277,7 +277,7 @@ class PythonicCalls:
             key = read_key(buf, first, end, self._constants)
             if key == MORE:
                 return self._more(buf, pos)
-            if key == FAIL or buf[key[1]] not in ":,}":
+            if isinstance(key, str) or buf[key[1]] not in ":,}":  # FAIL
                 return self._fail(pos)
             is_dict = buf[key[1]] == ":"
         self._writer.open(*("{}" if is_dict else "[]"))

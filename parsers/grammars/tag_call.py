@@ -23,12 +23,13 @@ import re
 import orjson
 
 from parsers.core import coerce, xml_text
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.markers import marker_set
 from parsers.core.tag_syntax import TagSyntax
 
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 _BLANKS = " \t\r\n"
 # What `html.unescape` could still read differently once more text arrives:
 # a trailing `&` and the start of a character reference after it.
@@ -45,7 +46,7 @@ class TagCall:
         self._state = "header"
         self._types: dict = {}
         self._wrote_key = False
-        self._key_types = coerce.Types()
+        self._key_types: frozenset[str] = coerce.Types()
         self._declared_json = False
         self._streaming = False
         self._value: list[str] = []
@@ -59,7 +60,7 @@ class TagCall:
         cdata_open = (xml_text.CDATA_OPEN,) if syntax.cdata else ()
         self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at, *cdata_open)
         self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
-        self._gap = re.compile(syntax.gap_pattern)
+        self._gap = always_matching(syntax.gap_pattern)
         self._json: JsonValueScanner | None = None
         self._stray: list[str] = []
         self._saw_prose = False  # text in the body that is no argument: no JSON body after it
@@ -156,10 +157,12 @@ class TagCall:
         """A JSON object for arguments, bounded by the call's close."""
         hit = self._between.search(buf, pos)
         bound = hit.start if hit else self._between.safe_end(buf, pos)
-        end = self._json.scan(buf, pos, bound)
+        scanner = self._json
+        assert scanner is not None, "the json state has a scanner"
+        end = scanner.scan(buf, pos, bound)
         if end > pos:
             self._sink.args(buf[pos:end])
-        if self._json.done or hit is not None:
+        if scanner.done or hit is not None:
             self._state = "between"
             return end
         return end if end > pos else None
@@ -276,6 +279,7 @@ class TagCall:
     def _past_null_word(self, text: str) -> str:
         """Hold a string value while it can still be `null_word`; once it
         cannot, open the JSON string and give back all the text held."""
+        assert self._null_probe is not None, "called while the value may be null_word"
         probe = self._null_probe + text
         if self._syntax.null_word.startswith(probe.rstrip(_BLANKS).lower()):
             self._null_probe = probe

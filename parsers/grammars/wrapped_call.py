@@ -11,12 +11,11 @@ item=WrappedCallObject)` for an array of such objects.
 
 from __future__ import annotations
 
-import re
-
+from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, RUNNING, CallSink
 from parsers.grammars.json_call import JsonCallObject
 
-_WHITESPACE = re.compile(r"\s*")
+_WHITESPACE = always_matching(r"\s*")
 
 
 class WrappedCallObject(JsonCallObject):
@@ -32,20 +31,22 @@ class WrappedCallObject(JsonCallObject):
         super().finish()
 
     def _step_value(self, buf: str, pos: int) -> int:
-        reading_inner = self._inner is not None and self._inner.status == RUNNING
-        if not reading_inner:
-            if self._key != "function" or self.started or self._value.started:
+        inner = self._inner
+        if inner is None or inner.status != RUNNING:
+            value = self._value
+            assert value is not None, "the colon made a scanner"
+            if self._key != "function" or self.started or value.started:
                 return super()._step_value(buf, pos)
             pos = _WHITESPACE.match(buf, pos).end()
             if pos == len(buf):
                 return pos
             if buf[pos] != "{":
                 return super()._step_value(buf, pos)
-            self._inner = JsonCallObject(self._sink)
-        pos = self._inner.step(buf, pos)
-        if self._inner.status == FAILED:
+            inner = self._inner = JsonCallObject(self._sink)
+        pos = inner.step(buf, pos)
+        if inner.status == FAILED:
             self.status = FAILED
-        elif self._inner.status == DONE:
+        elif inner.status == DONE:
             self.started = True
             self._state = "next"
         return pos

@@ -37,15 +37,14 @@ class CallFilter:
     def _filter(self, events: list[Event]) -> list[Event]:
         out: list[Event] = []
         for event in events:
-            kind = type(event)
-            if kind is CallStart:
+            if type(event) is CallStart:
                 if self._admits(event.name):
                     self._kept[event.index] = len(self._kept)
                     out.append(CallStart(self._kept[event.index], event.name))
-            elif kind is CallArgs or kind is CallEnd:
+            elif type(event) is CallArgs or type(event) is CallEnd:
                 sent = self._kept.get(event.index)
                 if sent is not None:
-                    out.append(CallArgs(sent, event.text) if kind is CallArgs else CallEnd(sent))
+                    out.append(CallArgs(sent, event.text) if type(event) is CallArgs else CallEnd(sent))
             else:
                 out.append(event)
         return out

@@ -73,7 +73,7 @@ class HarmonyReasoningParser:
         self._state = "message_start" if syntax.recipient_start else "outside"
         self._held_back = ""
         self._header: list[str] = []
-        self._kind = Content
+        self._kind: type[Content | Reasoning] = Content
         self._tool_call = False
         self._reasoning_seen = False
         self._between: list[str] = []
@@ -91,9 +91,10 @@ class HarmonyReasoningParser:
         pos = 0
         while True:
             if self._state == "message_start":
-                pos = self._step_message_start(buf, pos)
-                if pos is None:
+                new_pos = self._step_message_start(buf, pos)
+                if new_pos is None:
                     return events
+                pos = new_pos
             markers = (
                 self._in_header
                 if self._state == "header"
@@ -123,6 +124,7 @@ class HarmonyReasoningParser:
         """Where a message may begin with a bare recipient: open its header,
         or wait while the text may still become one, or read on as text."""
         opener = self._syntax.recipient_start
+        assert opener is not None, "a syntax with message_start has a recipient_start"
         if buf.startswith(opener, pos):
             self._header = [opener]
             self._state = "header"

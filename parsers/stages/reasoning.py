@@ -119,6 +119,11 @@ class ReasoningEmitter:
     request asked for it in one piece), content otherwise. Its users set
     `stream_reasoning`, `_state`, `_reasoning_seen` and `_unstreamed`."""
 
+    stream_reasoning: bool
+    _state: str
+    _reasoning_seen: bool
+    _unstreamed: list[str]
+
     def _emit(self, events: list[Event], text: str) -> None:
         if not text:
             return

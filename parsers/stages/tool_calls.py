@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import orjson
 
-from parsers.core.call_body import DONE, FAILED, CallOutcomes
+from parsers.core.call_body import DONE, FAILED, CallBody, CallOutcomes
 from parsers.core.coerce import function_parameters, parameter_types
 from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event
-from parsers.core.markers import marker_set
+from parsers.core.markers import MarkerSet, marker_set
 
 _WHITESPACE = " \t\r\n"
 
@@ -126,7 +126,7 @@ class ToolCallParser:
         self._call_open = False
         self._arguments = io.StringIO()
         self.outcomes = CallOutcomes()
-        self._body = None
+        self._body: CallBody | None = None
         self._body_first_call = 0
         self._body_marked = False
         self._tentative: list[str] = []
@@ -136,7 +136,7 @@ class ToolCallParser:
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
         self._bare_anywhere = tuple(fmt.bare_start) if fmt.bare_start_anywhere else ()
         self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
-        self._passthrough_end = None
+        self._passthrough_end: MarkerSet | None = None
         common = (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of)
         self._text_markers = marker_set(*common, *openers)
         closers = (fmt.section_end,) if fmt.section_end else ()
@@ -211,8 +211,10 @@ class ToolCallParser:
             committed = not self._committed_nothing()
             if not committed:
                 self._tentative.append(held)
-            leftover = self._body.leftover(held) if committed and held and hasattr(self._body, "leftover") else ""
-            self._body.finish()
+            body = self._body
+            assert body is not None, "the body state has a body"
+            leftover = body.leftover(held) if committed and held and hasattr(body, "leftover") else ""
+            body.finish()
             self._end_body()
             if leftover:  # a tag's text the output cut off, not a cut marker: content
                 self._events.append(Content(leftover))
@@ -262,9 +264,11 @@ class ToolCallParser:
 
     def _step_passthrough(self, buf: str, pos: int) -> int | None:
         """Inside a passthrough block: content, up to and with its closer."""
-        hit = self._passthrough_end.search(buf, pos)
+        closer = self._passthrough_end
+        assert closer is not None, "the passthrough state has a closer"
+        hit = closer.search(buf, pos)
         if hit is None:
-            end = self._passthrough_end.safe_end(buf, pos)
+            end = closer.safe_end(buf, pos)
             self._emit_text(buf[pos:end])
             self._hold(buf, end)
             return None
@@ -282,6 +286,7 @@ class ToolCallParser:
 
     def _step_body(self, buf: str, pos: int) -> int | None:
         body = self._body
+        assert body is not None, "the body state has a body"
         new_pos = body.step(buf, pos)
         committed_nothing = self._committed_nothing()
         if committed_nothing:
@@ -319,6 +324,7 @@ class ToolCallParser:
         else:
             if self._call_open:
                 self.end()
+            assert self._body is not None, "called while a body is read"
             self._state = "closing" if self._body.status == DONE and self._closers else "text"
         self._tentative.clear()
         self._body = None
