@@ -34,8 +34,10 @@ from gateway.backend.upstream import Backend, close_backends, open_backends
 from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.extra_body import with_extra_body
+from gateway.ops.logs import redact_in_logs
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
+from gateway.ops.secrets import Secrets
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
 
@@ -132,6 +134,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     )
     app.state.created = int(time.time())
     app.state.config = config
+    redact_in_logs(Secrets.of(config))
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app)

@@ -21,10 +21,12 @@ from gateway.backend.sse_reader import data_payloads
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
+from gateway.ops.secrets import Secrets
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
-_ERROR_TEXT_LIMIT = 500
+_ERROR_TEXT_LIMIT = 500  # characters of a relayed error message
+_FIELD_LIMIT = 100  # characters of a relayed error's type, param and code
 
 
 _RETRIED_STATUSES = (502, 503)
@@ -56,7 +58,7 @@ class _InFlight:
 class Backend:
     """One model's backend: where it lives, how to call it, its pooled client."""
 
-    def __init__(self, model: ModelConfig) -> None:
+    def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
         backend = model.backend
         self.config = model
         self.name = model.name
@@ -66,7 +68,7 @@ class Backend:
             threshold=backend.breaker_failures,
             cooldown=backend.breaker_cooldown,
         )
-        self._secret = backend.api_key
+        self.secrets = secrets if secrets is not None else Secrets([backend.api_key or ""])
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
@@ -245,14 +247,22 @@ class Backend:
         if isinstance(details, str):
             details = {"message": details}
         if not isinstance(details, dict) or not isinstance(details.get("message"), str):
-            details = {"message": response.text[:_ERROR_TEXT_LIMIT] or response.reason_phrase}
-        param, code = details.get("param"), details.get("code")
+            details = {"message": response.text or response.reason_phrase}
+        return self.relayed_error(response.status_code if response.status_code >= 400 else 502, details)
+
+    def relayed_error(self, status: int, details: dict) -> ApiError:
+        """An error the backend reported (`details`: its OpenAI error object),
+        as an ApiError for the client: every field redacted first, then cut."""
+        fields = {key: self.redact(value) if isinstance(value, str) else value for key, value in details.items()}
+        message, kind, param, code = (fields.get(key) for key in ("message", "type", "param", "code"))
+        if not isinstance(message, str):
+            message = f"the backend for model {self.name!r} reported an error"
         return ApiError(
-            response.status_code if response.status_code >= 400 else 502,
-            self.redact(details["message"]),
-            type=details.get("type") if isinstance(details.get("type"), str) else UPSTREAM_ERROR,
-            param=param if isinstance(param, str) else None,
-            code=None if code is None else str(code),
+            status,
+            message[:_ERROR_TEXT_LIMIT],
+            type=kind[:_FIELD_LIMIT] if isinstance(kind, str) else UPSTREAM_ERROR,
+            param=param[:_FIELD_LIMIT] if isinstance(param, str) else None,
+            code=None if code is None else self.redact(str(code))[:_FIELD_LIMIT],
         )
 
     @property
@@ -268,12 +278,14 @@ class Backend:
         return view
 
     def redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        """`text` with every configured secret masked."""
+        return self.secrets.redact(text)
 
 
 def open_backends(config: Config) -> dict[str, Backend]:
-    """A backend per served model name."""
-    return {model.name: Backend(model) for model in config.models}
+    """A backend per served model name; each redacts every configured secret."""
+    secrets = Secrets.of(config)
+    return {model.name: Backend(model, secrets) for model in config.models}
 
 
 async def close_backends(backends: dict[str, Backend]) -> None:
