@@ -223,7 +223,10 @@ class FakeBackend:
             return b"data: " + orjson.dumps({**envelope, "choices": [choice]}) + b"\n\n"
 
         events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
-        events += [event("", self.finish_reason), b"data: [DONE]\n\n"]
+        if self.raw_stream is not None:
+            events = self.raw_stream
+        elif not self.cut:
+            events += [event("", self.finish_reason), b"data: [DONE]\n\n"]
         if self.gzip:
             return Response(
                 gzip.compress(b"".join(events)), media_type="text/event-stream", headers={"content-encoding": "gzip"}
