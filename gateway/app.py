@@ -22,6 +22,7 @@ from fastapi.responses import Response
 
 from gateway.api.auth import require_api_key, require_metrics_key
 from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.openapi import chat_completions_openapi, completions_openapi
 from gateway.api.request import read_checked, read_request
@@ -67,8 +68,8 @@ async def chat_completions(request: Request) -> Response:
     body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
     try:
         if chat.stream:
-            return await stream_completion(backend, body, plan, chat.model, record)
-        answer = await backend.complete(body)
+            return await unless_client_leaves(request, stream_completion(backend, body, plan, chat.model, record))
+        answer = await unless_client_leaves(request, backend.complete(body))
     except ApiError as error:
         record.upstream_failed(upstream_error_kind(error))
         raise
@@ -82,7 +83,7 @@ async def completions(request: Request) -> Response:
     record = request.state.record
     record.serves(backend.name, None, bool(checked.stream))
     try:
-        return await forward_completion(backend, payload, bool(checked.stream), record)
+        return await unless_client_leaves(request, forward_completion(backend, payload, bool(checked.stream), record))
     except ApiError as error:
         record.upstream_failed(upstream_error_kind(error))
         raise

@@ -102,6 +102,23 @@ class FakeBackend:
         await gate.wait()
         return self._test == test
 
+    async def _hold_unless_gateway_leaves(self, request: Request) -> bool:
+        """Wait for `release()`; False if the test is over or the gateway
+        closed the connection first (then `stream_abandoned` is set)."""
+
+        async def gateway_left() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+
+        released, left = asyncio.ensure_future(self._wait_for_release()), asyncio.ensure_future(gateway_left())
+        done, pending = await asyncio.wait({released, left}, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        if left in done:
+            self.stream_abandoned.set()
+            return False
+        return released.result()
+
     @property
     def last_body(self) -> dict:
         return self.requests[-1][1]
@@ -112,7 +129,7 @@ class FakeBackend:
         self.client_ports.append(request.client.port if request.client else None)
         if self.delay:
             await asyncio.sleep(self.delay)
-        if self.hold_headers and not await self._wait_for_release():
+        if self.hold_headers and not await self._hold_unless_gateway_leaves(request):
             return Response(status_code=503)
         if self.error is not None:
             status, content = self.error
@@ -207,6 +224,8 @@ class FakeBackend:
         """Text completions: the first scripted reply as `text`, streamed or whole."""
         body = orjson.loads(await request.body())
         self.requests.append((dict(request.headers), body))
+        if self.hold_headers and not await self._hold_unless_gateway_leaves(request):
+            return Response(status_code=503)
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")

@@ -277,3 +277,20 @@ def test_a_text_completion_stream_reset_mid_line_is_never_glued_to_the_error(htt
     assert orjson.loads(events[0])["choices"][0]["text"] == "Once"
     assert orjson.loads(events[1])["error"]["type"] == "upstream_error"
     assert events[2:] == ["[DONE]"]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(gateway_url, fake, path, stream):
+    """The backend holds its headers; the model's first-byte timeout is
+    600 s. A client that gives up ends the upstream request within a second."""
+    fake.hold_headers = True
+    body = {"model": "qwen3", "messages": MESSAGES, "prompt": "Hi", "stream": stream}
+    with httpx.Client(base_url=gateway_url, timeout=10) as client:
+        request = client.build_request("POST", path, json=body)
+        leaving = threading.Thread(target=lambda: fake.held.wait(5) and client.close())
+        leaving.start()
+        with pytest.raises(httpx.HTTPError):
+            client.send(request)
+        leaving.join()
+    assert fake.stream_abandoned.wait(timeout=1.0)
