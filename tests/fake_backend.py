@@ -61,6 +61,7 @@ class FakeBackend:
         self.chunk_size = 4
         self.finish_reason = "stop"
         self.error: tuple[int, bytes] | None = None  # answer with this status and body
+        self.error_stream: tuple[int, int] | None = None  # answer with this status and this many bytes, streamed
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
         self.together = False  # stream every choice's piece in one chunk, as a batching server may
@@ -134,6 +135,10 @@ class FakeBackend:
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
+        if self.error_stream is not None:
+            status, size = self.error_stream
+            pieces = _yielding([b"x" * 65536] * (size // 65536))
+            return StreamingResponse(self._faulty(pieces), status_code=status, media_type="text/plain")
         if self.refuse_auto_tools and body.get("tools") and body.get("tool_choice", "auto") == "auto":
             return Response(orjson.dumps(VLLM_AUTO_REFUSED), status_code=400, media_type="application/json")
         if self.parsed_deltas is not None:
@@ -283,4 +288,11 @@ class FakeBackend:
 
 async def _raw(pieces: list[bytes]):
     for piece in pieces:
+        yield piece
+
+
+async def _yielding(pieces: list[bytes]):
+    """`pieces`, letting the server notice a client that left between two."""
+    for piece in pieces:
+        await asyncio.sleep(0)
         yield piece

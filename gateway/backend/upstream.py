@@ -17,7 +17,7 @@ import orjson
 from gateway.backend.balancer import Balancer
 from gateway.backend.demo_backend import DemoTransport
 from gateway.backend.idle import IdleExpired, within_idle
-from gateway.backend.sse_reader import data_payloads
+from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
@@ -27,6 +27,7 @@ DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
 _ERROR_TEXT_LIMIT = 500  # characters of a relayed error message
 _FIELD_LIMIT = 100  # characters of a relayed error's type, param and code
+ERROR_BODY_LIMIT = 64 << 10  # bytes of a backend's error body read; the rest is dropped
 
 
 _RETRIED_STATUSES = (502, 503)
@@ -141,13 +142,13 @@ class Backend:
                 self.balancer.succeeded(endpoint)
                 return response
             try:
-                await self.read(response)
+                content = await self._read_error_body(response)
             finally:
                 await response.aclose()
             if response.status_code >= 500:
                 self.balancer.failed(endpoint)
             if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
-                raise self._http_error(response)
+                raise self._http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _send(self, url: str, body: bytes) -> httpx.Response:
@@ -165,6 +166,18 @@ class Backend:
         async with self._within(self.config.backend.idle_seconds, "stopped sending"):
             with self.transport_errors():
                 return await response.aread()
+
+    async def _read_error_body(self, response: httpx.Response) -> bytes:
+        """The first `ERROR_BODY_LIMIT` bytes of an error response (decoded);
+        the rest is never read."""
+        pieces: list[bytes] = []
+        size = 0
+        async for piece in self.pieces(response):
+            pieces.append(piece)
+            size += len(piece)
+            if size >= ERROR_BODY_LIMIT:
+                break
+        return b"".join(pieces)[:ERROR_BODY_LIMIT]
 
     def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The `data:` payloads of a streamed response, each due within
@@ -187,6 +200,9 @@ class Backend:
         except IdleExpired:
             message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
             raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
+        except LineTooLong:
+            message = f"the backend for model {self.name!r} sent an event line over {MAX_LINE_BYTES} bytes"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
     @asynccontextmanager
     async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
@@ -237,17 +253,18 @@ class Backend:
         detail = self.redact(str(error)) or type(error).__name__
         return f"the backend for model {self.name!r} {what}: {detail}"
 
-    def _http_error(self, response: httpx.Response) -> ApiError:
-        """The backend's error status, with its OpenAI error details if it sent them."""
+    def _http_error(self, response: httpx.Response, content: bytes) -> ApiError:
+        """The backend's error status, with its OpenAI error details if it
+        sent them; `content` is the start of its body."""
         try:
-            data = orjson.loads(response.content)
+            data = orjson.loads(content)
         except orjson.JSONDecodeError:
             data = None
         details = data.get("error", data) if isinstance(data, dict) else None
         if isinstance(details, str):
             details = {"message": details}
         if not isinstance(details, dict) or not isinstance(details.get("message"), str):
-            details = {"message": response.text or response.reason_phrase}
+            details = {"message": content.decode(errors="replace") or response.reason_phrase}
         return self.relayed_error(response.status_code if response.status_code >= 400 else 502, details)
 
     def relayed_error(self, status: int, details: dict) -> ApiError:
