@@ -25,6 +25,7 @@ from fastapi.responses import Response
 
 from gateway.api.auth import require_api_key, require_metrics_key
 from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.messages import messages_router
 from gateway.api.openapi import chat_completions_openapi, completions_openapi
@@ -39,8 +40,10 @@ from gateway.backend.backends import close_backends, open_backends
 from gateway.backend.catch_all import served_models
 from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
+from gateway.ops.logs import redact_in_logs
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
+from gateway.ops.secrets import Secrets
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
 
@@ -54,8 +57,8 @@ async def chat_completions(request: Request) -> Response:
     payload, chat = read_request(await read_body(request, server.max_body_bytes))
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
-        return await stream_completion(turn)
-    return _json(completion(await turn.answer(), turn))
+        return await unless_client_leaves(request, stream_completion(turn))
+    return _json(completion(await unless_client_leaves(request, turn.answer()), turn))
 
 
 async def responses(request: Request) -> Response:
@@ -65,8 +68,8 @@ async def responses(request: Request) -> Response:
     turn = await chat_turn(request, payload, chat)
     envelope = ResponseEnvelope(asked, raw)
     if chat.stream:
-        return await stream_response(turn, envelope, tools)
-    return _json(whole_response(await turn.answer(), envelope, tools))
+        return await unless_client_leaves(request, stream_response(turn, envelope, tools))
+    return _json(whole_response(await unless_client_leaves(request, turn.answer()), envelope, tools))
 
 
 async def completions(request: Request) -> Response:
@@ -76,7 +79,7 @@ async def completions(request: Request) -> Response:
     record = request.state.record
     record.serves(backend.name, None, bool(checked.stream))
     try:
-        return await forward_completion(backend, payload, bool(checked.stream), record)
+        return await unless_client_leaves(request, forward_completion(backend, payload, bool(checked.stream), record))
     except ApiError as error:
         record.upstream_failed(upstream_error_kind(error))
         raise
@@ -128,6 +131,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     )
     app.state.created = int(time.time())
     app.state.config = config
+    redact_in_logs(Secrets.of(config))
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app)

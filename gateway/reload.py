@@ -22,6 +22,8 @@ from fastapi import FastAPI
 from gateway.backend.backends import open_backend
 from gateway.backend.template_backend import check_templates
 from gateway.ops.config import ConfigError, load_config
+from gateway.ops.logs import redact_in_logs
+from gateway.ops.secrets import Secrets
 from gateway.ops.tracing import trace_clients
 
 logger = logging.getLogger("parsegate.reload")
@@ -36,10 +38,16 @@ async def reload_config(app: FastAPI, path: str | Path) -> bool:
         logger.error("config reload refused, keeping the running config: %s", error)
         return False
     old_config, old = app.state.config, app.state.backends
+    secrets = Secrets.of(config)
+    redact_in_logs(secrets)
     backends = {
-        model.name: old[model.name] if model.name in old and old[model.name].config == model else open_backend(model)
+        model.name: old[model.name]
+        if model.name in old and old[model.name].config == model
+        else open_backend(model, secrets)
         for model in config.models
     }
+    for backend in backends.values():
+        backend.secrets = secrets
     if config.server.opentelemetry:
         trace_clients(backend.client for name, backend in backends.items() if old.get(name) is not backend)
     app.state.metrics.declare_models(list(backends))

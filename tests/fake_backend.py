@@ -63,6 +63,7 @@ class FakeBackend:
         self.chunk_size = 4
         self.finish_reason = "stop"
         self.error: tuple[int, bytes] | None = None  # answer with this status and body
+        self.error_stream: tuple[int, int] | None = None  # answer with this status and this many bytes, streamed
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
         self.together = False  # stream every choice's piece in one chunk, as a batching server may
@@ -106,6 +107,23 @@ class FakeBackend:
         await gate.wait()
         return self._test == test
 
+    async def _hold_unless_gateway_leaves(self, request: Request) -> bool:
+        """Wait for `release()`; False if the test is over or the gateway
+        closed the connection first (then `stream_abandoned` is set)."""
+
+        async def gateway_left() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+
+        released, left = asyncio.ensure_future(self._wait_for_release()), asyncio.ensure_future(gateway_left())
+        done, pending = await asyncio.wait({released, left}, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        if left in done:
+            self.stream_abandoned.set()
+            return False
+        return released.result()
+
     @property
     def last_body(self) -> dict:
         return self.requests[-1][1]
@@ -116,11 +134,15 @@ class FakeBackend:
         self.client_ports.append(request.client.port if request.client else None)
         if self.delay:
             await asyncio.sleep(self.delay)
-        if self.hold_headers and not await self._wait_for_release():
+        if self.hold_headers and not await self._hold_unless_gateway_leaves(request):
             return Response(status_code=503)
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
+        if self.error_stream is not None:
+            status, size = self.error_stream
+            pieces = _yielding([b"x" * 65536] * (size // 65536))
+            return StreamingResponse(self._faulty(pieces), status_code=status, media_type="text/plain")
         if self.refuse_auto_tools and body.get("tools") and body.get("tool_choice", "auto") == "auto":
             return Response(orjson.dumps(VLLM_AUTO_REFUSED), status_code=400, media_type="application/json")
         if self.parsed_deltas is not None:
@@ -211,6 +233,8 @@ class FakeBackend:
         """Text completions: the first scripted reply as `text`, streamed or whole."""
         body = orjson.loads(await request.body())
         self.requests.append((dict(request.headers), body))
+        if self.hold_headers and not await self._hold_unless_gateway_leaves(request):
+            return Response(status_code=503)
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")
@@ -227,7 +251,10 @@ class FakeBackend:
             return b"data: " + orjson.dumps({**envelope, "choices": [choice]}) + b"\n\n"
 
         events = [event(text[start : start + size], None) for start in range(0, len(text), size)]
-        events += [event("", self.finish_reason), b"data: [DONE]\n\n"]
+        if self.raw_stream is not None:
+            events = self.raw_stream
+        elif not self.cut:
+            events += [event("", self.finish_reason), b"data: [DONE]\n\n"]
         if self.gzip:
             return Response(
                 gzip.compress(b"".join(events)), media_type="text/event-stream", headers={"content-encoding": "gzip"}
@@ -274,4 +301,11 @@ class FakeBackend:
 
 async def _raw(pieces: list[bytes]):
     for piece in pieces:
+        yield piece
+
+
+async def _yielding(pieces: list[bytes]):
+    """`pieces`, letting the server notice a client that left between two."""
+    for piece in pieces:
+        await asyncio.sleep(0)
         yield piece

@@ -2,7 +2,7 @@
 plain pass-through. Same key check, model routing and errors as chat; the
 model name is replaced by the backend's, `extra_body` is merged in, and the
 backend's answer (JSON, or its SSE stream as it comes, decompressed) comes
-back as sent. Nothing is parsed: a prompt has no roles, so there is no
+back as sent (a stream's events re-framed whole). Nothing is parsed: a prompt has no roles, so there is no
 reasoning or tool call to separate. The chat path's protections apply: the
 body limit, the backend timeouts, and the request's metrics and log line.
 """
@@ -19,7 +19,7 @@ from starlette.background import BackgroundTask
 
 from gateway.api.chunks import DONE, sse_event
 from gateway.backend.upstream import Backend
-from gateway.ops.errors import ApiError
+from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind
 
@@ -52,12 +52,20 @@ async def forward_completion(backend: Backend, payload: dict, stream: bool, reco
 
 
 async def _relay(response: httpx.Response, backend: Backend, record: RequestRecord) -> AsyncIterator[bytes]:
-    """The backend's (decoded) bytes as they come; a stream that breaks or
-    goes quiet for `idle_timeout` ends with an error event."""
+    """The backend's events, each re-framed whole (`data: …` and a blank
+    line), so that an error can never be glued to half a line. A stream
+    that breaks, goes quiet for `idle_timeout` or ends before `[DONE]`
+    ends with an error event, then `[DONE]`."""
     try:
-        async for piece in backend.pieces(response):
-            yield piece
+        async for payload in backend.payloads(response):
+            if payload == b"[DONE]":
+                yield DONE
+                return
+            yield b"data: " + payload + b"\n\n"
+        failure = ApiError(502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
+        record.upstream_failed("stream_cut")
     except ApiError as error:
+        failure = error
         record.upstream_failed(stream_failure_kind(error))
-        yield sse_event(error.body)
-        yield DONE
+    yield sse_event(failure.body)
+    yield DONE

@@ -20,6 +20,7 @@ from starlette.background import BackgroundTask
 
 from gateway.api.anthropic_errors import AnthropicRoute
 from gateway.api.auth import require_api_key
+from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.messages_request import CountTokensRequest, MessagesRequest, read_messages_request
 from gateway.api.messages_stream import PING, message_events, message_object
@@ -37,10 +38,10 @@ async def create_message(request: Request) -> Response:
     messages, payload, chat = read_messages_request(raw)
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
-        stream = await turn.stream()
+        stream = await unless_client_leaves(request, turn.stream())
         events = message_events(stream, messages.model)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
-    return _json(message_object(await turn.answer(), messages.model))
+    return _json(message_object(await unless_client_leaves(request, turn.answer()), messages.model))
 
 
 async def count_tokens(request: Request) -> Response:

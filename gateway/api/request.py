@@ -11,10 +11,12 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from gateway.api.tool_schema import check_tools
 from gateway.ops.config import describe_errors, key_path
 from gateway.ops.errors import ApiError
 
 _TOOL_CHOICE_MODES = ("none", "auto", "required")
+MAX_NESTING = 100  # levels of arrays and objects in a request; JSON encoders stop near 255
 
 
 class _Checked(BaseModel):
@@ -35,11 +37,18 @@ class Tool(_Checked):
     function: FunctionName
 
 
+class Message(_Checked):
+    """The fields of a message the gateway reads; the rest goes up as sent."""
+
+    role: Any = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+
 class ChatRequest(_Checked):
     """The fields of a chat completion request the gateway relies on."""
 
     model: str
-    messages: list[dict[str, Any]] = Field(min_length=1)
+    messages: list[Message] = Field(min_length=1)
     stream: bool | None = None
     n: int | None = Field(default=None, ge=1)
     tools: list[Tool] | None = None
@@ -76,6 +85,21 @@ class ChatRequest(_Checked):
                 raise ApiError(400, f"tool_choice names function {name!r}, which is not in tools", param="tool_choice")
 
 
+def _too_deep(payload: dict) -> str | None:
+    """The top-level field in which arrays and objects nest deeper than
+    `MAX_NESTING`, if one does (one pass, no recursion)."""
+    for key, value in payload.items():
+        pending = [(value, 2)]
+        while pending:
+            node, depth = pending.pop()
+            if isinstance(node, (dict, list)):
+                if depth > MAX_NESTING:
+                    return key
+                children = node.values() if isinstance(node, dict) else node
+                pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return None
+
+
 def read_object(raw: bytes) -> dict:
     """The request body's JSON object; 400 when it is not one."""
     try:
@@ -84,6 +108,9 @@ def read_object(raw: bytes) -> dict:
         raise ApiError(400, f"request body is not valid JSON: {error}") from None
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object")
+    deep = _too_deep(payload)
+    if deep is not None:
+        raise ApiError(400, f"{deep} nests arrays and objects more than {MAX_NESTING} levels deep", param=deep)
     return payload
 
 
@@ -111,5 +138,6 @@ def checked_payload(payload: dict) -> ChatRequest:
 def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
     """A chat completion request's JSON object and its checked fields."""
     payload, request = read_checked(raw, ChatRequest)
+    check_tools(payload.get("tools"))
     request.check_tool_choice()
     return payload, request

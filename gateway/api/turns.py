@@ -243,13 +243,11 @@ async def _drain(payloads: AsyncIterator[bytes]) -> None:
 
 
 def _backend_error(chunk: object, backend: Backend) -> ApiError:
-    """The backend's own in-stream error, passed on when it is OpenAI-shaped."""
-    error = ApiError(502, f"the backend for model {backend.name!r} reported an error", type=UPSTREAM_ERROR)
-    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-        details = chunk["error"]
-        message = details.get("message")
-        error.body = {"error": {**details, "message": backend.redact(message) if isinstance(message, str) else message}}
-    return error
+    """The backend's own in-stream error, passed on (redacted) when it is OpenAI-shaped."""
+    details = chunk.get("error") if isinstance(chunk, dict) else None
+    if isinstance(details, str):
+        details = {"message": details}
+    return backend.relayed_error(502, details if isinstance(details, dict) else {"type": UPSTREAM_ERROR})
 
 
 def backend_for(request: Request, model: str) -> Backend:

@@ -5,17 +5,19 @@ from __future__ import annotations
 from gateway.backend.template_backend import TemplateBackend
 from gateway.backend.upstream import Backend
 from gateway.ops.config import Config, ModelConfig
+from gateway.ops.secrets import Secrets
 
 
-def open_backend(model: ModelConfig) -> Backend:
+def open_backend(model: ModelConfig, secrets: Secrets) -> Backend:
     """A model's backend: template mode for an entry with a `chat_template`,
-    chat mode otherwise."""
-    return TemplateBackend(model) if model.chat_template else Backend(model)
+    chat mode otherwise. It redacts `secrets` from what it relays."""
+    return TemplateBackend(model, secrets) if model.chat_template else Backend(model, secrets)
 
 
 def open_backends(config: Config) -> dict[str, Backend]:
-    """A backend per served model name."""
-    return {model.name: open_backend(model) for model in config.models}
+    """A backend per served model name; each redacts every configured secret."""
+    secrets = Secrets.of(config)
+    return {model.name: open_backend(model, secrets) for model in config.models}
 
 
 async def close_backends(backends: dict[str, Backend]) -> None:

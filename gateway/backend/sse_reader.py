@@ -3,6 +3,9 @@
 `data_payloads` splits the backend's bytes into lines itself, one generator
 over httpx's byte stream, instead of httpx's text and line decoders stacked
 on it (two more generators per chunk); payloads stay bytes for orjson.
+A line still incomplete is held as a list of pieces, joined once when its
+end arrives (linear however many pieces it comes in), and a line longer
+than `MAX_LINE_BYTES` fails the stream instead of growing without bound.
 """
 
 from __future__ import annotations
@@ -11,15 +14,39 @@ from collections.abc import AsyncIterator
 
 import httpx
 
+MAX_LINE_BYTES = 8 << 20  # no chunk of a chat or text completion comes near this
+
+
+class LineTooLong(Exception):
+    """The backend sent an event line longer than `MAX_LINE_BYTES`."""
+
+
+def _payload(line: bytes) -> bytes | None:
+    if len(line) > MAX_LINE_BYTES:
+        raise LineTooLong
+    return line[5:].strip() if line.startswith(b"data:") else None
+
 
 async def data_payloads(response: httpx.Response) -> AsyncIterator[bytes]:
     """The payload of every `data:` line of an event stream, stripped."""
-    pending = b""
+    pending: list[bytes] = []
+    held = 0
     async for received in response.aiter_bytes():
-        lines = (pending + received).splitlines() if pending else received.splitlines()
-        pending = lines.pop() if lines and received[-1:] not in (b"\n", b"\r") else b""
+        if b"\n" not in received and b"\r" not in received:
+            pending.append(received)
+            held += len(received)
+            if held > MAX_LINE_BYTES:
+                raise LineTooLong
+            continue
+        lines = (b"".join(pending) + received if pending else received).splitlines()
+        pending, held = [], 0
+        if received[-1:] not in (b"\n", b"\r"):
+            pending.append(lines.pop())
+            held = len(pending[0])
         for line in lines:
-            if line.startswith(b"data:"):
-                yield line[5:].strip()
-    if pending.startswith(b"data:"):
-        yield pending[5:].strip()
+            payload = _payload(line)
+            if payload is not None:
+                yield payload
+    payload = _payload(b"".join(pending))
+    if payload is not None:
+        yield payload

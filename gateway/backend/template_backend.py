@@ -27,6 +27,7 @@ from gateway.backend.template_sources import load_chat_template
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
+from gateway.ops.secrets import Secrets
 
 PROPS_PATH = "/props"
 
@@ -67,8 +68,8 @@ class TemplateBackend(Backend):
     """A model's backend in template mode: chat requests rendered into
     prompts for `/v1/completions`, the answers read back as chat answers."""
 
-    def __init__(self, model: ModelConfig) -> None:
-        super().__init__(model)
+    def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
+        super().__init__(model, secrets)
         self._template = model_template(model)
         self._template_lock = anyio.Lock()
 

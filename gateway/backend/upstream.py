@@ -18,14 +18,17 @@ from gateway.backend.balancer import Balancer
 from gateway.backend.demo_backend import DemoTransport
 from gateway.backend.idle import IdleExpired, within_idle
 from gateway.backend.parse_plan import ParsePlan
-from gateway.backend.sse_reader import data_payloads
+from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
+from gateway.ops.secrets import Secrets
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
-_ERROR_TEXT_LIMIT = 500
+_ERROR_TEXT_LIMIT = 500  # characters of a relayed error message
+_FIELD_LIMIT = 100  # characters of a relayed error's type, param and code
+ERROR_BODY_LIMIT = 64 << 10  # bytes of a backend's error body read; the rest is dropped
 
 
 _RETRIED_STATUSES = (502, 503)
@@ -57,7 +60,7 @@ class _InFlight:
 class Backend:
     """One model's backend: where it lives, how to call it, its pooled client."""
 
-    def __init__(self, model: ModelConfig) -> None:
+    def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
         backend = model.backend
         self.config = model
         self.name = model.name
@@ -67,7 +70,7 @@ class Backend:
             threshold=backend.breaker_failures,
             cooldown=backend.breaker_cooldown,
         )
-        self._secret = backend.api_key
+        self.secrets = secrets if secrets is not None else Secrets([backend.api_key or ""])
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
@@ -154,13 +157,13 @@ class Backend:
                 self.balancer.succeeded(endpoint)
                 return response
             try:
-                await self.read(response)
+                content = await self._read_error_body(response)
             finally:
                 await response.aclose()
             if response.status_code >= 500:
                 self.balancer.failed(endpoint)
             if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
-                raise self._http_error(response)
+                raise self._http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _send(self, url: str, body: bytes) -> httpx.Response:
@@ -178,6 +181,18 @@ class Backend:
         async with self._within(self.config.backend.idle_seconds, "stopped sending"):
             with self.transport_errors():
                 return await response.aread()
+
+    async def _read_error_body(self, response: httpx.Response) -> bytes:
+        """The first `ERROR_BODY_LIMIT` bytes of an error response (decoded);
+        the rest is never read."""
+        pieces: list[bytes] = []
+        size = 0
+        async for piece in self.pieces(response):
+            pieces.append(piece)
+            size += len(piece)
+            if size >= ERROR_BODY_LIMIT:
+                break
+        return b"".join(pieces)[:ERROR_BODY_LIMIT]
 
     def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The `data:` payloads of a streamed response, each due within
@@ -200,6 +215,9 @@ class Backend:
         except IdleExpired:
             message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
             raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
+        except LineTooLong:
+            message = f"the backend for model {self.name!r} sent an event line over {MAX_LINE_BYTES} bytes"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
     @asynccontextmanager
     async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
@@ -250,24 +268,33 @@ class Backend:
         detail = self.redact(str(error)) or type(error).__name__
         return f"the backend for model {self.name!r} {what}: {detail}"
 
-    def _http_error(self, response: httpx.Response) -> ApiError:
-        """The backend's error status, with its OpenAI error details if it sent them."""
+    def _http_error(self, response: httpx.Response, content: bytes) -> ApiError:
+        """The backend's error status, with its OpenAI error details if it
+        sent them; `content` is the start of its body."""
         try:
-            data = orjson.loads(response.content)
+            data = orjson.loads(content)
         except orjson.JSONDecodeError:
             data = None
         details = data.get("error", data) if isinstance(data, dict) else None
         if isinstance(details, str):
             details = {"message": details}
         if not isinstance(details, dict) or not isinstance(details.get("message"), str):
-            details = {"message": response.text[:_ERROR_TEXT_LIMIT] or response.reason_phrase}
-        param, code = details.get("param"), details.get("code")
+            details = {"message": content.decode(errors="replace") or response.reason_phrase}
+        return self.relayed_error(response.status_code if response.status_code >= 400 else 502, details)
+
+    def relayed_error(self, status: int, details: dict) -> ApiError:
+        """An error the backend reported (`details`: its OpenAI error object),
+        as an ApiError for the client: every field redacted first, then cut."""
+        fields = {key: self.redact(value) if isinstance(value, str) else value for key, value in details.items()}
+        message, kind, param, code = (fields.get(key) for key in ("message", "type", "param", "code"))
+        if not isinstance(message, str):
+            message = f"the backend for model {self.name!r} reported an error"
         return ApiError(
-            response.status_code if response.status_code >= 400 else 502,
-            self.redact(details["message"]),
-            type=details.get("type") if isinstance(details.get("type"), str) else UPSTREAM_ERROR,
-            param=param if isinstance(param, str) else None,
-            code=None if code is None else str(code),
+            status,
+            message[:_ERROR_TEXT_LIMIT],
+            type=kind[:_FIELD_LIMIT] if isinstance(kind, str) else UPSTREAM_ERROR,
+            param=param[:_FIELD_LIMIT] if isinstance(param, str) else None,
+            code=None if code is None else self.redact(str(code))[:_FIELD_LIMIT],
         )
 
     @property
@@ -283,4 +310,5 @@ class Backend:
         return view
 
     def redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        """`text` with every configured secret masked."""
+        return self.secrets.redact(text)

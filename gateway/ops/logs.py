@@ -6,14 +6,20 @@ its fields: request_id, method, path, status, model, stream, duration_ms,
 ttft_ms, prompt_tokens, completion_tokens, upstream_error, client. In
 JSON they are keys of the object; in text, `key=value` pairs after the
 message. uvicorn's own access log is replaced by this one.
+
+Every configured secret (backend and client keys) is masked in every line,
+tracebacks included: `create_app` and a reload call `redact_in_logs`.
 """
 
 from __future__ import annotations
 
 import logging
+import traceback
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from uvicorn.logging import DefaultFormatter
+
+from gateway.ops.secrets import Secrets
 
 ACCESS_FIELDS = (
     "request_id",
@@ -26,6 +32,37 @@ ACCESS_FIELDS = (
     "upstream_error",
     "client",
 )
+
+
+_logged_secrets = [Secrets()]  # every secret of the configs loaded in this process
+
+
+def redact_in_logs(secrets: Secrets) -> None:
+    """From now on, `secrets` are masked in the log lines (with those before)."""
+    _logged_secrets[0] = _logged_secrets[0] | secrets
+
+
+class SecretFilter(logging.Filter):
+    """Masks the configured secrets in a record: its message, its string
+    fields and its traceback, before any formatter sees it. Without
+    `secrets`, those given to `redact_in_logs`."""
+
+    def __init__(self, secrets: Secrets | None = None) -> None:
+        super().__init__()
+        self._secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = self._secrets if self._secrets is not None else _logged_secrets[0]
+        if not secrets:
+            return True
+        record.msg, record.args = secrets.redact(record.getMessage()), None
+        for key, value in list(vars(record).items()):
+            if isinstance(value, str) and key not in ("msg", "name", "levelname", "pathname", "filename"):
+                setattr(record, key, secrets.redact(value))
+        if record.exc_info:
+            record.exc_text = secrets.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+            record.exc_info = None
+        return True
 
 
 class TextFormatter(DefaultFormatter):
@@ -50,12 +87,18 @@ def logging_config(log_format: str) -> dict:
         }
     else:
         formatter = {"()": TextFormatter, "fmt": "%(levelprefix)s %(message)s"}
-    handler = {"class": "logging.StreamHandler", "formatter": "default", "stream": "ext://sys.stderr"}
+    handler = {
+        "class": "logging.StreamHandler",
+        "formatter": "default",
+        "filters": ["secrets"],
+        "stream": "ext://sys.stderr",
+    }
     logger = {"handlers": ["default"], "level": "INFO", "propagate": False}
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"default": formatter},
+        "filters": {"secrets": {"()": SecretFilter}},
         "handlers": {"default": handler},
         "loggers": {"uvicorn": logger, "uvicorn.error": {"level": "INFO"}, "parsegate": logger},
     }

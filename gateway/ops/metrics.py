@@ -1,9 +1,10 @@
 """Prometheus metrics, served at `GET /metrics` in the text format.
 
 Each app has its own registry, so several gateways in one process (tests)
-never share counts. Label values are configured model names, parser names,
-HTTP statuses and the fixed error kinds below: nothing a client writes
-becomes a label.
+never share counts. Label values are model names, parser names, HTTP statuses and
+the fixed error kinds below. A model name a client writes becomes a label
+only under a catch-all entry, and only the first `MAX_ROUTED_MODELS` such
+names do: the rest share the label `other`, so the series stay bounded.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
 UNKNOWN_MODEL = "unknown"  # the label of requests that named no configured model
+OTHER_MODELS = "other"  # the label of catch-all models past the first MAX_ROUTED_MODELS
+MAX_ROUTED_MODELS = 100
 UPSTREAM_ERROR_KINDS = (
     "unreachable",  # connection refused or failed before a response
     "timeout",  # the backend did not answer in time
@@ -32,6 +35,8 @@ class Metrics:
     """The gateway's metric families, in a registry of their own."""
 
     def __init__(self) -> None:
+        self._declared: set[str] = set()
+        self._routed: set[str] = set()
         self.registry = CollectorRegistry()
         registry = self.registry
         self.requests = Counter(
@@ -88,9 +93,21 @@ class Metrics:
     def declare_models(self, names: list[str]) -> None:
         """Start every model's upstream-error series at zero, so a dashboard
         sees them before the first failure."""
+        self._declared.update(names)
         for name in names:
             for kind in UPSTREAM_ERROR_KINDS:
                 self.upstream_errors.labels(name, kind)
+
+    def model_label(self, model: str) -> str:
+        """The `model` label of a request served as `model`: its own name if
+        configured or among the first `MAX_ROUTED_MODELS` a catch-all served,
+        else `other`."""
+        if model in self._declared or model in self._routed:
+            return model
+        if len(self._routed) < MAX_ROUTED_MODELS:
+            self._routed.add(model)
+            return model
+        return OTHER_MODELS
 
     async def endpoint(self, request: Request) -> Response:
         """`GET /metrics`."""

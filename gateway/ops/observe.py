@@ -67,6 +67,7 @@ class RequestRecord:
         self.request_id = request_id
         self.started = time.perf_counter()
         self.model: str | None = None
+        self.label = UNKNOWN_MODEL  # the model's metrics label (metrics.py)
         self.tool_call_parser: str | None = None
         self.stream = False
         self.status: int | None = None
@@ -80,14 +81,15 @@ class RequestRecord:
     def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
         """The request names configured `model`; its parse uses `tool_call_parser`."""
         self.model, self.tool_call_parser, self.stream = model, tool_call_parser, stream
-        self._inter_chunk = self.metrics.inter_chunk_latency.labels(model)
+        self.label = self.metrics.model_label(model)
+        self._inter_chunk = self.metrics.inter_chunk_latency.labels(self.label)
 
     def text_chunk(self) -> None:
         """A backend chunk carrying text arrived."""
         now = time.perf_counter()
         if self.first_text_at is None:
             self.first_text_at = now
-            self.metrics.time_to_first_token.labels(self.model).observe(now - self.started)
+            self.metrics.time_to_first_token.labels(self.label).observe(now - self.started)
         else:
             self._inter_chunk.observe(now - self.last_text_at)
         self.last_text_at = now
@@ -100,13 +102,13 @@ class RequestRecord:
             tokens = usage.get(f"{kind}_tokens")
             if isinstance(tokens, int) and tokens >= 0:
                 setattr(self, f"{kind}_tokens", tokens)
-                self.metrics.tokens.labels(self.model, kind).inc(tokens)
+                self.metrics.tokens.labels(self.label, kind).inc(tokens)
 
     def parsed(self, outcomes: CallOutcomes | None) -> None:
         """One choice's tool-call outcomes, once its parse has finished."""
         if outcomes is None:
             return
-        labels = (self.model, self.tool_call_parser or NO_PARSER)
+        labels = (self.label, self.tool_call_parser or NO_PARSER)
         for counter, count in (
             (self.metrics.tool_calls, outcomes.calls),
             (self.metrics.tool_call_fallbacks, outcomes.fallbacks),
@@ -117,7 +119,7 @@ class RequestRecord:
 
     def upstream_failed(self, kind: str) -> None:
         self.upstream_error = kind
-        self.metrics.upstream_errors.labels(self.model, kind).inc()
+        self.metrics.upstream_errors.labels(self.label, kind).inc()
 
     def fields(self) -> dict:
         """The log line's fields."""
@@ -181,7 +183,7 @@ class ObserveMiddleware:
         so a scrape after the response always sees it)."""
         record.status = status
         if scope["path"] in COUNTED_PATHS:
-            self.metrics.requests.labels(record.model or UNKNOWN_MODEL, str(status)).inc()
+            self.metrics.requests.labels(record.label, str(status)).inc()
 
     def _log(self, scope: Scope, record: RequestRecord) -> None:
         fields = record.fields()

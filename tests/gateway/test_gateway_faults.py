@@ -248,3 +248,49 @@ def test_a_url_that_times_out_is_skipped_too(serve, fake_backend_server, second_
     gateway = spread_gateway(serve, urls, first_byte_timeout=SHORT, breaker_failures=1, breaker_cooldown=600)
     assert [ask(gateway).status_code for _ in range(3)] == [504, 200, 200]
     assert len(fake.requests) == 1 and len(other.requests) == 2
+
+
+def text_completion_events(http: httpx.Client) -> list[str]:
+    body = {"model": "qwen3", "prompt": "Tell me a story", "stream": True}
+    with http.stream("POST", "/v1/completions", json=body) as response:
+        assert response.status_code == 200
+        text = response.read().decode()
+    assert text.endswith("\n\n") and all(block.startswith("data: ") for block in text[:-2].split("\n\n")), text
+    return [block[6:] for block in text[:-2].split("\n\n")]
+
+
+def test_a_text_completion_stream_cut_short_ends_with_an_error_event(http, fake):
+    fake.script("Once upon a time", chunk_size=4)
+    fake.cut = True
+    events = text_completion_events(http)
+    assert "".join(orjson.loads(event)["choices"][0]["text"] for event in events[:-2]) == "Once upon a time"
+    error = orjson.loads(events[-2])["error"]
+    assert error["type"] == "upstream_error" and "ended the stream early" in error["message"]
+    assert events[-1] == "[DONE]"
+
+
+def test_a_text_completion_stream_reset_mid_line_is_never_glued_to_the_error(http, fake):
+    whole = b'data: {"choices": [{"index": 0, "text": "Once"}]}\n\n'
+    fake.raw_stream = [whole, b'data: {"choices": [{"index": 0, "te', b"never sent"]
+    fake.drop_after = 2
+    events = text_completion_events(http)
+    assert orjson.loads(events[0])["choices"][0]["text"] == "Once"
+    assert orjson.loads(events[1])["error"]["type"] == "upstream_error"
+    assert events[2:] == ["[DONE]"]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(gateway_url, fake, path, stream):
+    """The backend holds its headers; the model's first-byte timeout is
+    600 s. A client that gives up ends the upstream request within a second."""
+    fake.hold_headers = True
+    body = {"model": "qwen3", "messages": MESSAGES, "prompt": "Hi", "stream": stream}
+    with httpx.Client(base_url=gateway_url, timeout=10) as client:
+        request = client.build_request("POST", path, json=body)
+        leaving = threading.Thread(target=lambda: fake.held.wait(5) and client.close())
+        leaving.start()
+        with pytest.raises(httpx.HTTPError):
+            client.send(request)
+        leaving.join()
+    assert fake.stream_abandoned.wait(timeout=1.0)

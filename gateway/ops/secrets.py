@@ -1,0 +1,51 @@
+"""The configured secrets (backend keys and client keys), and their
+redaction from anything the gateway writes: error bodies, relayed or its
+own, streamed or not, and log lines.
+
+Redaction runs on whole texts, before any truncation, so a key cut in two
+by a length limit can never leave a prefix behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gateway.ops.config import Config
+
+MASK = "***"
+
+
+class Secrets:
+    """A set of secret strings; `redact` masks every occurrence of each."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        # Longest first, so that a key containing another is masked whole.
+        self._secrets = sorted({secret for secret in secrets if secret}, key=len, reverse=True)
+
+    @classmethod
+    def of(cls, config: Config) -> Secrets:
+        """Every backend key and client key in `config`."""
+        backend_keys = (model.backend.api_key for model in config.models)
+        return cls([*config.server.api_keys, *(key for key in backend_keys if key)])
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def __or__(self, other: Secrets) -> Secrets:
+        return Secrets([*self._secrets, *other._secrets])
+
+    def redact(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
+
+    def redact_all(self, value: object) -> object:
+        """`value` (a JSON value) with every string in it redacted, keys included."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(str(key)): self.redact_all(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.redact_all(item) for item in value]
+        return value

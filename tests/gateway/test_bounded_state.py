@@ -1,0 +1,96 @@
+"""What a misbehaving client or backend can make the gateway hold is
+bounded: metric series under a catch-all entry, the part of a backend's
+error body that is read, and the length of one event line."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import orjson
+import pytest
+
+from gateway.app import create_app
+from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
+from gateway.ops.config import Config
+from gateway.ops.metrics import MAX_ROUTED_MODELS, OTHER_MODELS
+from tests.gateway.test_gateway_faults import wait_until_steady
+
+MESSAGES = [{"role": "user", "content": "Hi"}]
+
+
+@pytest.fixture(scope="module")
+def catch_all(serve, fake_backend_server) -> str:
+    config = {"models": [{"name": "*", "backend": {"url": f"{fake_backend_server[1]}/v1"}}]}
+    return serve(create_app(Config.model_validate(config)))
+
+
+def model_labels(metrics: str, family: str) -> set[str]:
+    return {
+        line.split('model="', 1)[1].split('"', 1)[0]
+        for line in metrics.splitlines()
+        if line.startswith(family + "{") and 'model="' in line
+    }
+
+
+def test_a_catch_all_makes_at_most_max_routed_models_labels(catch_all, fake):
+    with httpx.Client(base_url=catch_all, timeout=10) as http:
+        for number in range(MAX_ROUTED_MODELS + 30):
+            body = {"model": f"client-made-{number}", "messages": MESSAGES}
+            assert http.post("/v1/chat/completions", json=body).status_code == 200
+        metrics = http.get("/metrics").text
+    labels = model_labels(metrics, "parsegate_requests_total")
+    assert len(labels) == MAX_ROUTED_MODELS + 1 and OTHER_MODELS in labels
+    assert "client-made-0" in labels and f"client-made-{MAX_ROUTED_MODELS}" not in labels
+    assert f'parsegate_requests_total{{model="{OTHER_MODELS}",status="200"}} 30.0' in metrics
+
+
+def test_only_the_start_of_a_huge_error_body_is_read(catch_all, fake):
+    total = 64 << 20
+    fake.error_stream = (400, total)
+    response = httpx.post(f"{catch_all}/v1/chat/completions", json={"model": "m", "messages": MESSAGES}, timeout=30)
+    assert response.status_code == 400 and response.json()["error"]["message"] == "x" * 500
+    wait_until_steady(lambda: fake.sent_bytes)
+    assert fake.sent_bytes < total // 4
+
+
+def test_an_event_line_over_the_cap_fails_the_stream_cleanly(catch_all, fake):
+    good = {"choices": [{"index": 0, "delta": {"content": "Partial"}, "finish_reason": None}]}
+    huge = b"data: " + b"x" * (MAX_LINE_BYTES + 1)
+    fake.raw_stream = [
+        b"data: " + orjson.dumps(good) + b"\n\n",
+        *(huge[i : i + 65536] for i in range(0, len(huge), 65536)),
+    ]
+    body = {"model": "m", "messages": MESSAGES, "stream": True}
+    with httpx.stream("POST", f"{catch_all}/v1/chat/completions", json=body, timeout=30) as response:
+        events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+    assert orjson.loads(events[0])["choices"][0]["delta"]["content"] == "Partial"
+    error = orjson.loads(events[-2])["error"]
+    assert error["code"] == "upstream_malformed" and "event line over" in error["message"]
+    assert events[-1] == "[DONE]"
+
+
+async def _payloads(pieces) -> list[bytes]:
+    async def body():
+        for piece in pieces:
+            yield piece
+
+    return [payload async for payload in data_payloads(httpx.Response(200, content=body()))]
+
+
+def test_a_long_line_in_small_pieces_costs_linear_time():
+    """6 MB in 256-byte pieces: joining the held piece to each new one
+    (quadratic) copies ~70 GB; holding the pieces in a list copies 6 MB."""
+    line = b"data: " + b"y" * (6 << 20)
+    pieces = [line[i : i + 256] for i in range(0, len(line), 256)] + [b"\n\n"]
+    started = time.perf_counter()
+    assert asyncio.run(_payloads(pieces)) == [line[6:]]
+    assert time.perf_counter() - started < 3.0
+
+
+def test_a_line_past_the_cap_stops_the_reading():
+    pieces = iter([b"data: "] + [b"z" * 65536] * ((MAX_LINE_BYTES >> 16) + 2) + [b"never read"])
+    with pytest.raises(LineTooLong):
+        asyncio.run(_payloads(pieces))
+    assert list(pieces)[-1:] == [b"never read"]  # the reading stopped at the cap
