@@ -246,6 +246,11 @@ class _Conversation:
             self.messages.append(last)
         return last
 
+    def finished(self) -> list[dict]:
+        """The chat messages, the system message included."""
+        self._flush_system()
+        return self.messages
+
     def _flush_system(self) -> None:
         if self.system:
             self.messages.insert(0, {"role": "system", "content": "\n\n".join(self.system)})
@@ -277,8 +282,7 @@ def chat_request(raw: dict) -> tuple[dict, ChatRequest, ResponsesRequest, Tools]
     else:
         for item in request.input:
             conversation.add(item)
-    conversation._flush_system()
-    payload: dict = {"model": request.model, "messages": conversation.messages}
+    payload: dict = {"model": request.model, "messages": conversation.finished()}
     tools = _tools(request.tools or [])
     choice = _tool_choice(request.tool_choice, tools)
     if tools.chat:

@@ -95,22 +95,23 @@ class ResponseEvents:
             elif kind is Reasoning:
                 self._delta("reasoning", event.text, out)
             elif kind is CallStart:
-                self._close(out)
+                self._close(self._item, out)
+                self._item = None
                 custom = event.name in self._tools.custom
                 item = self._calls[event.index] = _Item("call", len(self._output), event.name, custom)
                 self._open(item, out)
             elif kind is CallArgs:
                 item = self._calls.get(event.index)
-                if item is not None and item is self._item:
+                if item is not None:
                     self._append(item, event.text, out)
-            elif kind is CallEnd and self._item is not None and self._item is self._calls.get(event.index):
-                self._close(out)
+            elif kind is CallEnd:
+                self._close(self._calls.pop(event.index, None), out)
 
     def _delta(self, kind: str, text: str, out: list[bytes]) -> None:
         item = self._item
         if item is None or item.kind != kind:
-            self._close(out)
-            item = _Item(kind, len(self._output))
+            self._close(item, out)
+            item = self._item = _Item(kind, len(self._output))
             self._open(item, out)
         self._append(item, text, out)
 
@@ -122,7 +123,6 @@ class ResponseEvents:
         self._sequence += 1
 
     def _open(self, item: _Item, out: list[bytes]) -> None:
-        self._item = item
         self._output.append({})  # its place; the complete item lands here when it closes
         if item.kind == "reasoning":
             added = {"id": item.id, "type": "reasoning", "summary": []}
@@ -146,8 +146,7 @@ class ResponseEvents:
         head = orjson.dumps({"type": _DELTA_TYPES[item.kind], **place})[:-1].decode() + _DELTA_PLACE[item.kind]
         item.delta_head = b"event: " + _DELTA_TYPES[item.kind].encode() + b"\ndata: " + head.encode() + b',"delta":'
 
-    def _close(self, out: list[bytes]) -> None:
-        item, self._item = self._item, None
+    def _close(self, item: _Item | None, out: list[bytes]) -> None:
         if item is None:
             return
         text = "".join(item.parts)
@@ -182,11 +181,16 @@ class ResponseEvents:
         out.append(self.event({"type": "response.output_item.done", "output_index": item.index, "item": done}))
 
     def finish(self, out: list[bytes]) -> None:
-        self._close(out)
+        """Close every item still open, in output order."""
+        open_items = [*self._calls.values(), *([self._item] if self._item is not None else [])]
+        self._calls.clear()
+        self._item = None
+        for item in sorted(open_items, key=lambda item: item.index):
+            self._close(item, out)
 
     def ending(self, usage: dict | None, failure: dict | None) -> bytes:
         out: list[bytes] = []
-        self._close(out)
+        self.finish(out)
         if failure is not None:
             response = self._envelope.failed(self._output, failure, usage)
             return b"".join(out) + self.event({"type": "response.failed", "response": response})
