@@ -19,7 +19,7 @@ def _message(upstream: dict, plan: ParsePlan, record: RequestRecord) -> dict:
         for index, (name, arguments) in enumerate(result.tool_calls)
     ]
     content = result.content or (None if calls else "")
-    message = {"role": "assistant", "content": content}
+    message: dict[str, object] = {"role": "assistant", "content": content}
     for key in plan.reasoning_keys:
         message[key] = result.reasoning_content
     if calls:
