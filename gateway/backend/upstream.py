@@ -246,11 +246,11 @@ class Backend:
             details = {"message": details}
         if not isinstance(details, dict) or not isinstance(details.get("message"), str):
             details = {"message": response.text[:_ERROR_TEXT_LIMIT] or response.reason_phrase}
-        param, code = details.get("param"), details.get("code")
+        param, code, error_type = details.get("param"), details.get("code"), details.get("type")
         return ApiError(
             response.status_code if response.status_code >= 400 else 502,
             self.redact(details["message"]),
-            type=details.get("type") if isinstance(details.get("type"), str) else UPSTREAM_ERROR,
+            type=error_type if isinstance(error_type, str) else UPSTREAM_ERROR,
             param=param if isinstance(param, str) else None,
             code=None if code is None else str(code),
         )
