@@ -13,6 +13,7 @@ In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
 from __future__ import annotations
 
 import os
+from typing import Any, TypedDict
 
 import uvicorn
 
@@ -24,15 +25,28 @@ CONFIG_VARIABLE = "PARSEGATE_CONFIG"
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
 
 
+class _ServerOptions(TypedDict):
+    """The `uvicorn.run` options shared by one process and N workers."""
+
+    host: str
+    port: int
+    loop: str
+    http: str
+    timeout_graceful_shutdown: int | None
+    log_config: dict[str, Any]
+    access_log: bool
+
+
 def serve(
     config: Config, config_path: str, host: str, port: int, *, workers: int = 1, log_format: str = "text"
 ) -> None:
-    options = {
+    options: _ServerOptions = {
         "host": host,
         "port": port,
         "loop": "auto",
         "http": "auto",
-        "timeout_graceful_shutdown": config.server.shutdown_timeout,
+        # uvicorn annotates an int but passes it to asyncio.wait_for, which takes seconds as a float.
+        "timeout_graceful_shutdown": config.server.shutdown_timeout,  # type: ignore[typeddict-item]
         "log_config": logging_config(log_format),
         "access_log": False,
     }

@@ -66,12 +66,11 @@ class ChoiceStream:
         reasoning: list[str] = []
         calls: list[dict] = []
         for event in events:
-            kind = type(event)
-            if kind is Content:
+            if type(event) is Content:
                 content.append(event.text)
-            elif kind is Reasoning:
+            elif type(event) is Reasoning:
                 reasoning.append(event.text)
-            elif kind is CallStart:
+            elif type(event) is CallStart:
                 function = {"name": event.name, "arguments": ""}
                 calls.append(
                     {
@@ -81,7 +80,7 @@ class ChoiceStream:
                         "function": function,
                     }
                 )
-            elif kind is CallArgs:
+            elif type(event) is CallArgs:
                 if calls and calls[-1]["index"] == event.index:
                     calls[-1]["function"]["arguments"] += event.text
                 else:

@@ -68,7 +68,9 @@ def _route_openapi(body_schema: dict, answer: str) -> dict:
 
 def _schema(model: type[BaseModel]) -> dict:
     schema = model.model_json_schema()
-    return _inline(schema, schema.pop("$defs", {}))
+    inlined = _inline(schema, schema.pop("$defs", {}))
+    assert isinstance(inlined, dict), "an object's schema inlines to an object"
+    return inlined
 
 
 def chat_completions_openapi() -> dict:

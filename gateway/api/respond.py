@@ -16,7 +16,7 @@ def _choice(choice: ChoiceAnswer, turn: Turn) -> dict:
         {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
         for index, (name, arguments) in enumerate(result.tool_calls)
     ]
-    message = {"role": "assistant", "content": result.content or (None if calls else "")}
+    message: dict[str, object] = {"role": "assistant", "content": result.content or (None if calls else "")}
     for key in plan.reasoning_keys:
         message[key] = result.reasoning_content
     if calls:

@@ -19,6 +19,7 @@ import orjson
 
 from gateway.backend.parse_plan import ParsePlan
 from parsers import CallArgs, CallEnd, CallOutcomes, CallStart, Content, Event, ParseResult, Pipeline, Reasoning
+from parsers.stages.call_filter import CallFilter
 
 _CALL_EVENTS = (CallStart, CallArgs, CallEnd)
 
@@ -51,7 +52,7 @@ class ChoiceReader:
 
     def __init__(self, plan: ParsePlan) -> None:
         self._plan = plan
-        self._pipeline: Pipeline | None = plan.pipeline()
+        self._pipeline: Pipeline | CallFilter | None = plan.pipeline()
         self._calls = 0  # calls started so far in this choice
         self._offset = 0  # index of this pipeline's first call
         self._backend_calls: dict[int, int] = {}  # backend index -> our index
@@ -92,11 +93,13 @@ class ChoiceReader:
         current = self._pipeline.outcomes if self._pipeline is not None else None
         return self._outcomes if current is None else _sum(self._outcomes, current)
 
-    def _retire_pipeline(self, successor: Pipeline | None) -> list[Event]:
+    def _retire_pipeline(self, successor: Pipeline | CallFilter | None) -> list[Event]:
         """Flush what the current pipeline holds and hand over to `successor`."""
-        events = self._renumber(self._pipeline.finish())
-        if self._pipeline.outcomes is not None:
-            self._outcomes = _sum(self._outcomes, self._pipeline.outcomes)
+        retired = self._pipeline
+        assert retired is not None, "called while a pipeline reads the text"
+        events = self._renumber(retired.finish())
+        if retired.outcomes is not None:
+            self._outcomes = _sum(self._outcomes, retired.outcomes)
         self._pipeline = successor
         self._offset = self._calls
         return events
@@ -114,7 +117,9 @@ class ChoiceReader:
         return out
 
     def _backend_call(self, call: dict) -> list[Event]:
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = call.get("function")
+        if not isinstance(function, dict):
+            function = {}
         backend_index = call.get("index", len(self._backend_calls))
         index = self._backend_calls.get(backend_index)
         events: list[Event] = []

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TypeVar
+
+_Item = TypeVar("_Item")
 
 
 class IdleExpired(Exception):
     """The backend sent nothing for the configured number of seconds."""
 
 
-async def within_idle(lines: AsyncIterator[str], seconds: float) -> AsyncIterator[str]:
+async def within_idle(lines: AsyncIterator[_Item], seconds: float) -> AsyncIterator[_Item]:
     """`lines`, raising IdleExpired when one takes longer than `seconds` to arrive."""
     watch = _Watch(seconds)
     try:
@@ -40,7 +43,9 @@ async def within_idle(lines: AsyncIterator[str], seconds: float) -> AsyncIterato
 class _Watch:
     def __init__(self, seconds: float) -> None:
         self.loop = asyncio.get_running_loop()
-        self.task = asyncio.current_task()
+        task = asyncio.current_task()
+        assert task is not None, "a watch is made by the task reading the stream"
+        self.task = task
         self.seconds = seconds
         self.since: float | None = None
         self.expired = False

@@ -61,12 +61,13 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
     choice = payload.get("tool_choice") or "auto"
     named = choice["function"]["name"] if isinstance(choice, dict) else None
     parallel = payload.get("parallel_tool_calls") is not False
-    limits = {"names": frozenset((named,)) if named else None, "max_calls": None if parallel else 1}
-    dialect = DIALECTS.get(model.guided_decoding)
+    names = frozenset((named,)) if named else None
+    max_calls = None if parallel else 1
+    dialect = DIALECTS.get(model.guided_decoding or "none")
     client_constraint = next((key for key in dialect.constraint_fields if key in payload), None) if dialect else None
     if choice == "required" or named:
         if dialect is None:
-            return ToolChoicePlan(model.tool_call_parser, require_call=True, **limits)
+            return ToolChoicePlan(model.tool_call_parser, require_call=True, names=names, max_calls=max_calls)
         if client_constraint:
             what = "required" if named is None else "naming a function"
             raise ApiError(
@@ -74,7 +75,9 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
             )
         schema = call_array_schema(tools, named, parallel)
         upstream = {**dialect.json_schema(schema), "tool_choice": dialect.tool_choice}
-        return ToolChoicePlan(None, call_array=True, require_call=True, upstream=upstream, **limits)
+        return ToolChoicePlan(
+            None, call_array=True, require_call=True, upstream=upstream, names=names, max_calls=max_calls
+        )
     upstream = {}
     parser = model.tool_call_parser
     if parser and dialect and dialect.structural_tag and not client_constraint and has_strict_tool(tools):
@@ -84,7 +87,7 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
     server_choice = SERVERS[model.backend.server].tool_choice_when_parsing
     if parser and server_choice:
         upstream = {**upstream, "tool_choice": server_choice}
-    return ToolChoicePlan(parser, upstream=upstream, **limits)
+    return ToolChoicePlan(parser, upstream=upstream, names=names, max_calls=max_calls)
 
 
 def _parser_without_tools(payload: dict, model: ModelConfig) -> str | None:

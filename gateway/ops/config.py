@@ -151,7 +151,7 @@ class BackendConfig(_Section):
     def _http_urls(cls, urls: object) -> object:
         if isinstance(urls, str):
             urls = [url.strip() for url in urls.split(",")]
-        return [_http_url(url) for url in urls] if isinstance(urls, list) else urls
+        return [_http_url(url) if isinstance(url, str) else url for url in urls] if isinstance(urls, list) else urls
 
     @field_validator("api_key")
     @classmethod
@@ -187,10 +187,10 @@ class BackendConfig(_Section):
         return self.urls or ([self.url] if self.url else [])
 
 
-def _http_url(url: object) -> object:
-    if isinstance(url, str) and not url.startswith(("http://", "https://")):
+def _http_url(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
         raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
-    return url.rstrip("/") if isinstance(url, str) else url
+    return url.rstrip("/")
 
 
 class ModelConfig(_Section):

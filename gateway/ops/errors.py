@@ -42,11 +42,15 @@ class ApiError(Exception):
         return Response(orjson.dumps(self.body), status_code=self.status, media_type="application/json")
 
 
-async def _on_api_error(request: Request, error: ApiError) -> Response:
+# Starlette types every handler as taking any Exception; it calls each only
+# with the class it was added for.
+async def _on_api_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, ApiError)
     return error.response()
 
 
-async def _on_http_exception(request: Request, error: HTTPException) -> Response:
+async def _on_http_exception(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
     code = "not_found" if error.status_code == 404 else None
     kind = INVALID_REQUEST if error.status_code < 500 else "server_error"
     api_error = ApiError(error.status_code, str(error.detail), type=kind, code=code)

@@ -77,6 +77,7 @@ class TextFormatter(DefaultFormatter):
 def logging_config(log_format: str) -> dict:
     """A `logging.config.dictConfig` for uvicorn's `log_config`: the gateway's
     and uvicorn's loggers, all in `log_format`, to stderr."""
+    formatter: dict[str, object]
     if log_format == "json":
         formatter = {
             "()": "pythonjsonlogger.orjson.OrjsonFormatter",

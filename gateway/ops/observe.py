@@ -16,6 +16,7 @@ import time
 import uuid
 from contextvars import ContextVar
 
+from prometheus_client import Histogram
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -76,7 +77,7 @@ class RequestRecord:
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.upstream_error: str | None = None
-        self._inter_chunk = None  # the model's inter-chunk histogram, once the model is known
+        self._inter_chunk: Histogram | None = None  # the model's inter-chunk histogram, once the model is known
 
     def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
         """The request names configured `model`; its parse uses `tool_call_parser`."""
@@ -91,6 +92,7 @@ class RequestRecord:
             self.first_text_at = now
             self.metrics.time_to_first_token.labels(self.label).observe(now - self.started)
         else:
+            assert self._inter_chunk is not None, "serves() names the model before text comes"
             self._inter_chunk.observe(now - self.last_text_at)
         self.last_text_at = now
 
