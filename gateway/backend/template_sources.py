@@ -107,9 +107,11 @@ def _token_text(value: Any) -> str | None:
 
 def from_gguf(path: str | Path) -> ChatTemplate:
     """The chat template and BOS/EOS texts in a GGUF file's metadata."""
-    from gguf import GGUFReader  # numpy and all: only when a GGUF is used
-
     path = Path(path)
+    try:
+        from gguf import GGUFReader  # numpy and all: only when a GGUF is used
+    except ImportError:
+        raise ChatTemplateError(str(path), "reading a .gguf needs the gguf package: pip install 'parsegate[gguf]'") from None
     try:
         reader = GGUFReader(path)
     except (ValueError, OSError, IndexError) as error:
