@@ -28,7 +28,7 @@ from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.messages import messages_router
-from gateway.api.openapi import chat_completions_openapi, completions_openapi
+from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
 from gateway.api.request import read_checked, read_object, read_request
 from gateway.api.respond import completion
 from gateway.api.responses_request import chat_request
@@ -139,7 +139,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
-    v1.add_api_route("/responses", responses, methods=["POST"])
+    v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     app.include_router(v1)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from gateway.api.completions import CompletionRequest
 from gateway.api.request import ChatRequest
+from gateway.api.responses_request import ResponsesRequest
 
 _ERROR = {
     "type": "object",
@@ -84,4 +85,12 @@ def completions_openapi() -> dict:
     """`openapi_extra` for the text completions pass-through."""
     return _route_openapi(
         _schema(CompletionRequest), "The backend's `text_completion`, as it sent it (SSE with `stream: true`)"
+    )
+
+
+def responses_openapi() -> dict:
+    """`openapi_extra` for the Responses API route."""
+    return _route_openapi(
+        _schema(ResponsesRequest),
+        "A `response`; with `stream: true`, SSE Responses events ending in `response.completed`",
     )

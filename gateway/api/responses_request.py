@@ -84,7 +84,7 @@ class Tools:
         if self._has(offered):
             raise ApiError(400, f"two tools are named {offered!r}", param="tools")
         function: dict = {"name": offered, "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
-        if tool.get("description"):
+        if isinstance(tool.get("description"), str) and tool["description"]:
             function["description"] = tool["description"]
         if namespace:
             self.namespaced[offered] = (name, namespace)
@@ -96,7 +96,7 @@ class Tools:
             raise ApiError(400, "every custom tool needs a name", param="tools")
         if self._has(name):
             raise ApiError(400, f"two tools are named {name!r}", param="tools")
-        description = tool.get("description") or ""
+        description = tool["description"] if isinstance(tool.get("description"), str) else ""
         grammar = tool.get("format") if isinstance(tool.get("format"), dict) else {}
         if grammar.get("type") == "grammar" and grammar.get("definition"):
             description += f"\n\nThe input is free-form text in this {grammar.get('syntax', '')} grammar:\n"
@@ -118,6 +118,10 @@ class Tools:
         return any(tool["function"]["name"] == name for tool in self.chat)
 
 
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _tools(tools: list[dict]) -> Tools:
     offered = Tools()
     for tool in tools:
@@ -127,7 +131,7 @@ def _tools(tools: list[dict]) -> Tools:
         elif kind == "custom":
             offered.add_custom(tool)
         elif kind == "namespace":
-            for inner in tool.get("tools") or ():
+            for inner in _list(tool.get("tools")):
                 if isinstance(inner, dict) and inner.get("type", "function") == "function":
                     offered.add_function(inner, namespace=str(tool.get("name") or ""))
         else:
@@ -143,7 +147,7 @@ def _tool_choice(choice: object, tools: Tools) -> object:
         if kind in ("function", "custom") and isinstance(choice.get("name"), str):
             return {"type": "function", "function": {"name": choice["name"]}}
         if kind == "allowed_tools":
-            allowed = {tool.get("name") for tool in choice.get("tools") or () if isinstance(tool, dict)}
+            allowed = {tool.get("name") for tool in _list(choice.get("tools")) if isinstance(tool, dict)}
             tools.chat = [tool for tool in tools.chat if tool["function"]["name"] in allowed]
             return choice.get("mode") if choice.get("mode") in ("auto", "required") else "auto"
     raise ApiError(
@@ -223,7 +227,7 @@ class _Conversation:
         message = self._assistant()
         if kind == "reasoning":
             text = _text(item.get("content")) or "\n".join(
-                part.get("text") or "" for part in item.get("summary") or () if isinstance(part, dict)
+                str(part.get("text") or "") for part in _list(item.get("summary")) if isinstance(part, dict)
             )
             if text:
                 message["reasoning_content"] = (message.get("reasoning_content") or "") + text
