@@ -23,7 +23,7 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 
-from gateway.api.auth import require_api_key, require_metrics_key
+from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
@@ -105,6 +105,10 @@ async def health() -> Response:
     return _json({"status": "ok"})
 
 
+async def openapi(request: Request) -> Response:
+    return _json(request.app.openapi())
+
+
 def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     """The gateway for `config`; backends' clients open at startup, close at
     shutdown. With `config_path`, SIGHUP reloads the config from it."""
@@ -126,7 +130,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
-        openapi_url="/openapi.json",
+        openapi_url=None,  # served below, behind the key when api_keys are set
         **without_native_telemetry(),
     )
     app.state.created = int(time.time())
@@ -145,6 +149,9 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     app.include_router(v1)
     app.include_router(messages_router())
     app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route(
+        "/openapi.json", openapi, methods=["GET"], include_in_schema=False, dependencies=[Depends(require_openapi_key)]
+    )
     app.add_api_route("/metrics", metrics.endpoint, methods=["GET"], dependencies=[Depends(require_metrics_key)])
     if config.server.opentelemetry:
         trace_app(app)

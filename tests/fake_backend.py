@@ -63,6 +63,7 @@ class FakeBackend:
         self.chunk_size = 4
         self.finish_reason = "stop"
         self.error: tuple[int, bytes] | None = None  # answer with this status and body
+        self.error_headers: dict[str, str] = {}  # headers of the `error` answer
         self.error_stream: tuple[int, int] | None = None  # answer with this status and this many bytes, streamed
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
@@ -138,7 +139,7 @@ class FakeBackend:
             return Response(status_code=503)
         if self.error is not None:
             status, content = self.error
-            return Response(content, status_code=status, media_type="application/json")
+            return Response(content, status_code=status, media_type="application/json", headers=self.error_headers)
         if self.error_stream is not None:
             status, size = self.error_stream
             pieces = _yielding([b"x" * 65536] * (size // 65536))

@@ -37,6 +37,13 @@ async def require_api_key(request: Request) -> None:
         raise ApiError(401, "missing or invalid API key", type="authentication_error", code="invalid_api_key")
 
 
+async def require_openapi_key(request: Request) -> None:
+    """For `/openapi.json` (it lists the model names): `require_api_key`
+    unless `server.openapi_public` is true."""
+    if not request.app.state.config.server.openapi_public:
+        await require_api_key(request)
+
+
 async def require_metrics_key(request: Request) -> None:
     """For a metrics route: `require_api_key` when `server.metrics_auth` is true."""
     if request.app.state.config.server.metrics_auth:

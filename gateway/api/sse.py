@@ -5,9 +5,10 @@ per chunk), so `EventStream` sends them as they are, with starlette's
 `StreamingResponse` (which stops the stream when the client disconnects):
 sse-starlette's EventSourceResponse would open a cancel scope per event
 for its per-send timeout, the largest per-chunk cost it adds. It sends the
-headers an event stream needs and, like sse-starlette, a comment line when
-the stream has been quiet for `ping_seconds`, so that proxies keep it open
-(or the surface's own keep-alive event, `ping`).
+headers an event stream needs and, like sse-starlette, a comment line
+whenever the stream has been quiet for `ping_seconds` (counted from the
+last thing sent, so never more than that apart), so that proxies keep it
+open (or the surface's own keep-alive event: Anthropic's `ping`).
 
 Measured (`python -m bench.sse_library_bench`, bench/README.md "Card
 libraries"): sending the same event in-process, sse-starlette 3.7.0 costs
@@ -45,21 +46,22 @@ class EventStream(StreamingResponse):
         super().__init__(events, headers=_HEADERS, background=background)
         self._ping_seconds = ping_seconds
         self._ping_event = ping
-        self._quiet = True
+        self._last_sent = 0.0
 
     async def stream_response(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        self._last_sent = anyio.current_time()
         async with anyio.create_task_group() as pings:
             pings.start_soon(self._ping, send)
             async for event in self.body_iterator:
-                self._quiet = False
+                self._last_sent = anyio.current_time()
                 await send({"type": "http.response.body", "body": event, "more_body": True})
             pings.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _ping(self, send: Send) -> None:
         while True:
-            await anyio.sleep(self._ping_seconds)
-            if self._quiet:
+            await anyio.sleep_until(self._last_sent + self._ping_seconds)
+            if anyio.current_time() - self._last_sent >= self._ping_seconds:
+                self._last_sent = anyio.current_time()
                 await send({"type": "http.response.body", "body": self._ping_event, "more_body": True})
-            self._quiet = True

@@ -7,6 +7,7 @@ The URL always comes from config.yaml; nothing in a request can change it.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -32,6 +33,11 @@ ERROR_BODY_LIMIT = 64 << 10  # bytes of a backend's error body read; the rest is
 
 
 _RETRIED_STATUSES = (502, 503)
+_CREDENTIAL_STATUSES = (401, 403)
+_RETRY_AFTER_STATUSES = (429, 503)
+_RETRY_AFTER = re.compile(
+    r"\d{1,9}|[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT"
+)  # seconds or an HTTP date
 
 
 class _ConnectFailed(Exception):
@@ -280,7 +286,18 @@ class Backend:
             details = {"message": details}
         if not isinstance(details, dict) or not isinstance(details.get("message"), str):
             details = {"message": content.decode(errors="replace") or response.reason_phrase}
-        return self.relayed_error(response.status_code if response.status_code >= 400 else 502, details)
+        status = response.status_code
+        if status in _CREDENTIAL_STATUSES:  # the operator's backend key, not the client's: never a 401 to the client
+            message = (
+                f"the backend for model {self.name!r} refused the gateway's credentials (HTTP {status}); "
+                "check that model's backend.api_key"
+            )
+            return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_auth_failed")
+        error = self.relayed_error(status if status >= 400 else 502, details)
+        retry_after = response.headers.get("retry-after", "")
+        if status in _RETRY_AFTER_STATUSES and _RETRY_AFTER.fullmatch(retry_after):
+            error.headers["Retry-After"] = retry_after
+        return error
 
     def relayed_error(self, status: int, details: dict) -> ApiError:
         """An error the backend reported (`details`: its OpenAI error object),

@@ -77,6 +77,7 @@ class ServerConfig(_Section):
     api_keys: list[str] = Field(default=[], repr=False)
     api_keys_file: str | None = None
     metrics_auth: bool = False
+    openapi_public: bool = False  # true: /openapi.json wants no key even with api_keys set
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
     max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
     max_concurrent_requests: int = Field(default=1024, ge=1)

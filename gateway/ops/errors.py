@@ -33,13 +33,17 @@ class ApiError(Exception):
         type: str = INVALID_REQUEST,
         param: str | None = None,
         code: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.body = error_body(message, type=type, param=param, code=code)
+        self.headers = headers or {}
 
     def response(self) -> Response:
-        return Response(orjson.dumps(self.body), status_code=self.status, media_type="application/json")
+        return Response(
+            orjson.dumps(self.body), status_code=self.status, media_type="application/json", headers=self.headers
+        )
 
 
 # Starlette types every handler as taking any Exception; it calls each only

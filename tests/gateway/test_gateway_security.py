@@ -83,14 +83,14 @@ def test_no_key_reaches_a_response_or_the_log(gateway_process, fake_backend_serv
     )
     echo = orjson.dumps({"error": {"message": f"bad key {BACKEND_KEY}", "type": "auth"}})
     responses = [ask(gateway.url, WRONG_KEY, model="plain"), ask(gateway.url, None, model="plain")]
-    fake.error = (401, echo)
+    fake.error = (400, echo)
     responses += [ask(gateway.url, CLIENT_KEY, model="plain", stream=stream) for stream in (False, True)]
     fake.error = None
     fake.raw_stream = [b"data: " + echo + b"\n\n"]
     responses += [ask(gateway.url, CLIENT_KEY, model="plain", stream=True)]
     responses += [ask(gateway.url, CLIENT_KEY, model="down"), ask(gateway.url, CLIENT_KEY, model="nope")]
     statuses = [response.status_code for response in responses]
-    assert statuses == [401, 401, 401, 401, 200, 502, 404]
+    assert statuses == [401, 401, 400, 400, 200, 502, 404]
     assert "***" in responses[4].text and "***" in responses[2].text
     gateway.stop()
     texts = [response.text + str(response.headers) for response in responses] + ["".join(gateway.log)]
