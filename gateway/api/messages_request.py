@@ -68,7 +68,8 @@ class MessagesRequest(BaseModel):
 class CountTokensRequest(MessagesRequest):
     """A count_tokens request: a Messages request without `max_tokens`."""
 
-    max_tokens: int | None = Field(default=None, ge=1)
+    # widened on purpose: the request is read as a MessagesRequest, and chat_payload leaves out a None max_tokens
+    max_tokens: int | None = Field(default=None, ge=1)  # type: ignore[assignment]
 
 
 def read_messages_request(
@@ -198,7 +199,7 @@ def _tool_message(block: dict, where: str) -> dict:
 def _image_part(block: dict, where: str) -> dict:
     source = block.get("source")
     if isinstance(source, dict) and source.get("type") == "base64":
-        url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+        url: object = f"data:{source.get('media_type')};base64,{source.get('data')}"
     elif isinstance(source, dict) and source.get("type") == "url":
         url = source.get("url")
     else:
@@ -281,7 +282,7 @@ def _thinking_fields(thinking: dict | None, output_config: dict | None) -> dict:
     kind = (thinking or {}).get("type")
     effort = (output_config or {}).get("effort")
     effort = _EFFORTS.get(effort) if isinstance(effort, str) else None
-    on = {"enabled": True, "disabled": False}.get(kind)
+    on = {"enabled": True, "disabled": False}.get(kind) if isinstance(kind, str) else None
     if on is None and effort is not None:
         on = True
     fields: dict = {}

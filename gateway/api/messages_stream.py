@@ -80,26 +80,25 @@ class BlockWriter:
         out: list[bytes] = []
         run: list[str] = []  # the open block's delta text from this update
         for event in events:
-            kind = type(event)
-            if kind is CallEnd:
+            if type(event) is CallEnd:
                 continue
-            if kind is CallStart:
+            if type(event) is CallStart:
                 self._flush(run, out)
                 self._close(out)
                 self.made_call = True
-                block = {"type": "tool_use", "id": tool_use_id(), "name": event.name, "input": {}}
-                self._open(CallArgs, block, "input_json_delta", "partial_json", out)
+                call: dict[str, object] = {"type": "tool_use", "id": tool_use_id(), "name": event.name, "input": {}}
+                self._open(CallArgs, call, "input_json_delta", "partial_json", out)
                 continue
             if not event.text:
                 continue
-            if kind is not self.kind:
+            if type(event) is not self.kind:
                 self._flush(run, out)
                 self._close(out)
-                if kind is Content:
+                if type(event) is Content:
                     self._open(Content, {"type": "text", "text": ""}, "text_delta", "text", out)
-                elif kind is Reasoning:
-                    block = {"type": "thinking", "thinking": "", "signature": ""}
-                    self._open(Reasoning, block, "thinking_delta", "thinking", out)
+                elif type(event) is Reasoning:
+                    thinking = {"type": "thinking", "thinking": "", "signature": ""}
+                    self._open(Reasoning, thinking, "thinking_delta", "thinking", out)
                 else:  # arguments of a call whose block is closed: none are left open to take them
                     continue
             run.append(event.text)
@@ -137,7 +136,7 @@ class BlockWriter:
 
 async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]:
     """The Anthropic event stream of one streamed turn."""
-    message = {
+    message: dict[str, object] = {
         "id": message_id(),
         "type": "message",
         "role": "assistant",

@@ -97,7 +97,9 @@ class Tools:
         if self._has(name):
             raise ApiError(400, f"two tools are named {name!r}", param="tools")
         description = tool["description"] if isinstance(tool.get("description"), str) else ""
-        grammar = tool.get("format") if isinstance(tool.get("format"), dict) else {}
+        grammar = tool.get("format")
+        if not isinstance(grammar, dict):
+            grammar = {}
         if grammar.get("type") == "grammar" and grammar.get("definition"):
             description += f"\n\nThe input is free-form text in this {grammar.get('syntax', '')} grammar:\n"
             description += str(grammar["definition"])
@@ -237,7 +239,7 @@ class _Conversation:
             arguments = arguments if isinstance(arguments, str) else orjson.dumps(arguments or {}).decode()
         else:
             arguments = orjson.dumps({"input": item.get("input") or ""}).decode()
-        call = {"id": str(item.get("call_id") or ""), "type": "function"}
+        call: dict[str, object] = {"id": str(item.get("call_id") or ""), "type": "function"}
         call["function"] = {"name": str(item.get("name") or ""), "arguments": arguments}
         message.setdefault("tool_calls", []).append(call)
 

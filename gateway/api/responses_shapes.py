@@ -126,7 +126,9 @@ class ResponseEnvelope:
         }
 
     def failed(self, output: list[dict], error: dict, chat_usage: dict | None) -> dict:
-        details = error.get("error") if isinstance(error.get("error"), dict) else {}
+        details = error.get("error")
+        if not isinstance(details, dict):
+            details = {}
         failure = {"code": str(details.get("code") or "server_error"), "message": str(details.get("message") or "")}
         return {**self._fields, "status": "failed", "error": failure, "output": output, "usage": usage(chat_usage)}
 

@@ -89,22 +89,21 @@ class ResponseEvents:
 
     def render(self, events: list[Event], out: list[bytes]) -> None:
         for event in events:
-            kind = type(event)
-            if kind is Content:
+            if type(event) is Content:
                 self._delta("message", event.text, out)
-            elif kind is Reasoning:
+            elif type(event) is Reasoning:
                 self._delta("reasoning", event.text, out)
-            elif kind is CallStart:
+            elif type(event) is CallStart:
                 self._close(self._item, out)
                 self._item = None
                 custom = event.name in self._tools.custom
                 item = self._calls[event.index] = _Item("call", len(self._output), event.name, custom)
                 self._open(item, out)
-            elif kind is CallArgs:
-                item = self._calls.get(event.index)
-                if item is not None:
-                    self._append(item, event.text, out)
-            elif kind is CallEnd:
+            elif type(event) is CallArgs:
+                args_item = self._calls.get(event.index)
+                if args_item is not None:
+                    self._append(args_item, event.text, out)
+            elif type(event) is CallEnd:
                 self._close(self._calls.pop(event.index, None), out)
 
     def _delta(self, kind: str, text: str, out: list[bytes]) -> None:
@@ -162,9 +161,16 @@ class ResponseEvents:
             )
         elif item.kind == "message":
             done = message_item(item.id, text)
-            part = {"content_index": 0}
-            out.append(self.event({"type": "response.output_text.done", **place, **part, "text": text, "logprobs": []}))
-            out.append(self.event({"type": "response.content_part.done", **place, **part, "part": output_text(text)}))
+            out.append(
+                self.event(
+                    {"type": "response.output_text.done", **place, "content_index": 0, "text": text, "logprobs": []}
+                )
+            )
+            out.append(
+                self.event(
+                    {"type": "response.content_part.done", **place, "content_index": 0, "part": output_text(text)}
+                )
+            )
         else:
             done = call_item(item.id, item.call_id, item.name, text, self._tools)
             if item.custom:

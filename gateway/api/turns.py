@@ -13,8 +13,9 @@ held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
+from typing import final
 
 import anyio
 import httpx
@@ -40,6 +41,7 @@ def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
     return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
 
 
+@final
 @dataclass(slots=True)
 class TurnUpdate:
     """One choice's events from one upstream chunk. `finish_reason` (after
@@ -53,6 +55,7 @@ class TurnUpdate:
     unmet: dict | None = None
 
 
+@final
 @dataclass(slots=True)
 class UsageUpdate:
     """The backend's usage so far (totals, possibly repeated)."""
@@ -149,10 +152,10 @@ class TurnStream:
     async def release(self) -> None:
         await self.turn.backend.release(self.response)
 
-    def __aiter__(self) -> AsyncIterator[TurnUpdate | UsageUpdate]:
+    def __aiter__(self) -> AsyncGenerator[TurnUpdate | UsageUpdate]:
         return self._updates()
 
-    async def _updates(self) -> AsyncIterator[TurnUpdate | UsageUpdate]:
+    async def _updates(self) -> AsyncGenerator[TurnUpdate | UsageUpdate]:
         turn = self.turn
         backend, record = turn.backend, turn.record
         failure: ApiError | None = None

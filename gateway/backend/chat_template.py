@@ -97,7 +97,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
 class _GenerationBlock(jinja2.ext.Extension):
     """`{% generation %}…{% endgeneration %}` renders its body unchanged."""
 
-    tags = frozenset({"generation"})
+    tags = {"generation"}
 
     def parse(self, parser: Any) -> jinja2.nodes.Node:
         lineno = next(parser.stream).lineno

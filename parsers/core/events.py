@@ -7,8 +7,10 @@ finish_reason; parsers never know about HTTP or JSON chunk shapes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import final
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Content:
     """Normal assistant text."""
@@ -16,6 +18,7 @@ class Content:
     text: str
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Reasoning:
     """Reasoning ("thinking") text."""
@@ -23,6 +26,7 @@ class Reasoning:
     text: str
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class CallStart:
     """A tool call begins; `index` is its 0-based ordinal in this turn."""
@@ -31,6 +35,7 @@ class CallStart:
     name: str
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class CallArgs:
     """A fragment of the call's JSON arguments text, verbatim from the model
@@ -41,6 +46,7 @@ class CallArgs:
     text: str
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class CallEnd:
     """The call's arguments are complete."""
