@@ -111,7 +111,9 @@ def from_gguf(path: str | Path) -> ChatTemplate:
     try:
         from gguf import GGUFReader  # numpy and all: only when a GGUF is used
     except ImportError:
-        raise ChatTemplateError(str(path), "reading a .gguf needs the gguf package: pip install 'parsegate[gguf]'") from None
+        raise ChatTemplateError(
+            str(path), "reading a .gguf needs the gguf package: pip install 'parsegate[gguf]'"
+        ) from None
     try:
         reader = GGUFReader(path)
     except (ValueError, OSError, IndexError) as error:
