@@ -11,6 +11,9 @@ Qwen3-Coder (two calls: two `<tool_call>` blocks)::
     </function>
     </tool_call>
 
+A `<function=…>` block with no `<tool_call>` around it (about one tool turn
+in five from Qwen3-Coder) is a call too, as vLLM reads it.
+
 MiMo writes the same tags, values neither trimmed nor on their own lines,
 HTML-escaped (`<parameter=q>a &amp; b</parameter>` is `a & b`).
 
@@ -52,6 +55,7 @@ QWEN3_CODER = ToolFormat(
     models="Qwen3-Coder, Qwen3.5 / 3.6",
     call_start="<tool_call>",
     call_end="</tool_call>",
+    unmarked_starts=("<function=",),
     body=partial(TagCall, syntax=QWEN3_CODER_SYNTAX),
     call_template="<tool_call>\n<function={name}>\n{arguments}</function>\n</tool_call>",
     parameter_template="<parameter={key}>\n{value}\n</parameter>\n",

@@ -49,6 +49,7 @@ class ChannelCall:
         # to the stage; a call's start and end pass through `start`/`end`.
         self.args = sink.args
         self.parameter_types = sink.parameter_types
+        self.body_unmarked = False  # a channel's call always has its header
         self._inner = inner
         self._message = marker_set(message)
         self._terminators = marker_set(*terminators)

@@ -105,7 +105,7 @@ class TagCall:
             self.status = FAILED
             return pos
         name = self._attribute(match.group("name"))
-        if self._syntax.known_names_only and not self._sink.offers(name):
+        if (self._syntax.known_names_only or self._sink.body_unmarked) and not self._sink.offers(name):
             self.status = FAILED
             return pos
         self._sink.start(name)

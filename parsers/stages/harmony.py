@@ -47,19 +47,26 @@ class ChannelSyntax:
     bare channel names dropped between messages. `message_start` is a
     dropped marker after which `recipient_start` (and at the start of the
     output too) opens a header. `reasoning_separator` goes between two
-    reasoning messages."""
+    reasoning messages. A header matching `builtin_header` addresses a tool
+    the model's host runs itself, not a client function: its body is
+    reasoning. Whitespace alone outside messages is dropped."""
 
     header_starts: tuple[str, ...] = (START, CHANNEL)
     terminators: tuple[str, ...] = ("<|end|>", "<|return|>", "<|call|>")
     tool_header: str = r"\bto=\S"
     reasoning_header: str = r"analysis"
+    builtin_header: str | None = None
     fillers: frozenset[str] = frozenset({"analysis", "commentary", "final"})
     message_start: str | None = None
     recipient_start: str | None = None
     reasoning_separator: str = ""
 
 
-HARMONY = ChannelSyntax()
+# gpt-oss's built-in tools (the browser, python and container tools of its
+# system prompt) are not the client's functions: vLLM makes only
+# `functions.*` recipients into tool calls and streams the others' bodies as
+# reasoning, and so does parsegate.
+HARMONY = ChannelSyntax(builtin_header=r"\bto=(?:python\b|browser\.|container\.)")
 
 
 class HarmonyReasoningParser:
@@ -70,7 +77,7 @@ class HarmonyReasoningParser:
         the `force_reasoning`/`stream_reasoning` options do not apply."""
         self.fmt = fmt
         self._syntax = syntax
-        self._state = "message_start" if syntax.recipient_start else "outside"
+        self._state = "message_start" if syntax.recipient_start else "between" if syntax.fillers else "outside"
         self._held_back = ""
         self._header: list[str] = []
         self._kind: type[Content | Reasoning] = Content
@@ -84,6 +91,7 @@ class HarmonyReasoningParser:
         self._in_body = marker_set(*terminators, *starts, *separator)
         self._tool_header = re.compile(syntax.tool_header)
         self._reasoning_header = re.compile(syntax.reasoning_header)
+        self._builtin_header = re.compile(syntax.builtin_header) if syntax.builtin_header else None
 
     def feed(self, text: str) -> list[Event]:
         events: list[Event] = []
@@ -157,7 +165,7 @@ class HarmonyReasoningParser:
         self._between.clear()
         if self._state == "between":
             self._state = "outside"
-        if text and text.strip().lower() not in self._syntax.fillers:
+        if text.strip() and text.strip().lower() not in self._syntax.fillers:
             events.append(Content(text))
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
@@ -183,11 +191,12 @@ class HarmonyReasoningParser:
         header = "".join(self._header)
         self._header.clear()
         self._state = "body"
-        self._tool_call = self._tool_header.search(header) is not None
+        builtin = self._builtin_header is not None and self._builtin_header.search(header) is not None
+        self._tool_call = not builtin and self._tool_header.search(header) is not None
         if self._tool_call:
             self._kind = Content
             events.append(Content(header + MESSAGE))
-        elif self._reasoning_header.search(header):
+        elif builtin or self._reasoning_header.search(header):
             self._kind = Reasoning
             if self._reasoning_seen and self._syntax.reasoning_separator:
                 events.append(Reasoning(self._syntax.reasoning_separator))

@@ -20,6 +20,10 @@ it (state ``passthrough``). A format with `answer_markers` goes to
 ``answer`` instead of ``after`` at the end marker: content in which those
 markers are removed.
 
+Whitespace before the first start marker (the newlines a template or a
+model writes before `<think>`) is held and dropped when the marker comes,
+in either starting state: it is neither reasoning nor content.
+
 A format's `start_label` (Gemma 4's ``thought\n``) is dropped when it
 directly follows the start marker; its prefix is held back meanwhile.
 """
@@ -163,6 +167,7 @@ class ReasoningParser(ReasoningEmitter):
         self._label_pending = False
         self._newline_pending = False
         self._held_back = ""
+        self._leading: str | None = ""  # whitespace before any start marker, until text or a marker
         self._unstreamed: list[str] = []
         self._starts = (fmt.start, *fmt.other_starts)
         self._ends = (fmt.end, *fmt.other_ends)
@@ -198,10 +203,10 @@ class ReasoningParser(ReasoningEmitter):
             hit = markers.search(buf, pos)
             if hit is None:
                 end = markers.safe_end(buf, pos)
-                self._emit(events, buf[pos:end])
+                self._emit_text(events, buf[pos:end])
                 self._held_back = buf[end:]
                 return events
-            self._emit(events, buf[pos : hit.start])
+            self._emit_text(events, buf[pos : hit.start])
             self._on_marker(hit.marker, events)
             pos = hit.end
         self._held_back = ""
@@ -212,11 +217,21 @@ class ReasoningParser(ReasoningEmitter):
 
     def finish(self) -> list[Event]:
         events: list[Event] = []
-        self._emit(events, self._content_prefix + self._held_back)
-        self._content_prefix = ""
+        self._emit_text(events, self._held_back)
+        self._emit_text(events, "", flush=True)
+        self._content_prefix = ""  # nothing was fed: no start marker to prepend
         self._held_back = ""
         self._flush_reasoning(events)
         return events
+
+    def _emit_text(self, events: list[Event], text: str, *, flush: bool = False) -> None:
+        """`_emit`, holding whitespace that may still precede a start marker."""
+        if self._leading is not None:
+            if not flush and not text.strip():
+                self._leading += text
+                return
+            text, self._leading = self._leading + text, None
+        self._emit(events, text)
 
     def _after_end(self, text: str) -> str:
         if self._newline_pending and text:
@@ -243,6 +258,10 @@ class ReasoningParser(ReasoningEmitter):
             self._flush_reasoning(events)
             self._state = "answer"
             return
+        if marker in self._starts and self._leading is not None:
+            self._leading = None  # whitespace before the first start marker: dropped
+        else:
+            self._emit_text(events, "", flush=True)
         if marker in self._starts:
             if self._state == "thinking" and self._reasoning_seen:
                 self._emit(events, marker)  # not an echo: reasoning text came first

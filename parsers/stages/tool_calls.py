@@ -49,7 +49,11 @@ class ToolFormat:
     without any marker at the start of the output (Llama 3's bare `{`), or
     anywhere in the text with `bare_start_anywhere` (the pythonic `[`; the
     body must consume that character before it may fail), and
-    `call_separator` (`;`) may join such calls. `dropped_markers` are
+    `call_separator` (`;`) may join such calls. `unmarked_starts` are
+    markers anywhere in the text that begin a call body without
+    `call_start`, the body reading the marker itself (Qwen3-Coder's
+    `<function=` with no `<tool_call>` opener); such a call must name a
+    function the request offers, or it is content. `dropped_markers` are
     structural tokens removed where they stray outside a call;
     `end_of_turn` tokens are removed from the whole output (`Pipeline`).
     `fallback_drops`: markers removed from text that began like a call but
@@ -84,6 +88,7 @@ class ToolFormat:
     section_end: str | None = None
     bare_start: str = ""
     bare_start_anywhere: bool = False
+    unmarked_starts: tuple[str, ...] = ()
     call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
     passthrough_blocks: tuple[tuple[str, str], ...] = ()
@@ -134,7 +139,7 @@ class ToolCallParser:
         self._at_boundary = True
         openers = (fmt.section_start,) if fmt.section_start else ()
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
-        self._bare_anywhere = tuple(fmt.bare_start) if fmt.bare_start_anywhere else ()
+        self._bare_anywhere = (*(fmt.bare_start if fmt.bare_start_anywhere else ()), *fmt.unmarked_starts)
         self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
         self._passthrough_end: MarkerSet | None = None
         common = (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of)
@@ -167,6 +172,15 @@ class ToolCallParser:
     def function_schema(self, name: str):
         """The request's parameters schema for function `name`, `$ref`s resolved."""
         return function_parameters(self.tools, name)
+
+    def _unmarked_start_at(self, buf: str, pos: int) -> bool:
+        return not self._tentative_chars and any(buf.startswith(marker, pos) for marker in self.fmt.unmarked_starts)
+
+    @property
+    def body_unmarked(self) -> bool:
+        """Whether the current body began at one of the format's
+        `unmarked_starts`: its function must then be one the request offers."""
+        return not self._body_marked and bool(self.fmt.unmarked_starts)
 
     def offers(self, name: str) -> bool:
         """Whether the request's tools include `name` (any name without tools)."""
@@ -288,6 +302,8 @@ class ToolCallParser:
         body = self._body
         assert body is not None, "the body state has a body"
         new_pos = body.step(buf, pos)
+        if body.status == FAILED and new_pos == pos and self._unmarked_start_at(buf, pos):
+            new_pos = pos + 1  # an unmarked start the body could not read: its first character is text
         committed_nothing = self._committed_nothing()
         if committed_nothing:
             self._tentative.append(buf[pos:new_pos])
