@@ -28,6 +28,9 @@ from parsers.formats import (  # noqa: F401
     tool_spark25,
     tool_steptml,
     tool_tags,
+    vllm_json,
+    vllm_reasoning,
+    vllm_tags,
 )
 from parsers.formats.table import REASONING_FORMATS, TOOL_FORMATS
 

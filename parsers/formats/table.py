@@ -1,5 +1,5 @@
 """The table the built-in formats register themselves in, by parser name
-(SGLang's names and aliases). `parsers.registry` reads it."""
+(SGLang's names and aliases, and the peers'). `parsers.registry` reads it."""
 
 from __future__ import annotations
 
@@ -10,10 +10,17 @@ TOOL_FORMATS: dict[str, ToolFormat] = {}
 REASONING_FORMATS: dict[str, ReasoningFormat] = {}
 
 
+def spelling_key(name: str) -> str:
+    """What two spellings of one name share: `-` and `_` are the same."""
+    return name.replace("-", "_")
+
+
 def register(fmt: ToolFormat | ReasoningFormat, *aliases: str) -> None:
     """Make `fmt` available under its name and any aliases."""
     table = TOOL_FORMATS if isinstance(fmt, ToolFormat) else REASONING_FORMATS
+    taken = {spelling_key(name): name for name in table}
     for name in (fmt.name, *aliases):
-        if name in table:
-            raise ValueError(f"parser name registered twice: {name}")
+        if spelling_key(name) in taken:
+            raise ValueError(f"parser name registered twice: {name} (as {taken[spelling_key(name)]})")
         table[name] = fmt
+        taken[spelling_key(name)] = name
