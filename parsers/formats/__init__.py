@@ -9,6 +9,7 @@ from parsers.formats import (  # noqa: F401
     inkling,
     k2_horizon,
     kimi_k3,
+    llama_cpp,
     muse,
     reasoning_hunyuan,
     reasoning_minimax_m3,
