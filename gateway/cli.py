@@ -15,7 +15,13 @@ import json
 import os
 import sys
 
-from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
+from parsers import (
+    parse_text,
+    reasoning_parser_name,
+    reasoning_parser_names,
+    tool_call_parser_name,
+    tool_call_parser_names,
+)
 
 DEFAULT_CONFIG = "config.yaml"
 
@@ -87,8 +93,16 @@ def _read(path: str) -> str:
 
 def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for flag, name, allowed in (
-        ("--tool-call-parser", args.tool_call_parser, tool_call_parser_names()),
-        ("--reasoning-parser", args.reasoning_parser, reasoning_parser_names()),
+        (
+            "--tool-call-parser",
+            args.tool_call_parser and tool_call_parser_name(args.tool_call_parser),
+            tool_call_parser_names(),
+        ),
+        (
+            "--reasoning-parser",
+            args.reasoning_parser and reasoning_parser_name(args.reasoning_parser),
+            reasoning_parser_names(),
+        ),
     ):
         if name is not None and name not in allowed:
             parser.error(f"{flag}: unknown parser {name!r}; allowed: {', '.join(allowed)}")

@@ -16,7 +16,9 @@ from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event, Re
 from parsers.pipeline import ParseResult, Pipeline, make_pipeline, parse_text
 from parsers.registry import (
     reasoning_format,
+    reasoning_parser_name,
     reasoning_parser_names,
+    tool_call_parser_name,
     tool_call_parser_names,
     tool_format,
 )
@@ -34,7 +36,9 @@ __all__ = [
     "make_pipeline",
     "parse_text",
     "reasoning_format",
+    "reasoning_parser_name",
     "reasoning_parser_names",
+    "tool_call_parser_name",
     "tool_call_parser_names",
     "tool_format",
 ]

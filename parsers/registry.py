@@ -1,25 +1,42 @@
-"""Formats by parser name: SGLang's names and aliases, as the built-in
-format tables register them (`parsers.formats`)."""
+"""Formats by parser name: SGLang's names and aliases, and the peers'
+(vLLM, llama.cpp), as the built-in format tables register them
+(`parsers.formats`).
+
+A name is accepted in either spelling, `-` or `_` (`granite-20b-fc` and
+`granite_20b_fc`, `command_r7b` and `command-r7b`): lookups map it to the
+spelling it was registered under, which is the one listed.
+"""
 
 from __future__ import annotations
 
 from parsers.formats import REASONING_FORMATS, TOOL_FORMATS
+from parsers.formats.table import spelling_key
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
 
 def tool_format(name: str) -> ToolFormat:
     try:
-        return TOOL_FORMATS[name]
+        return TOOL_FORMATS[tool_call_parser_name(name)]
     except KeyError:
         raise KeyError(_unknown("tool-call", name, tool_call_parser_names())) from None
 
 
 def reasoning_format(name: str) -> ReasoningFormat:
     try:
-        return REASONING_FORMATS[name]
+        return REASONING_FORMATS[reasoning_parser_name(name)]
     except KeyError:
         raise KeyError(_unknown("reasoning", name, reasoning_parser_names())) from None
+
+
+def tool_call_parser_name(name: str) -> str:
+    """The registered spelling of a tool-call parser name (`name` itself if unknown)."""
+    return _registered_spelling(name, TOOL_FORMATS)
+
+
+def reasoning_parser_name(name: str) -> str:
+    """The registered spelling of a reasoning parser name (`name` itself if unknown)."""
+    return _registered_spelling(name, REASONING_FORMATS)
 
 
 def tool_call_parser_names() -> list[str]:
@@ -28,6 +45,13 @@ def tool_call_parser_names() -> list[str]:
 
 def reasoning_parser_names() -> list[str]:
     return sorted(REASONING_FORMATS)
+
+
+def _registered_spelling(name: str, table: dict) -> str:
+    if name in table:
+        return name
+    key = spelling_key(name)
+    return next((known for known in table if spelling_key(known) == key), name)
 
 
 def _unknown(kind: str, name: str, allowed: list[str]) -> str:

@@ -29,7 +29,7 @@ from gateway.ops.env_overlay import apply_environment, config_variables
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
 from gateway.ops.servers import SERVERS, ServerKind
-from parsers import reasoning_parser_names, tool_call_parser_names
+from parsers import reasoning_parser_name, reasoning_parser_names, tool_call_parser_name, tool_call_parser_names
 
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
 CHAT_TEMPLATE_FROM_BACKEND = "backend"  # ask the server (llama.cpp GET /props)
@@ -235,12 +235,12 @@ class ModelConfig(_Section):
     @field_validator("reasoning_parser")
     @classmethod
     def _known_reasoning_parser(cls, name: str) -> str:
-        return _known_name(name, "reasoning", [*reasoning_parser_names(), NO_PARSER])
+        return _known_name(reasoning_parser_name(name), "reasoning", [*reasoning_parser_names(), NO_PARSER])
 
     @field_validator("tool_call_parser")
     @classmethod
     def _known_tool_call_parser(cls, name: str) -> str:
-        return _known_name(name, "tool-call", [*tool_call_parser_names(), NO_PARSER])
+        return _known_name(tool_call_parser_name(name), "tool-call", [*tool_call_parser_names(), NO_PARSER])
 
     @model_validator(mode="after")
     def _server_dialect(self) -> ModelConfig:

@@ -54,6 +54,26 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("hy3*", "hy4*"), "hunyuan", "hunyuan"),
     ModelFamily(("apertus*2509*",), "apertus2509", "apertus2509"),
     ModelFamily(("command-a-reasoning*",), "cohere_command4", "cohere_command4"),
+    # Formats only the peers parse (docs/peer-formats.md).
+    ModelFamily(("granite-20b-functioncalling*",), "granite-20b-fc", None),
+    ModelFamily(("granite-3*",), "granite", "granite"),
+    ModelFamily(("granite-4*",), "granite4", None),
+    ModelFamily(("ai21-jamba*", "jamba*"), "jamba", None),
+    ModelFamily(("llama-xlam*", "xlam*"), "xlam", None),
+    ModelFamily(("phi-4-mini*",), "phi4_mini_json", None),
+    ModelFamily(("hunyuan-a13b*",), "hunyuan_a13b", "hunyuan_a13b"),
+    ModelFamily(("longcat-flash*",), "longcat", None),
+    ModelFamily(("olmo-3*think*",), "olmo3", "olmo3"),
+    ModelFamily(("olmo-3*",), "olmo3", None),
+    ModelFamily(("ernie-4.5*thinking*",), "ernie45", "ernie45"),
+    ModelFamily(("ernie-4.5*",), "ernie45", None),
+    ModelFamily(("seed-oss*",), "seed_oss", "seed_oss"),
+    ModelFamily(("holo2*",), None, "holo2"),
+    ModelFamily(("apriel-1.5*", "apriel-1.6*"), "apriel", "apriel"),
+    ModelFamily(("c4ai-command-r7b*", "command-r7b*"), "command_r7b", "command_r7b"),
+    ModelFamily(("firefunction-v2*",), "firefunction_v2", None),
+    ModelFamily(("functionary-*-v3.1*",), "functionary_v3_1", None),
+    ModelFamily(("nvidia-nemotron-nano-*-v2*",), "nemotron_nano_v2", "nemotron_nano_v2"),
 )
 
 

@@ -9,6 +9,7 @@ from parsers.formats import (  # noqa: F401
     inkling,
     k2_horizon,
     kimi_k3,
+    llama_cpp,
     muse,
     reasoning_hunyuan,
     reasoning_minimax_m3,
@@ -28,6 +29,9 @@ from parsers.formats import (  # noqa: F401
     tool_spark25,
     tool_steptml,
     tool_tags,
+    vllm_json,
+    vllm_reasoning,
+    vllm_tags,
 )
 from parsers.formats.table import REASONING_FORMATS, TOOL_FORMATS
 

@@ -83,7 +83,8 @@ register(
                 reasoning_separator="\n",
             ),
         ),
-    )
+    ),
+    "muse_glimmer",
 )
 register(
     ToolFormat(
@@ -96,5 +97,6 @@ register(
         parameter_template=ATEM.parameter_template,
         dropped_markers=(*TERMINATORS, MESSAGE_START),
         needs_special_tokens=True,
-    )
+    ),
+    "muse_glimmer",
 )

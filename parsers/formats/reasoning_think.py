@@ -37,7 +37,8 @@ register(
         name="granite_thinking_parser",
         models="IBM Granite thinking models; the newline after </think> is not content",
         drops_newline_after_end=True,
-    )
+    ),
+    "granite_thinking",
 )
 register(
     replace(

@@ -1,5 +1,5 @@
 """The table the built-in formats register themselves in, by parser name
-(SGLang's names and aliases). `parsers.registry` reads it."""
+(SGLang's names and aliases, and the peers'). `parsers.registry` reads it."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ REASONING_FORMATS: dict[str, ReasoningFormat] = {}
 _Format = TypeVar("_Format", ToolFormat, ReasoningFormat)
 
 
+def spelling_key(name: str) -> str:
+    """What two spellings of one name share: `-` and `_` are the same."""
+    return name.replace("-", "_")
+
+
 def register(fmt: ToolFormat | ReasoningFormat, *aliases: str) -> None:
     """Make `fmt` available under its name and any aliases."""
     if isinstance(fmt, ToolFormat):
@@ -22,7 +27,9 @@ def register(fmt: ToolFormat | ReasoningFormat, *aliases: str) -> None:
 
 
 def _add(table: dict[str, _Format], fmt: _Format, aliases: tuple[str, ...]) -> None:
+    taken = {spelling_key(name): name for name in table}
     for name in (fmt.name, *aliases):
-        if name in table:
-            raise ValueError(f"parser name registered twice: {name}")
+        if spelling_key(name) in taken:
+            raise ValueError(f"parser name registered twice: {name} (as {taken[spelling_key(name)]})")
         table[name] = fmt
+        taken[spelling_key(name)] = name

@@ -18,7 +18,9 @@ arguments read so far, closed into valid JSON, and the text from there on
 is content. The `stop` marker (a special token such as
 `<|tool_call_end|>`) ends the block wherever it appears, even inside a
 string. With `json_calls`, a block that starts with `{` or `[{` is JSON
-call objects instead (LFM2 writes both).
+call objects instead (LFM2 writes both). With `bracketless`, the calls are
+not in a list but follow one another, separated by whitespace (OLMo 3's
+`get_weather(city="Paris")\nsearch(query="x")`), until `stop`.
 """
 
 from __future__ import annotations
@@ -73,8 +75,10 @@ class PythonicCalls:
         constants: dict[str, str] = CONSTANTS,
         json_calls: bool = False,
         stop: str | None = None,
+        bracketless: bool = False,
     ):
         self.status = RUNNING
+        self._bracketless = bracketless
         self._sink = sink
         self._constants = constants
         self._json_calls = json_calls
@@ -131,7 +135,7 @@ class PythonicCalls:
         closer, kind, state = self._frames[-1]
         char = buf[pos]
         if state == SEP:
-            if char == "," and kind == "calls":
+            if kind == "calls" and (char == "," or self._bracketless):
                 return self._start_call(buf, pos, end)
             if char == ",":
                 self._frames[-1][2] = ITEM
@@ -154,6 +158,9 @@ class PythonicCalls:
                 return pos
             if buf[pos] == "[" and _WS.match(buf, pos + 1, end).end() == end:
                 return self._more(buf, pos)
+        if self._bracketless:
+            self._frames.append(["", "calls", ITEM])
+            return pos
         if buf[pos] != "[":
             return self._fail(pos)
         self._frames.append(["]", "calls", ITEM])

@@ -13,7 +13,14 @@ from collections import Counter
 
 import pytest
 
-from parsers import ParseResult, make_pipeline, reasoning_parser_names, tool_call_parser_names
+from parsers import (
+    ParseResult,
+    make_pipeline,
+    reasoning_parser_name,
+    reasoning_parser_names,
+    tool_call_parser_name,
+    tool_call_parser_names,
+)
 from tests.corpus import load_cases, load_declined, mismatches
 
 CASES = load_cases()
@@ -23,8 +30,11 @@ REASONING_NAMES = set(reasoning_parser_names())
 
 
 def _registered(case: dict) -> bool:
+    """Whether the case's parsers are registered, under either spelling (`-` or `_`)."""
     tool, reasoning = case["tool_parser"], case["reasoning_parser"]
-    return (tool is None or tool in TOOL_NAMES) and (reasoning is None or reasoning in REASONING_NAMES)
+    return (tool is None or tool_call_parser_name(tool) in TOOL_NAMES) and (
+        reasoning is None or reasoning_parser_name(reasoning) in REASONING_NAMES
+    )
 
 
 RUNNABLE = [case for case in CASES if _registered(case)]

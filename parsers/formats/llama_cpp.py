@@ -1,0 +1,144 @@
+"""Chat formats that llama.cpp parses and SGLang does not, under
+llama.cpp's format names in snake_case (`COMMON_CHAT_FORMAT_COMMAND_R7B`
+is `command_r7b`). `seed_oss` is in `vllm_tags`, `muse_glimmer` is a name
+of `muse`.
+
+ServiceNow Apriel 1.5 (`apriel`): `<thinking>` reasoning, a JSON array::
+
+    <thinking>Need the weather.</thinking><tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>
+
+Cohere Command R7B (`command_r7b`): Command A's blocks; the answer is in
+`<|START_RESPONSE|>` … `<|END_RESPONSE|>`, which are removed::
+
+    <|START_THINKING|>Need it.<|END_THINKING|><|START_ACTION|>[
+        {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}
+    ]<|END_ACTION|>
+
+Fireworks FireFunction v2 (`firefunction_v2`)::
+
+    functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]
+
+Functionary v3.1 on Llama 3.1 (`functionary_v3_1`)::
+
+    <function=get_weather>{"city": "Paris"}</function><function=search>{"query": "x"}</function>
+
+IBM Granite 4.0 (`granite4`), Hermes-style::
+
+    <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>
+
+NVIDIA Nemotron Nano v2 (`nemotron_nano_v2`): `<think>` reasoning, then::
+
+    <TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]</TOOLCALL>
+
+MiniCPM 5 (`minicpm5` reasoning): `<think>…</think>` before its
+`<function name=…>` calls.
+"""
+
+from dataclasses import replace
+from functools import partial
+
+from parsers.formats.reasoning_think import QWEN3
+from parsers.formats.table import register
+from parsers.grammars.json_call import JsonCalls
+from parsers.grammars.named_call import NamedJsonCall
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.stages.tool_calls import ToolFormat
+
+_ARRAY = '[{"name": "{name}", "arguments": {arguments}}]'
+
+register(
+    ReasoningFormat(
+        name="apriel",
+        models="ServiceNow Apriel 1.5 / 1.6 Thinker",
+        start="<thinking>",
+        end="</thinking>",
+        tool_start="<tool_calls>",
+    )
+)
+register(
+    ToolFormat(
+        name="apriel",
+        models="ServiceNow Apriel 1.5 / 1.6 Thinker",
+        call_start="<tool_calls>",
+        call_end="</tool_calls>",
+        body=JsonCalls,
+        call_template="<tool_calls>" + _ARRAY + "</tool_calls>",
+        dropped_markers=("</tool_calls>",),
+    )
+)
+
+_COMMAND_R7B_ANSWER = ("<|START_RESPONSE|>", "<|END_RESPONSE|>")
+register(
+    ReasoningFormat(
+        name="command_r7b",
+        models="Cohere Command R7B (c4ai-command-r7b-12-2024)",
+        start="<|START_THINKING|>",
+        end="<|END_THINKING|>",
+        tool_start="<|START_ACTION|>",
+        answer_markers=_COMMAND_R7B_ANSWER,
+        end_of_turn=("<|END_OF_TURN_TOKEN|>",),
+        needs_special_tokens=True,
+    )
+)
+register(
+    ToolFormat(
+        name="command_r7b",
+        models="Cohere Command R7B (c4ai-command-r7b-12-2024)",
+        call_start="<|START_ACTION|>",
+        call_end="<|END_ACTION|>",
+        body=partial(JsonCalls, name_keys=("tool_name", "name"), args_keys=("parameters", "arguments")),
+        call_template='<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "{name}", "parameters": {arguments}}\n]<|END_ACTION|>',
+        dropped_markers=_COMMAND_R7B_ANSWER,
+        end_of_turn=("<|END_OF_TURN_TOKEN|>",),
+        needs_special_tokens=True,
+    )
+)
+register(
+    ToolFormat(
+        name="firefunction_v2",
+        models="Fireworks FireFunction v2",
+        call_start="functools",
+        call_end="",
+        body=JsonCalls,
+        call_template=" functools" + _ARRAY,
+        end_of_turn=("<|eot_id|>",),
+    )
+)
+register(
+    ToolFormat(
+        name="functionary_v3_1",
+        models="MeetKai Functionary v3.1 (Llama 3.1)",
+        call_start="<function=",
+        call_end="</function>",
+        body=partial(NamedJsonCall, args_start=">", name_pattern=r"(?P<name>[\w.\-]+)", args_end="</function>"),
+        call_template="<function={name}>{arguments}</function>",
+        end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+    )
+)
+register(
+    ToolFormat(
+        name="granite4",
+        models="IBM Granite 4.0",
+        call_start="<tool_call>",
+        call_end="</tool_call>",
+        body=JsonCalls,
+        call_template='<tool_call>{"name": "{name}", "arguments": {arguments}}</tool_call>',
+        dropped_markers=("</tool_call>",),
+        end_of_turn=("<|end_of_text|>",),
+    )
+)
+register(
+    ToolFormat(
+        name="nemotron_nano_v2",
+        models="NVIDIA Nemotron Nano 2 (9B / 12B v2)",
+        call_start="<TOOLCALL>",
+        call_end="</TOOLCALL>",
+        body=JsonCalls,
+        call_template="<TOOLCALL>" + _ARRAY + "</TOOLCALL>",
+        dropped_markers=("</TOOLCALL>",),
+    )
+)
+register(
+    replace(QWEN3, name="nemotron_nano_v2", models="NVIDIA Nemotron Nano 2", tool_start="<TOOLCALL>", end_of_turn=())
+)
+register(replace(QWEN3, name="minicpm5", models="OpenBMB MiniCPM 4 / 5", tool_start=None, end_of_turn=("<|im_end|>",)))

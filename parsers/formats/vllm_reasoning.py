@@ -1,0 +1,102 @@
+"""Reasoning formats that only vLLM parses, under vLLM's
+`--reasoning-parser` names.
+
+IBM Granite 3.2 / 3.3 (`granite`): plain-text headers, `Here is` or
+`Here's`; reasoning only between them::
+
+    Here is my thought process: Need the weather. Here is my response: It is sunny.
+
+Baidu ERNIE 4.5 Thinking (`ernie45`): the template opens the reasoning;
+the answer may be wrapped in `<response>` tags, which are removed::
+
+    Need the weather.\\n</think>\\n\\n<response>\\nIt is sunny.\\n</response>\\n
+
+Tencent Hunyuan-A13B (`hunyuan_a13b`): `<think>` and `<answer>` blocks::
+
+    <think>\\nNeed the weather.\\n</think>\\n<answer>\\nIt is sunny.\\n</answer>
+
+H Company Holo2 (`holo2`), AllenAI OLMo 3 Think (`olmo3`): Qwen3's tags,
+the template writes `<think>`, so the output starts in reasoning unless a
+request turns thinking off (`thinking` / `enable_thinking`: false)::
+
+    Need the weather.</think>It is sunny.
+
+ByteDance Seed-OSS (`seed_oss`): its own tags; a tool-call block ends
+reasoning::
+
+    <seed:think>Need the weather.</seed:think>It is sunny.
+
+`hy_v3` (Hunyuan Hy3) is a name of the `hunyuan` format and
+`granite_thinking` of `granite_thinking_parser`.
+"""
+
+from dataclasses import dataclass, replace
+
+from parsers.formats.reasoning_think import QWEN3
+from parsers.formats.table import register
+from parsers.stages.reasoning import ReasoningFormat
+
+
+@dataclass(frozen=True)
+class PrefilledFormat(ReasoningFormat):
+    """A `<think>` format whose template writes the start marker when
+    thinking is on: without a request's switch, the output starts in
+    reasoning if thinking is on by default."""
+
+    @property
+    def default_force(self) -> bool:
+        return self.always_thinking or self.thinking_by_default
+
+
+register(
+    ReasoningFormat(
+        name="granite",
+        models="IBM Granite 3.2 / 3.3 Instruct (thinking on with `thinking: true`)",
+        start="Here is my thought process:",
+        other_starts=("Here's my thought process:",),
+        end="Here is my response:",
+        other_ends=("Here's my response:",),
+        start_required=True,
+        end_of_turn=("<|end_of_text|>",),
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="ernie45",
+        models="Baidu ERNIE-4.5-21B-A3B-Thinking",
+        always_thinking=True,
+        answer_markers=("<response>", "</response>"),
+        end_of_turn=("</s>",),
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="hunyuan_a13b",
+        models="Tencent Hunyuan-A13B-Instruct",
+        tool_start="<tool_calls>",
+        answer_markers=("<answer>", "</answer>"),
+        end_of_turn=("<|eos|>",),
+    )
+)
+_PREFILLED = PrefilledFormat(
+    name="holo2",
+    models="H Company Holo2 (Qwen3-VL based); off with `thinking: false`",
+    tool_start="<tool_call>",
+    thinking_switches=("thinking", "enable_thinking"),
+    end_of_turn=("<|im_end|>",),
+)
+register(_PREFILLED)
+register(replace(_PREFILLED, name="olmo3", models="AllenAI OLMo 3 Think", tool_start="<function_calls>"))
+register(
+    ReasoningFormat(
+        name="seed_oss",
+        models="ByteDance Seed-OSS-36B",
+        start="<seed:think>",
+        end="</seed:think>",
+        tool_start="<seed:tool_call>",
+        always_thinking=True,
+        end_of_turn=("<seed:eos>",),
+    )
+)
