@@ -14,7 +14,7 @@ held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import httpx
@@ -63,13 +63,15 @@ class UsageUpdate:
 
 @dataclass(slots=True)
 class ChoiceAnswer:
-    """One choice of a non-streamed turn."""
+    """One choice of a non-streamed turn: its merged `result`, and the
+    `events` it was merged from (for surfaces that keep their order)."""
 
     index: int
     result: ParseResult
     finish_reason: str | None
     logprobs: object = None
     unmet: dict | None = None
+    events: list[Event] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -117,16 +119,20 @@ class Turn:
             if not isinstance(choice, dict):
                 continue
             message = choice.get("message")
-            result, outcomes = read_message(message if isinstance(message, dict) else {}, self.plan)
+            events, outcomes = read_message(message if isinstance(message, dict) else {}, self.plan)
             self.record.parsed(outcomes)
+            result = ParseResult()
+            result.add(events)
             made_call = bool(result.tool_calls)
+            reason = finish_reason(made_call, choice.get("finish_reason"))
             choices.append(
                 ChoiceAnswer(
                     choice.get("index", 0),
                     result,
-                    finish_reason(made_call, choice.get("finish_reason")),
+                    reason,
                     choice.get("logprobs"),
                     self.plan.tool_choice.unmet(made_call),
+                    events,
                 )
             )
         usage = upstream.get("usage")
