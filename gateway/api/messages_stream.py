@@ -35,8 +35,11 @@ def tool_use_id() -> str:
     return f"toolu_{uuid.uuid4().hex[:24]}"
 
 
-def stop_reason(finish_reason: str | None) -> str:
-    """Anthropic's stop reason for the turn's OpenAI finish reason."""
+def stop_reason(finish_reason: str | None, stop_sequence: str | None = None) -> str:
+    """Anthropic's stop reason for the turn's OpenAI finish reason (and the
+    stop string it ended on, if any)."""
+    if stop_sequence is not None:
+        return "stop_sequence"
     return _STOP_REASONS.get(finish_reason or "stop", "end_turn")
 
 
@@ -151,6 +154,7 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
     yield PING
     blocks = BlockWriter()
     finish: str | None = None
+    stop_sequence: str | None = None
     usage: dict | None = None
     async for update in stream:
         if type(update) is TurnUpdate:
@@ -159,7 +163,7 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
             for event in blocks.write(update.events):
                 yield event
             if update.finish_reason is not None:
-                finish = update.finish_reason
+                finish, stop_sequence = update.finish_reason, update.stop_sequence
         elif type(update) is UsageUpdate:
             usage = update.usage
     if stream.failure is not None:
@@ -167,7 +171,7 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
         return
     for event in blocks.close():
         yield event
-    delta = {"stop_reason": stop_reason(finish), "stop_sequence": None}
+    delta = {"stop_reason": stop_reason(finish, stop_sequence), "stop_sequence": stop_sequence}
     yield frame("message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)})
     yield b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 
@@ -220,8 +224,8 @@ def message_object(answer: Answer, model: str) -> dict:
         "role": "assistant",
         "model": model,
         "content": blocks.blocks,
-        "stop_reason": stop_reason(choice.finish_reason if choice else None),
-        "stop_sequence": None,
+        "stop_reason": stop_reason(choice.finish_reason, choice.stop_sequence) if choice else stop_reason(None),
+        "stop_sequence": choice.stop_sequence if choice else None,
         "usage": usage_of(answer.usage),
     }
 

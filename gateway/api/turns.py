@@ -41,6 +41,27 @@ def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
     return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
 
 
+def request_stops(payload: dict) -> tuple[str, ...]:
+    """The stop strings of a chat payload (`stop`: a string or a list)."""
+    stop = payload.get("stop")
+    if isinstance(stop, str):
+        return (stop,)
+    return tuple(item for item in stop if isinstance(item, str)) if isinstance(stop, list) else ()
+
+
+def matched_stop(choice: dict, reason: str | None, stops: tuple[str, ...]) -> str | None:
+    """The request's stop string the backend stopped on: vLLM names it in
+    the choice's `stop_reason`, SGLang in `matched_stop` (either may hold
+    a stop token's id instead, which is no stop string)."""
+    if reason != "stop" or not stops:
+        return None
+    for key in ("stop_reason", "matched_stop"):
+        value = choice.get(key)
+        if isinstance(value, str) and value in stops:
+            return value
+    return None
+
+
 @dataclass(slots=True)
 class TurnUpdate:
     """One choice's events from one upstream chunk. `finish_reason` (after
@@ -52,6 +73,7 @@ class TurnUpdate:
     finish_reason: str | None = None
     logprobs: object = None
     unmet: dict | None = None
+    stop_sequence: str | None = None  # the request's stop string the turn ended on
 
 
 @dataclass(slots=True)
@@ -72,6 +94,7 @@ class ChoiceAnswer:
     logprobs: object = None
     unmet: dict | None = None
     events: list[Event] = field(default_factory=list)
+    stop_sequence: str | None = None  # the request's stop string the turn ended on
 
 
 @dataclass(slots=True)
@@ -91,12 +114,21 @@ class _Choice:
 class Turn:
     """A chat request bound to its backend and parse plan."""
 
-    def __init__(self, backend: Backend, body: bytes, plan: ParsePlan, model: str, record: RequestRecord) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        body: bytes,
+        plan: ParsePlan,
+        model: str,
+        record: RequestRecord,
+        stops: tuple[str, ...] = (),
+    ) -> None:
         self.backend = backend
         self.body = body
         self.plan = plan
         self.model = model
         self.record = record
+        self.stops = stops  # the request's stop strings
 
     async def stream(self) -> TurnStream:
         """Open the backend stream; errors before its first byte raise ApiError."""
@@ -133,6 +165,7 @@ class Turn:
                     choice.get("logprobs"),
                     self.plan.tool_choice.unmet(made_call),
                     events,
+                    matched_stop(choice, reason, self.stops),
                 )
             )
         usage = upstream.get("usage")
@@ -219,6 +252,7 @@ class TurnStream:
             made_call = state.reader.made_call
             update.finish_reason = finish_reason(made_call, reason)
             update.unmet = self.turn.plan.tool_choice.unmet(made_call)
+            update.stop_sequence = matched_stop(choice, update.finish_reason, self.turn.stops)
         return update
 
     def _finish(self, choice: _Choice) -> list[Event]:
@@ -285,4 +319,4 @@ def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     record = request.state.record
     record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
     body = backend.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream)
-    return Turn(backend, body, plan, chat.model, record)
+    return Turn(backend, body, plan, chat.model, record, request_stops(payload))
