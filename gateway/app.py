@@ -32,8 +32,8 @@ from gateway.api.openapi import chat_completions_openapi, completions_openapi, r
 from gateway.api.request import read_checked, read_object, read_request
 from gateway.api.respond import completion
 from gateway.api.responses_request import chat_request
-from gateway.api.responses_shapes import ResponseEnvelope, whole_response
-from gateway.api.responses_stream import stream_response
+from gateway.api.responses_shapes import ResponseEnvelope
+from gateway.api.responses_stream import stream_response, whole_response
 from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
 from gateway.backend.backends import close_backends, open_backends

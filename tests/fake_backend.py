@@ -62,6 +62,7 @@ class FakeBackend:
         self.replies: list[str] = ["Hello!"]
         self.chunk_size = 4
         self.finish_reason = "stop"
+        self.stop_fields: dict = {}  # further fields of a finishing choice (vLLM's `stop_reason`, SGLang's `matched_stop`)
         self.error: tuple[int, bytes] | None = None  # answer with this status and body
         self.error_headers: dict[str, str] = {}  # headers of the `error` answer
         self.error_stream: tuple[int, int] | None = None  # answer with this status and this many bytes, streamed
@@ -158,6 +159,7 @@ class FakeBackend:
                 "message": {"role": "assistant", "content": text},
                 "logprobs": token_logprobs(text) if body.get("logprobs") else None,
                 "finish_reason": self.finish_reason,
+                **self.stop_fields,
             }
             for i, text in enumerate(replies)
         ]
@@ -187,7 +189,7 @@ class FakeBackend:
         if self.cut:
             return
         for i in range(len(replies)):
-            yield event([{"index": i, "delta": {}, "finish_reason": self.finish_reason}])
+            yield event([{"index": i, "delta": {}, "finish_reason": self.finish_reason, **self.stop_fields}])
         if (body.get("stream_options") or {}).get("include_usage"):
             yield event([], usage=USAGE)
         yield b"data: [DONE]\n\n"

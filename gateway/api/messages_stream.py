@@ -35,8 +35,11 @@ def tool_use_id() -> str:
     return f"toolu_{uuid.uuid4().hex[:24]}"
 
 
-def stop_reason(finish_reason: str | None) -> str:
-    """Anthropic's stop reason for the turn's OpenAI finish reason."""
+def stop_reason(finish_reason: str | None, stop_sequence: str | None = None) -> str:
+    """Anthropic's stop reason for the turn's OpenAI finish reason (and the
+    stop string it ended on, if any)."""
+    if stop_sequence is not None:
+        return "stop_sequence"
     return _STOP_REASONS.get(finish_reason or "stop", "end_turn")
 
 
@@ -150,6 +153,7 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
     yield PING
     blocks = BlockWriter()
     finish: str | None = None
+    stop_sequence: str | None = None
     usage: dict | None = None
     async for update in stream:
         if type(update) is TurnUpdate:
@@ -158,7 +162,7 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
             for event in blocks.write(update.events):
                 yield event
             if update.finish_reason is not None:
-                finish = update.finish_reason
+                finish, stop_sequence = update.finish_reason, update.stop_sequence
         elif type(update) is UsageUpdate:
             usage = update.usage
     if stream.failure is not None:
@@ -166,31 +170,61 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
         return
     for event in blocks.close():
         yield event
-    delta = {"stop_reason": stop_reason(finish), "stop_sequence": None}
+    delta = {"stop_reason": stop_reason(finish, stop_sequence), "stop_sequence": stop_sequence}
     yield frame("message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)})
     yield b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 
 
+class BlockCollector(BlockWriter):
+    """The content blocks a stream of the same events would carry, as the
+    non-streamed message's `content`: one decision path for both."""
+
+    __slots__ = ("blocks", "texts")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[dict] = []
+        self.texts: list[str] = []  # the open block's text so far
+
+    def _open(self, kind: type[Event], block: dict, delta_type: str, field: str, out: list[bytes]) -> None:
+        self.blocks.append(dict(block))
+        self.kind = kind
+        self.count += 1
+
+    def _flush(self, run: list[str], out: list[bytes]) -> None:
+        self.texts += run
+        run.clear()
+
+    def _close(self, out: list[bytes]) -> None:
+        if self.kind is None:
+            return
+        block, text = self.blocks[-1], "".join(self.texts)
+        if self.kind is Reasoning:
+            block.update(thinking=text, signature=SIGNATURE)
+        elif self.kind is Content:
+            block["text"] = text
+        else:
+            block["input"] = _input(text)
+        self.texts.clear()
+        self.kind = None
+
+
 def message_object(answer: Answer, model: str) -> dict:
-    """The non-streamed `message` for a turn's answer (its first choice)."""
+    """The non-streamed `message` for a turn's answer (its first choice),
+    with the blocks a stream of the same turn would have, in their order."""
     choice = answer.choices[0] if answer.choices else None
-    content: list[dict] = []
+    blocks = BlockCollector()
     if choice is not None:
-        result = choice.result
-        if result.reasoning_content:
-            content.append({"type": "thinking", "thinking": result.reasoning_content, "signature": SIGNATURE})
-        if result.content:
-            content.append({"type": "text", "text": result.content})
-        for name, arguments in result.tool_calls:
-            content.append({"type": "tool_use", "id": tool_use_id(), "name": name, "input": _input(arguments)})
+        blocks.write(choice.events)
+        blocks.close()
     return {
         "id": message_id(),
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": content,
-        "stop_reason": stop_reason(choice.finish_reason if choice else None),
-        "stop_sequence": None,
+        "content": blocks.blocks,
+        "stop_reason": stop_reason(choice.finish_reason, choice.stop_sequence) if choice else stop_reason(None),
+        "stop_sequence": choice.stop_sequence if choice else None,
         "usage": usage_of(answer.usage),
     }
 

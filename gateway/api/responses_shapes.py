@@ -9,7 +9,6 @@ import uuid
 import orjson
 
 from gateway.api.responses_request import ResponsesRequest, Tools
-from gateway.api.turns import Answer
 
 # chat finish reasons that leave a response incomplete, and why
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -131,19 +130,3 @@ class ResponseEnvelope:
             details = {}
         failure = {"code": str(details.get("code") or "server_error"), "message": str(details.get("message") or "")}
         return {**self._fields, "status": "failed", "error": failure, "output": output, "usage": usage(chat_usage)}
-
-
-def whole_response(answer: Answer, envelope: ResponseEnvelope, tools: Tools) -> dict:
-    """The non-streamed response: the first choice's reasoning, text and
-    calls as output items."""
-    output: list[dict] = []
-    choice = answer.choices[0] if answer.choices else None
-    result = choice.result if choice is not None else None
-    if result is not None and result.reasoning_content:
-        output.append(reasoning_item(new_id("rs"), result.reasoning_content))
-    if result is not None and result.content:
-        output.append(message_item(new_id("msg"), result.content))
-    for name, arguments in result.tool_calls if result is not None else ():
-        item_id = new_id("ctc" if name in tools.custom else "fc")
-        output.append(call_item(item_id, new_id("call")[:29], name, arguments, tools))
-    return envelope.finished(output, choice.finish_reason if choice is not None else None, answer.usage)

@@ -30,7 +30,7 @@ from gateway.api.responses_shapes import (
     reasoning_item,
 )
 from gateway.api.sse import EventStream
-from gateway.api.turns import Turn, TurnStream, UsageUpdate
+from gateway.api.turns import Answer, Turn, TurnStream, UsageUpdate
 from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 
 
@@ -194,6 +194,11 @@ class ResponseEvents:
         for item in sorted(open_items, key=lambda item: item.index):
             self._close(item, out)
 
+    @property
+    def output(self) -> list[dict]:
+        """The complete items so far, in their order."""
+        return self._output
+
     def ending(self, usage: dict | None, failure: dict | None) -> bytes:
         out: list[bytes] = []
         self.finish(out)
@@ -225,6 +230,18 @@ async def _events(stream: TurnStream, events: ResponseEvents) -> AsyncIterator[b
                 yield b"".join(out)
     failure = stream.failure.body if stream.failure is not None else None
     yield events.ending(usage, failure)
+
+
+def whole_response(answer: Answer, envelope: ResponseEnvelope, tools: Tools) -> dict:
+    """The non-streamed response: the first choice's items as a stream of
+    the same events would complete them, in their order."""
+    choice = answer.choices[0] if answer.choices else None
+    events = ResponseEvents(envelope, tools)
+    out: list[bytes] = []
+    if choice is not None:
+        events.render(choice.events, out)
+    events.finish(out)
+    return envelope.finished(events.output, choice.finish_reason if choice is not None else None, answer.usage)
 
 
 async def stream_response(turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> EventStream:

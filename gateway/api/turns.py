@@ -14,7 +14,7 @@ held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import final
 
 import anyio
@@ -41,6 +41,27 @@ def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
     return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
 
 
+def request_stops(payload: dict) -> tuple[str, ...]:
+    """The stop strings of a chat payload (`stop`: a string or a list)."""
+    stop = payload.get("stop")
+    if isinstance(stop, str):
+        return (stop,)
+    return tuple(item for item in stop if isinstance(item, str)) if isinstance(stop, list) else ()
+
+
+def matched_stop(choice: dict, reason: str | None, stops: tuple[str, ...]) -> str | None:
+    """The request's stop string the backend stopped on: vLLM names it in
+    the choice's `stop_reason`, SGLang in `matched_stop` (either may hold
+    a stop token's id instead, which is no stop string)."""
+    if reason != "stop" or not stops:
+        return None
+    for key in ("stop_reason", "matched_stop"):
+        value = choice.get(key)
+        if isinstance(value, str) and value in stops:
+            return value
+    return None
+
+
 @final
 @dataclass(slots=True)
 class TurnUpdate:
@@ -53,6 +74,7 @@ class TurnUpdate:
     finish_reason: str | None = None
     logprobs: object = None
     unmet: dict | None = None
+    stop_sequence: str | None = None  # the request's stop string the turn ended on
 
 
 @final
@@ -65,13 +87,16 @@ class UsageUpdate:
 
 @dataclass(slots=True)
 class ChoiceAnswer:
-    """One choice of a non-streamed turn."""
+    """One choice of a non-streamed turn: its merged `result`, and the
+    `events` it was merged from (for surfaces that keep their order)."""
 
     index: int
     result: ParseResult
     finish_reason: str | None
     logprobs: object = None
     unmet: dict | None = None
+    events: list[Event] = field(default_factory=list)
+    stop_sequence: str | None = None  # the request's stop string the turn ended on
 
 
 @dataclass(slots=True)
@@ -91,12 +116,21 @@ class _Choice:
 class Turn:
     """A chat request bound to its backend and parse plan."""
 
-    def __init__(self, backend: Backend, body: bytes, plan: ParsePlan, model: str, record: RequestRecord) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        body: bytes,
+        plan: ParsePlan,
+        model: str,
+        record: RequestRecord,
+        stops: tuple[str, ...] = (),
+    ) -> None:
         self.backend = backend
         self.body = body
         self.plan = plan
         self.model = model
         self.record = record
+        self.stops = stops  # the request's stop strings
 
     async def stream(self) -> TurnStream:
         """Open the backend stream; errors before its first byte raise ApiError."""
@@ -119,16 +153,21 @@ class Turn:
             if not isinstance(choice, dict):
                 continue
             message = choice.get("message")
-            result, outcomes = read_message(message if isinstance(message, dict) else {}, self.plan)
+            events, outcomes = read_message(message if isinstance(message, dict) else {}, self.plan)
             self.record.parsed(outcomes)
+            result = ParseResult()
+            result.add(events)
             made_call = bool(result.tool_calls)
+            reason = finish_reason(made_call, choice.get("finish_reason"))
             choices.append(
                 ChoiceAnswer(
                     choice.get("index", 0),
                     result,
-                    finish_reason(made_call, choice.get("finish_reason")),
+                    reason,
                     choice.get("logprobs"),
                     self.plan.tool_choice.unmet(made_call),
+                    events,
+                    matched_stop(choice, reason, self.stops),
                 )
             )
         usage = upstream.get("usage")
@@ -215,6 +254,7 @@ class TurnStream:
             made_call = state.reader.made_call
             update.finish_reason = finish_reason(made_call, reason)
             update.unmet = self.turn.plan.tool_choice.unmet(made_call)
+            update.stop_sequence = matched_stop(choice, update.finish_reason, self.turn.stops)
         return update
 
     def _finish(self, choice: _Choice) -> list[Event]:
@@ -275,4 +315,4 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     record = request.state.record
     record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
     body, plan = await backend.prepare(payload, plan)
-    return Turn(backend, body, plan, chat.model, record)
+    return Turn(backend, body, plan, chat.model, record, request_stops(payload))

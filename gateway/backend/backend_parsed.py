@@ -18,7 +18,7 @@ import dataclasses
 import orjson
 
 from gateway.backend.parse_plan import ParsePlan
-from parsers import CallArgs, CallEnd, CallOutcomes, CallStart, Content, Event, ParseResult, Pipeline, Reasoning
+from parsers import CallArgs, CallEnd, CallOutcomes, CallStart, Content, Event, Pipeline, Reasoning
 from parsers.stages.call_filter import CallFilter
 
 _CALL_EVENTS = (CallStart, CallArgs, CallEnd)
@@ -138,11 +138,8 @@ def _sum(a: CallOutcomes, b: CallOutcomes) -> CallOutcomes:
     return CallOutcomes(a.calls + b.calls, a.fallbacks + b.fallbacks, a.invalid_arguments + b.invalid_arguments)
 
 
-def read_message(message: dict, plan: ParsePlan) -> tuple[ParseResult, CallOutcomes]:
-    """A whole non-streamed message, read as the streamed deltas would be,
-    and the tool-call outcomes of reading it."""
+def read_message(message: dict, plan: ParsePlan) -> tuple[list[Event], CallOutcomes]:
+    """A whole non-streamed message's events, read as the streamed deltas
+    would be, and the tool-call outcomes of reading it."""
     reader = ChoiceReader(plan)
-    result = ParseResult()
-    result.add(reader.read(message))
-    result.add(reader.finish())
-    return result, reader.outcomes
+    return reader.read(message) + reader.finish(), reader.outcomes

@@ -193,6 +193,35 @@ def test_max_tokens_stop_reason(client, fake):
     assert fake.last_body["max_tokens"] == 3
 
 
+@pytest.mark.parametrize("field", ["stop_reason", "matched_stop"])  # vLLM's name, SGLang's name
+def test_stop_sequence_stop_reason(messages_gateway, client, fake, field):
+    fake.script("<think>Count.</think>1, 2, 3", chunk_size=2)
+    fake.stop_fields = {field: "4"}
+    request = {"model": "qwen3", "max_tokens": 100, "messages": ASK, "stop_sequences": ["4", "five"]}
+    message = client.messages.create(**request)
+    assert (message.stop_reason, message.stop_sequence) == ("stop_sequence", "4")
+    assert blocks(message)[-1] == ("text", "1, 2, 3")
+    with client.messages.stream(**request) as stream:
+        final = stream.get_final_message()
+    assert (final.stop_reason, final.stop_sequence) == ("stop_sequence", "4")
+    assert fake.last_body["stop"] == ["4", "five"]
+    chat = {"model": "qwen3", "messages": ASK, "stop": ["4"]}
+    answer = httpx.post(f"{messages_gateway}/v1/chat/completions", json=chat, timeout=10).json()
+    assert answer["choices"][0]["finish_reason"] == "stop"  # the chat surface says what it always said
+
+
+def test_a_stop_token_or_an_unasked_string_is_end_turn(client, fake):
+    request = {"model": "qwen3", "max_tokens": 100, "messages": ASK, "stop_sequences": ["4"]}
+    for stop_fields in ({"stop_reason": 151645}, {"matched_stop": "five"}, {"stop_reason": None}):
+        fake.script("1, 2, 3")
+        fake.stop_fields = stop_fields
+        message = client.messages.create(**request)
+        assert (message.stop_reason, message.stop_sequence) == ("end_turn", None), stop_fields
+        with client.messages.stream(**request) as stream:
+            final = stream.get_final_message()
+        assert (final.stop_reason, final.stop_sequence) == ("end_turn", None), stop_fields
+
+
 def test_raw_stream_frames_all_have_event_lines(messages_gateway, fake):
     fake.script(FAMILIES["qwen3"], chunk_size=2)
     body = {"model": "qwen3", "max_tokens": 100, "messages": ASK, "tools": [BASH], "stream": True}

@@ -76,7 +76,9 @@ def test_naming_either_parser_turns_the_table_off():
 
 def test_every_family_names_registered_parsers_and_is_documented():
     repo = Path(__file__).resolve().parents[2]
-    configuration = "".join((repo / doc).read_text(encoding="utf-8") for doc in ("docs/configuration.md", "docs/peer-formats.md"))
+    configuration = "".join(
+        (repo / doc).read_text(encoding="utf-8") for doc in ("docs/configuration.md", "docs/peer-formats.md")
+    )
     for family in FAMILIES:
         assert family.tool_call_parser in (None, *tool_call_parser_names())
         assert family.reasoning_parser in (None, *reasoning_parser_names())
