@@ -1,4 +1,5 @@
-"""docs/parsers.md documents every parser name users can configure."""
+"""docs/parsers.md (and docs/peer-formats.md, for the formats only vLLM
+and llama.cpp parse) documents every parser name users can configure."""
 
 from pathlib import Path
 
@@ -6,7 +7,9 @@ import pytest
 
 from parsers import reasoning_parser_names, tool_call_parser_names
 
-PARSERS_DOC = (Path(__file__).parent.parent / "docs" / "parsers.md").read_text(encoding="utf-8")
+PARSERS_DOC = "".join(
+    (Path(__file__).parent.parent / "docs" / doc).read_text(encoding="utf-8") for doc in ("parsers.md", "peer-formats.md")
+)
 
 
 @pytest.mark.parametrize("name", sorted(set(tool_call_parser_names()) | set(reasoning_parser_names())))
