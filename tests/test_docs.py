@@ -8,7 +8,8 @@ import pytest
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 PARSERS_DOC = "".join(
-    (Path(__file__).parent.parent / "docs" / doc).read_text(encoding="utf-8") for doc in ("parsers.md", "peer-formats.md")
+    (Path(__file__).parent.parent / "docs" / doc).read_text(encoding="utf-8")
+    for doc in ("parsers.md", "peer-formats.md")
 )
 
 
