@@ -62,5 +62,5 @@ def llama_server(start_llama_server: StartServer) -> LlamaServer:
 
 @pytest.fixture
 def llama(llama_server: LlamaServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=llama_server.url, timeout=60.0) as client:
+    with httpx.Client(base_url=llama_server.url, timeout=60.0, trust_env=False) as client:
         yield client

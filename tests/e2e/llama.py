@@ -67,6 +67,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class ServerExited(RuntimeError):
+    """The server process ended before it was ready."""
+
+
 class LlamaServer:
     """One llama-server process on 127.0.0.1, its log in `log_path`."""
 
@@ -79,33 +83,40 @@ class LlamaServer:
         args: Sequence[str] = (),
         ready_timeout: float = 60.0,
     ) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
-        command = [
-            str(binary),
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "-m", str(model),
-            "--jinja",
-            # Two slots of 4096 tokens each: the byte-level vocabulary makes
-            # prompts long (one tool is about 500 tokens).
-            "-c", "8192",
-            "-np", "2",
-            "-t", "1",
-            "--no-webui",
-            *args,
-        ]  # fmt: skip
-        self.command = command
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
-        )
-        try:
-            self._wait_ready(ready_timeout)
-        except BaseException:
-            self.stop()
-            raise
+        # The free port is free when asked, not necessarily when the server
+        # binds it: a server that exits at once is tried on another port.
+        for attempt in range(3):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self.command = [
+                str(binary),
+                "--host", "127.0.0.1",
+                "--port", str(self.port),
+                "-m", str(model),
+                "--jinja",
+                # Two slots of 4096 tokens each: the byte-level vocabulary
+                # makes prompts long (one tool is about 500 tokens).
+                "-c", "8192",
+                "-np", "2",
+                "-t", "1",
+                "--no-webui",
+                *args,
+            ]  # fmt: skip
+            self.process = subprocess.Popen(
+                self.command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
+            )
+            try:
+                self._wait_ready(ready_timeout)
+                return
+            except ServerExited:
+                if attempt == 2:
+                    self.stop()
+                    raise
+            except BaseException:
+                self.stop()
+                raise
 
     def _wait_ready(self, timeout: float) -> None:
         """Poll GET /health until it answers 200 (503 while the model loads).
@@ -114,7 +125,7 @@ class LlamaServer:
         at once a server that exits instead of starting.
         """
         deadline = time.monotonic() + timeout
-        with httpx.Client(timeout=2.0) as client:
+        with httpx.Client(timeout=2.0, trust_env=False) as client:
             while True:
                 try:
                     if client.get(f"{self.url}/health").status_code == 200:
@@ -126,7 +137,7 @@ class LlamaServer:
                 except subprocess.TimeoutExpired:
                     pass
                 else:
-                    raise RuntimeError(
+                    raise ServerExited(
                         f"llama-server exited with {code} before it was ready:\n{self.log_tail()}"
                     )
                 if time.monotonic() > deadline:
