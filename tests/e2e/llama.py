@@ -137,13 +137,9 @@ class LlamaServer:
                 except subprocess.TimeoutExpired:
                     pass
                 else:
-                    raise ServerExited(
-                        f"llama-server exited with {code} before it was ready:\n{self.log_tail()}"
-                    )
+                    raise ServerExited(f"llama-server exited with {code} before it was ready:\n{self.log_tail()}")
                 if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"llama-server not ready after {timeout} s:\n{self.log_tail()}"
-                    )
+                    raise RuntimeError(f"llama-server not ready after {timeout} s:\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 40) -> str:
         self._log.flush()

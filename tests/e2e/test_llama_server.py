@@ -20,7 +20,7 @@ from tests.e2e.tiny_gguf import BOS, CHAT_TEMPLATE, EOS, MARKERS
 # Reasoning, a Hermes tool call, and text that needs escaping in JSON and
 # GBNF alike: quotes, a backslash, a tab, newlines, 2-, 3- and 4-byte UTF-8.
 FORCED = (
-    "<think>Naïve plan: \"ask\" the API\\tool\tfor 東京 🌦</think>\n"
+    '<think>Naïve plan: "ask" the API\\tool\tfor 東京 🌦</think>\n'
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich", "unit": "°C"}}\n</tool_call>'
 )
 
@@ -103,9 +103,7 @@ ENDPOINTS = {"completions": complete, "chat": chat}
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_forced_output_comes_back_byte_exact(
-    llama: httpx.Client, endpoint: str, stream: bool
-) -> None:
+def test_forced_output_comes_back_byte_exact(llama: httpx.Client, endpoint: str, stream: bool) -> None:
     body = {"grammar": literal_grammar(FORCED), "max_tokens": 400, "stream": stream}
     if endpoint == "completions":
         body["prompt"] = "Weather in Zürich?\n"
@@ -200,9 +198,7 @@ def test_props_give_template_bos_and_eos(llama: httpx.Client) -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_max_tokens_cuts_with_finish_reason_length(
-    llama: httpx.Client, endpoint: str, stream: bool
-) -> None:
+def test_max_tokens_cuts_with_finish_reason_length(llama: httpx.Client, endpoint: str, stream: bool) -> None:
     body = {"grammar": literal_grammar(FORCED), "max_tokens": 12, "stream": stream}
     if endpoint == "completions":
         body["prompt"] = "x"
