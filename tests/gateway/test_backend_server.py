@@ -28,8 +28,10 @@ UPSTREAM = {
     ("sglang", "auto"): "auto",
     ("sglang", "none"): "none",
     ("sglang", "required"): "auto",
-    ("llamacpp", ABSENT): ABSENT,
-    ("llamacpp", "auto"): "auto",
+    # llama-server parses calls itself on "auto" and refuses a grammar with
+    # tools unless the choice is "none" (tests/e2e): it always gets "none".
+    ("llamacpp", ABSENT): "none",
+    ("llamacpp", "auto"): "none",
     ("llamacpp", "none"): "none",
     ("llamacpp", "required"): "none",
     ("other", ABSENT): ABSENT,

@@ -1,0 +1,138 @@
+"""parsegate in front of a real llama-server, with the openai SDK as the
+client, in both modes: chat mode (the server's /v1/chat/completions returns
+raw text) and template mode (parsegate renders the prompt with the
+template the server reports at GET /props and calls /v1/completions).
+A one-literal grammar, forwarded with each request, forces the random model
+to write each case's text through real sampling and detokenisation; the
+client must get what parsegate's parsers make of that text."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+import pytest
+
+from gateway.app import create_app
+from gateway.ops.config import Config
+from parsers import parse_text, tool_format
+from tests.e2e.llama import literal_grammar
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+MESSAGES = [{"role": "user", "content": "Weather in Zürich and 東京?"}]
+
+
+def _calls(parser: str) -> str:
+    fmt = tool_format(parser)
+    return "".join(
+        fmt.render_call("get_weather", json.dumps({"city": city}, ensure_ascii=False)) for city in ("Zürich", "東京")
+    )
+
+
+CASES = {
+    "qwen3": ("qwen3", "qwen25", "<think>Two cities: look both up.</think>\n\n" + _calls("qwen25")),
+    "deepseek": (None, "deepseekv3", _calls("deepseekv3")),
+    "gpt-oss": (
+        "gpt-oss",
+        "gpt-oss",
+        "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary"
+        ' to=functions.get_weather <|constrain|>json<|message|>{"city": "Zürich"}<|call|>',
+    ),
+    "pythonic": (None, "pythonic", '[get_weather(city="Zürich"), get_weather(city="東京")]'),
+    "content": ("qwen3", "qwen25", "<think>Easy.</think>Grüße aus Zürich — 晴れ."),
+}
+
+
+@pytest.fixture(scope="module")
+def client(serve, llama_server) -> openai.OpenAI:
+    models = []
+    for name, (reasoning, tools, _) in CASES.items():
+        for mode in ("chat", "template"):
+            entry = {
+                "name": f"{name}-{mode}",
+                "backend": {"url": f"{llama_server.url}/v1", "server": "llamacpp", "timeout": 60},
+                "reasoning_parser": reasoning or "none",
+                "tool_call_parser": tools,
+            }
+            if mode == "template":
+                entry["chat_template"] = "backend"
+            models.append(entry)
+    url = serve(create_app(Config.model_validate({"models": models})))
+    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=60)
+
+
+def _streamed(stream) -> tuple[str, str, list[tuple[str, dict]], str | None]:
+    reasoning, content, calls, finish = "", "", {}, None
+    for chunk in stream:
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        reasoning += getattr(choice.delta, "reasoning_content", None) or ""
+        content += choice.delta.content or ""
+        for call in choice.delta.tool_calls or []:
+            calls.setdefault(call.index, ["", ""])
+            calls[call.index][0] += call.function.name or ""
+            calls[call.index][1] += call.function.arguments or ""
+        finish = choice.finish_reason or finish
+    return reasoning, content, [(name, json.loads(arguments)) for name, arguments in calls.values()], finish
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("mode", ["chat", "template"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_client_gets_what_the_parsers_make_of_the_model_s_text(client, case, mode, stream):
+    reasoning_parser, tool_parser, text = CASES[case]
+    expected = parse_text(text, reasoning_parser, tool_parser, tools=TOOLS)
+    assert expected.tool_calls or case == "content"
+    request = {
+        "model": f"{case}-{mode}",
+        "messages": MESSAGES,
+        "tools": TOOLS,
+        "extra_body": {"grammar": literal_grammar(text)},
+    }
+    if stream:
+        reasoning, content, calls, finish = _streamed(client.chat.completions.create(**request, stream=True))
+    else:
+        choice = client.chat.completions.create(**request).choices[0]
+        message, finish = choice.message, choice.finish_reason
+        reasoning = getattr(message, "reasoning_content", None) or ""
+        content = message.content or ""
+        calls = [(call.function.name, json.loads(call.function.arguments)) for call in message.tool_calls or []]
+    assert calls == [(name, json.loads(arguments)) for name, arguments in expected.tool_calls]
+    assert reasoning == (expected.reasoning_content or "")
+    assert content == (expected.content or "")
+    assert finish == ("tool_calls" if expected.tool_calls else "stop")
+
+
+def test_a_client_grammar_with_required_tool_choice_is_a_clear_400(client):
+    with pytest.raises(openai.BadRequestError, match="cannot be combined with grammar"):
+        client.chat.completions.create(
+            model="qwen3-chat",
+            messages=MESSAGES,
+            tools=TOOLS,
+            tool_choice="required",
+            extra_body={"grammar": literal_grammar("x")},
+        )
+
+
+@pytest.mark.parametrize("mode", ["chat", "template"])
+def test_a_stream_cut_by_max_tokens_ends_with_length(client, mode):
+    text = "<think>Long thought " + "and more " * 40 + "</think>Answer."
+    _, _, calls, finish = _streamed(
+        client.chat.completions.create(
+            model=f"qwen3-{mode}",
+            messages=MESSAGES,
+            max_tokens=8,
+            stream=True,
+            extra_body={"grammar": literal_grammar(text)},
+        )
+    )
+    assert finish == "length" and calls == []
