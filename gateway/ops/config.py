@@ -189,6 +189,8 @@ class BackendConfig(_Section):
 
 
 def _http_url(url: str) -> str:
+    """An http(s) base URL, `${VAR}` expanded, without a trailing slash."""
+    url = _expand_env(url)
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
     return url.rstrip("/")

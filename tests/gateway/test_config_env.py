@@ -96,3 +96,25 @@ def test_parsegate_serve_runs_on_the_environment_alone(tmp_path, fake_backend_se
         assert reply.json()["choices"][0]["message"]["content"] == "Hello!"
     finally:
         gateway.stop()
+
+
+def test_backend_urls_expand_environment_variables(tmp_path, monkeypatch):
+    """`${VAR}` expands in backend.url and backend.urls as in api_key (CONTRACT.md)."""
+    monkeypatch.setenv("LLM_HOST", "10.0.0.7:8000")
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "models:\n"
+        "  - name: one\n    backend: {url: 'http://${LLM_HOST}/v1/'}\n"
+        "  - name: two\n    backend: {urls: ['http://${LLM_HOST}/v1', 'http://127.0.0.1:9/v1']}\n"
+    )
+    one, two = load_config(path).models
+    assert one.backend.url == "http://10.0.0.7:8000/v1"
+    assert two.backend.urls == ["http://10.0.0.7:8000/v1", "http://127.0.0.1:9/v1"]
+
+
+def test_an_unset_variable_in_a_backend_url_names_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_HOST", raising=False)
+    path = tmp_path / "config.yaml"
+    path.write_text("models:\n  - name: one\n    backend: {url: 'http://${NO_SUCH_HOST}/v1'}\n")
+    with pytest.raises(ConfigError, match="NO_SUCH_HOST is not set"):
+        load_config(path)
