@@ -193,3 +193,9 @@ def write_tiny_gguf(
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+if __name__ == "__main__":  # python -m tests.e2e.tiny_gguf tiny.gguf: the demo model of docs/template-mode.md
+    import sys
+
+    print(write_tiny_gguf(sys.argv[1], markers=MARKERS, chat_template=CHAT_TEMPLATE))
