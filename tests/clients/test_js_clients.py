@@ -116,3 +116,18 @@ def test_anthropic_sdk_create_stream_and_stream_helper(node, gateway_url, fake):
     assert events.count("content_block_start") == events.count("content_block_stop") == 4
     assert fake.last_body["chat_template_kwargs"] == {"enable_thinking": True, "thinking": True}
     assert len(fake.requests) == 3
+
+
+def test_openai_node_responses_create_stream_and_stream_helper(node, gateway_url, fake):
+    fake.script(THREE_CALLS, chunk_size=3)
+    result = run(node, "openai_responses.mjs", f"{gateway_url}/v1")
+    for way in ("create", "stream", "stream_helper"):
+        summary = result[way]
+        assert summary["status"] == "completed", way
+        assert calls_of(summary) == CALLS, way
+        assert summary["reasoning"].strip() == REASONING, way
+        assert len({call["id"] for call in summary["tool_calls"]}) == 3, way
+    events = result["stream"]["events"]
+    assert events[:2] == ["response.created", "response.in_progress"] and events[-1] == "response.completed"
+    assert events.count("response.output_item.done") == events.count("response.output_item.added") == 4
+    assert len(fake.requests) == 3
