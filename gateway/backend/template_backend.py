@@ -84,6 +84,9 @@ class TemplateBackend(Backend):
         template = await self.template()
         chat = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         chat.update(plan.upstream)
+        if _has_images(chat["messages"]):
+            message = f"model {self.name!r} is served in template mode, whose prompt is text: it takes no images"
+            raise ApiError(400, message, param="messages", code="images_not_supported")
         try:
             prompt = render_prompt(template, chat)
         except ChatTemplateError as error:
@@ -135,6 +138,16 @@ def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplat
         bos_token=model.bos_token or _text(props.get("bos_token")),
         eos_token=model.eos_token or _text(props.get("eos_token")),
         where=where,
+    )
+
+
+def _has_images(messages: object) -> bool:
+    """Whether any message holds a part that is not text (an image)."""
+    return isinstance(messages, list) and any(
+        isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image")
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
     )
 
 

@@ -234,3 +234,14 @@ def test_render_matches_transformers_on_every_fixture(fixture):
     done = _parsegate("render", "--template", str(TEMPLATES / fixture), *flags, stdin=body)
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected.encode()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_image_in_template_mode_is_a_400_not_silently_dropped(client, fake, stream):
+    sent_before = len(fake.requests)
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}
+    messages = [{"role": "user", "content": [{"type": "text", "text": "What is this?"}, image]}]
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="qwen3-t", messages=messages, stream=stream)
+    assert "takes no images" in raised.value.message and raised.value.body["param"] == "messages"
+    assert len(fake.requests) == sent_before
