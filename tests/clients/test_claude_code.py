@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,9 +23,9 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.clients.npm_install import installed_cli
 
 AGENT = Path(__file__).resolve().parent / "agents" / "claude"
-CLAUDE = AGENT / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-claude-code-test"
 
 
@@ -46,17 +45,7 @@ def qwen3_agent(body: dict) -> str:
 @pytest.fixture(scope="module")
 def claude() -> Path:
     """Claude Code, installed from tests/clients/agents/claude's lock file."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("the Claude Code tests need Node.js and npm on PATH, e.g. apt-get install nodejs npm")
-    installed = AGENT / "node_modules" / ".package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < (AGENT / "package-lock.json").stat().st_mtime:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=AGENT, capture_output=True, text=True, timeout=900
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci in {AGENT} failed:\n{done.stdout}\n{done.stderr}")
-    return CLAUDE
+    return installed_cli(AGENT, "claude", "Claude Code")
 
 
 @pytest.fixture(scope="module")

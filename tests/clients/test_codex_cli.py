@@ -14,7 +14,6 @@ models it knows, hence `gpt-5.5` for that turn."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,9 +21,9 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.clients.npm_install import installed_cli
 
 AGENTS = Path(__file__).resolve().parent / "agents"
-CODEX = AGENTS / "node_modules" / ".bin" / "codex"
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from parsegate\n*** End Patch\n"
 CONFIG = """\
 model_provider = "parsegate"
@@ -66,17 +65,7 @@ def qwen3_agent(body: dict) -> str:
 @pytest.fixture(scope="module")
 def codex() -> Path:
     """The Codex CLI, installed from tests/clients/agents's lock file."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("the Codex CLI tests need Node.js and npm on PATH, e.g. apt-get install nodejs npm")
-    installed = AGENTS / "node_modules" / ".package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < (AGENTS / "package-lock.json").stat().st_mtime:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=AGENTS, capture_output=True, text=True, timeout=900
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci in {AGENTS} failed:\n{done.stdout}\n{done.stderr}")
-    return CODEX
+    return installed_cli(AGENTS, "codex", "Codex CLI")
 
 
 @pytest.fixture(scope="module")
