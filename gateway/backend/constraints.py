@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from gateway.backend.gbnf import schema_grammar
 from gateway.ops.errors import ApiError
 
 # Per tool-call format: (begin with NAME, end, trigger), FORMATS.md §4.
@@ -145,7 +146,7 @@ DIALECTS: dict[str, Dialect] = {
         tool_choice="auto",
     ),
     "llamacpp": Dialect(
-        json_schema=lambda schema: {"json_schema": schema},
+        json_schema=lambda schema: {"grammar": schema_grammar(schema)},
         structural_tag=None,
         constraint_fields=("response_format", "json_schema", "grammar"),
         tool_choice="none",

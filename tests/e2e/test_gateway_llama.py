@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema_rs
 import openai
 import pytest
 
@@ -17,6 +18,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import parse_text, tool_format
 from tests.e2e.llama import literal_grammar
+from tests.e2e.tiny_gguf import byte_token_id
 
 TOOLS = [
     {
@@ -54,7 +56,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def client(serve, llama_server) -> openai.OpenAI:
     models = []
-    for name, (reasoning, tools, _) in CASES.items():
+    for name, (reasoning, tools, _) in {**CASES, "choice": (None, "qwen25", "")}.items():
         for mode in ("chat", "template"):
             entry = {
                 "name": f"{name}-{mode}",
@@ -136,3 +138,73 @@ def test_a_stream_cut_by_max_tokens_ends_with_length(client, mode):
         )
     )
     assert finish == "length" and calls == []
+
+
+# Tools for tool_choice "required" and named: the model writes whatever the
+# gateway's grammar lets it, so strings are kept short and ASCII (see
+# test_schema_grammar.py for why ASCII).
+CHOICE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "maxLength": 16}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "parameters": {
+                "type": "object",
+                "properties": {"zone": {"enum": ["UTC", "CET", "JST"]}},
+                "required": ["zone"],
+                "additionalProperties": False,
+            },
+        },
+    },
+]
+ASCII_ONLY = {str(byte_token_id(byte)): -100 for byte in range(0x80, 0x100)}
+CHOICES = {
+    "required": ("required", True, {"get_weather", "get_time"}),
+    "required, one call": ("required", False, {"get_weather", "get_time"}),
+    "named": ({"type": "function", "function": {"name": "get_time"}}, True, {"get_time"}),
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("mode", ["chat", "template"])
+@pytest.mark.parametrize("choice", sorted(CHOICES))
+def test_tool_choice_required_or_named_makes_the_model_call(client, choice, mode, stream):
+    """The model samples freely under the constraint the gateway sends
+    (a grammar made from the calls' JSON schema): whatever it writes is a
+    call the client can run, with arguments its schema accepts."""
+    tool_choice, parallel, allowed = CHOICES[choice]
+    schemas = {tool["function"]["name"]: tool["function"]["parameters"] for tool in CHOICE_TOOLS}
+    for seed in range(3):
+        request = {
+            "model": f"choice-{mode}",
+            "messages": MESSAGES,
+            "tools": CHOICE_TOOLS,
+            "tool_choice": tool_choice,
+            "parallel_tool_calls": parallel,
+            "seed": seed,
+            "max_tokens": 1500,
+            "logit_bias": ASCII_ONLY,
+        }
+        if stream:
+            reasoning, content, calls, finish = _streamed(client.chat.completions.create(**request, stream=True))
+        else:
+            choice_ = client.chat.completions.create(**request).choices[0]
+            finish, content = choice_.finish_reason, choice_.message.content or ""
+            reasoning = getattr(choice_.message, "reasoning_content", None) or ""
+            calls = [(c.function.name, json.loads(c.function.arguments)) for c in choice_.message.tool_calls or []]
+        assert finish == "tool_calls" and (reasoning, content) == ("", "")
+        assert calls and (parallel or len(calls) == 1)
+        for name, arguments in calls:
+            assert name in allowed
+            assert jsonschema_rs.validator_for(schemas[name]).is_valid(arguments), (name, arguments)

@@ -106,6 +106,12 @@ def byte_to_unicode() -> dict[int, str]:
     return table
 
 
+def byte_token_id(byte: int) -> int:
+    """The id of the token for one byte: byte tokens come first, in
+    `byte_to_unicode` order."""
+    return list(byte_to_unicode()).index(byte)
+
+
 def write_tiny_gguf(
     path: str | os.PathLike[str],
     *,

@@ -16,7 +16,7 @@ from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, both_ways
 
 ABSENT = object()  # the client sends no tool_choice / the backend gets none
 SERVERS = ("vllm", "sglang", "llamacpp", "other")
-CONSTRAINT_FIELDS = {"structured_outputs", "response_format", "json_schema"}
+CONSTRAINT_FIELDS = {"structured_outputs", "response_format", "json_schema", "grammar"}
 
 # (server, client tool_choice) -> the tool_choice sent upstream
 UPSTREAM = {
@@ -43,7 +43,7 @@ UPSTREAM = {
 REQUIRED_CONSTRAINT = {
     "vllm": "structured_outputs",
     "sglang": "response_format",
-    "llamacpp": "json_schema",
+    "llamacpp": "grammar",
     "other": None,
 }
 

@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from gateway.app import create_app
+from gateway.backend.gbnf import schema_grammar
 from gateway.ops.config import Config
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TIME_TOOL, TOOLS, TWO_CALLS, WEATHER_TOOL, both_ways
 
@@ -102,7 +103,7 @@ def test_required_without_parallel_calls_on_llamacpp_allows_one_item(client, fak
     request = {"model": "qwen3-llamacpp", "tools": TOOLS, "tool_choice": "required", "parallel_tool_calls": False}
     result = both_ways(client, fake, ARRAY_OF_TWO, **request)
     assert result["tool_calls"] == [("get_weather", {"city": "Paris"})]
-    assert fake.last_body["json_schema"] == {**REQUIRED_SCHEMA, "maxItems": 1}
+    assert fake.last_body["grammar"] == schema_grammar({**REQUIRED_SCHEMA, "maxItems": 1})
     assert fake.last_body["parallel_tool_calls"] is False
 
 
