@@ -157,6 +157,26 @@ def test_named_choice_drops_calls_to_other_functions(client, fake):
     assert whole["finish_reason"] == "stop"
 
 
+@pytest.mark.parametrize(
+    ("parameters", "why"),
+    [
+        (
+            {"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}},
+            "does not name a $defs entry",
+        ),
+        ({"type": "object", "properties": {"a": {"enum": []}}}, "is empty"),
+        ({"type": "object", "properties": {"a": False}, "required": ["a"]}, "allows no value"),
+        ({"type": "array", "maxItems": -1}, "maxItems must be a non-negative integer"),
+    ],
+)
+def test_required_on_llamacpp_refuses_a_schema_it_cannot_turn_into_a_grammar(client, fake, parameters, why):
+    tools = [{"type": "function", "function": {"name": "f", "parameters": parameters}}]
+    with pytest.raises(openai.BadRequestError, match="cannot be constrained") as caught:
+        client.chat.completions.create(model="qwen3-llamacpp", messages=MESSAGES, tools=tools, tool_choice="required")
+    assert why in caught.value.body["message"] and caught.value.body["param"] == "tools"
+    assert fake.requests == []
+
+
 def test_required_with_a_client_constraint_is_refused(client, fake):
     with pytest.raises(openai.BadRequestError) as caught:
         client.chat.completions.create(
