@@ -43,4 +43,5 @@ register(
         suffixed_tokens=HUNYUAN_TOKENS,
     ),
     "hy_v3",
+    "hy_v4",
 )

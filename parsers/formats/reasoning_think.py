@@ -132,6 +132,7 @@ register(
         start="<|channel>",
         end="<channel|>",
         start_label="thought\n",
+        tool_start="<|tool_call>",
         thinking_by_default=False,
         needs_special_tokens=True,
     )

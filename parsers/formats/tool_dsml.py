@@ -67,7 +67,8 @@ register(
             '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n{arguments}</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
         ),
         dropped_markers=("</｜DSML｜tool_calls>", "</｜DSML｜invoke>"),
-    )
+    ),
+    "deepseek_v4",
 )
 
 

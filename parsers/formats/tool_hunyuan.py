@@ -48,5 +48,7 @@ register(
         end_of_turn=END_OF_TURN,
         needs_special_tokens=True,
         suffixed_tokens=HUNYUAN_TOKENS,
-    )
+    ),
+    "hy_v3",
+    "hy_v4",
 )

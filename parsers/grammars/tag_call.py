@@ -62,6 +62,7 @@ class TagCall:
         self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
         self._gap = always_matching(syntax.gap_pattern)
         self._json: JsonValueScanner | None = None
+        self._unopened_key: tuple[str, str | None] | None = None  # a key read, its value not yet opened
         self._stray: list[str] = []
         self._saw_prose = False  # text in the body that is no argument: no JSON body after it
 
@@ -81,6 +82,7 @@ class TagCall:
             return
         if self._state in ("value", "cdata"):
             self._end_value()
+        # state "value_open": a key whose value never came is not an argument
         if self._state == "key":  # the output ended inside a parameter's tag
             self._add_stray(self._syntax.key_open)
         self._flush_stray()
@@ -176,21 +178,44 @@ class TagCall:
             self._add_stray(self._syntax.key_open + buf[pos : hit.end])  # not a key: content
             self._state = "between"
             return hit.end
-        self._open_value(self._attribute(match.group("key")), _string_attribute(match))
-        self._state = "value_open" if self._syntax.value_open else "value"
+        key = (self._attribute(match.group("key")), _string_attribute(match))
+        if self._syntax.value_open:
+            self._unopened_key = key
+            self._state = "value_open"
+        else:
+            self._open_value(*key)
+            self._state = "value"
         return hit.end
 
     def _step_value_open(self, buf: str, pos: int) -> int | None:
+        """After a key's close: the value's open tag (or, leniently, the
+        value itself). The key is written only once its value opens: a key
+        followed by another key, the call's close or the end of output has
+        no value and is not an argument."""
         pos = self._gap.match(buf, pos).end()
         opener = self._syntax.value_open
         if buf.startswith(opener, pos):
-            self._state = "value"
+            self._open_pending_value()
             return pos + len(opener)
         rest = buf[pos : pos + len(opener)]
         if len(rest) < len(opener) and (opener.startswith(rest) or "\\n".startswith(rest)):
             return None
-        self._state = "value"
+        for marker in (self._syntax.key_open, *self._syntax.call_closes):
+            ahead = buf[pos : pos + len(marker)]
+            if ahead == marker:
+                self._unopened_key = None
+                self._state = "between"
+                return pos
+            if marker.startswith(ahead) and len(ahead) < len(marker):
+                return None
+        self._open_pending_value()
         return pos
+
+    def _open_pending_value(self) -> None:
+        assert self._unopened_key is not None, "a key was read before its value"
+        self._open_value(*self._unopened_key)
+        self._unopened_key = None
+        self._state = "value"
 
     def _step_value(self, buf: str, pos: int) -> int | None:
         hit = self._value_ends.search(buf, pos)
