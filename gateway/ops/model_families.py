@@ -73,6 +73,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("c4ai-command-r7b*", "command-r7b*"), "command_r7b", "command_r7b"),
     ModelFamily(("firefunction-v2*",), "firefunction_v2", None),
     ModelFamily(("functionary-*-v3.1*",), "functionary_v3_1", None),
+    ModelFamily(("functionary-*-v3.2*",), "functionary_v3_2", None),
     ModelFamily(("nvidia-nemotron-nano-*-v2*",), "nemotron_nano_v2", "nemotron_nano_v2"),
 )
 

@@ -22,6 +22,12 @@ Functionary v3.1 on Llama 3.1 (`functionary_v3_1`)::
 
     <function=get_weather>{"city": "Paris"}</function><function=search>{"query": "x"}</function>
 
+Functionary v3.2 (`functionary_v3_2`): messages `RECIPIENT\\n…`, the
+first one without `>>>` (the template wrote it); `all` is text, `python`
+takes raw code::
+
+    all\nChecking.>>>get_weather\n{"city": "Paris"}>>>python\nprint(1)
+
 IBM Granite 4.0 (`granite4`), Hermes-style::
 
     <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>
@@ -41,6 +47,7 @@ from parsers.formats.reasoning_think import QWEN3
 from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
+from parsers.grammars.recipient_call import WORD_CHARS, RecipientCall
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
@@ -112,6 +119,18 @@ register(
         call_end="</function>",
         body=partial(NamedJsonCall, args_start=">", name_pattern=r"(?P<name>[\w.\-]+)", args_end="</function>"),
         call_template="<function={name}>{arguments}</function>",
+        end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+    )
+)
+register(
+    ToolFormat(
+        name="functionary_v3_2",
+        models="MeetKai Functionary v3.2 (functionary-small / medium-v3.2)",
+        call_start=">>>",
+        call_end="",
+        bare_start=WORD_CHARS,
+        body=RecipientCall,
+        call_template=">>>{name}\n{arguments}",
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
     )
 )
