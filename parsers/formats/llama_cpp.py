@@ -14,6 +14,13 @@ Cohere Command R7B (`command_r7b`): Command A's blocks; the answer is in
         {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}
     ]<|END_ACTION|>
 
+Cohere Command R+ (`command_r_plus`), as its tool-use template asks::
+
+    Action: ```json
+    [
+        {"tool_name": "get_weather", "parameters": {"city": "Paris"}}
+    ]```
+
 Fireworks FireFunction v2 (`firefunction_v2`)::
 
     functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]
@@ -45,6 +52,7 @@ from functools import partial
 
 from parsers.formats.reasoning_think import QWEN3
 from parsers.formats.table import register
+from parsers.grammars.fenced_json import FencedJson
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
 from parsers.grammars.recipient_call import WORD_CHARS, RecipientCall
@@ -98,6 +106,19 @@ register(
         dropped_markers=_COMMAND_R7B_ANSWER,
         end_of_turn=("<|END_OF_TURN_TOKEN|>",),
         needs_special_tokens=True,
+    )
+)
+_COHERE_CALLS = partial(JsonCalls, name_keys=("tool_name", "name"), args_keys=("parameters", "arguments"))
+register(
+    ToolFormat(
+        name="command_r_plus",
+        models="Cohere Command R+ (c4ai-command-r-plus, c4ai-command-r-plus-08-2024)",
+        call_start="Action:",
+        call_end="```",
+        body=partial(FencedJson, inner=_COHERE_CALLS),
+        call_template='Action: ```json\n[\n    {\n        "tool_name": "{name}",\n        "parameters": {arguments}\n    }\n]```',
+        dropped_markers=("<|CHATBOT_TOKEN|>",),
+        end_of_turn=("<|END_OF_TURN_TOKEN|>",),
     )
 )
 register(
