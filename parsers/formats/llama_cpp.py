@@ -35,6 +35,12 @@ takes raw code::
 
     all\nChecking.>>>get_weather\n{"city": "Paris"}>>>python\nprint(1)
 
+llama.cpp's generic JSON reply (`generic`), for templates with no format
+of their own: a call object, a list of them, or a `response` (content)::
+
+    {"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    {"response": "Hello!"}
+
 IBM Granite 4.0 (`granite4`), Hermes-style::
 
     <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>
@@ -53,6 +59,7 @@ from functools import partial
 from parsers.formats.reasoning_think import QWEN3
 from parsers.formats.table import register
 from parsers.grammars.fenced_json import FencedJson
+from parsers.grammars.generic_reply import GenericReply
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
 from parsers.grammars.recipient_call import WORD_CHARS, RecipientCall
@@ -153,6 +160,16 @@ register(
         body=RecipientCall,
         call_template=">>>{name}\n{arguments}",
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+    )
+)
+register(
+    ToolFormat(
+        name="generic",
+        models="any model under llama.cpp's generic JSON tool-call schema",
+        call_start="{",
+        call_end="",
+        body=GenericReply,
+        call_template='{"tool_call": {"name": "{name}", "arguments": {arguments}}}',
     )
 )
 register(
