@@ -71,8 +71,10 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("holo2*",), None, "holo2"),
     ModelFamily(("apriel-1.5*", "apriel-1.6*"), "apriel", "apriel"),
     ModelFamily(("c4ai-command-r7b*", "command-r7b*"), "command_r7b", "command_r7b"),
+    ModelFamily(("c4ai-command-r-plus*", "command-r-plus*"), "command_r_plus", None),
     ModelFamily(("firefunction-v2*",), "firefunction_v2", None),
     ModelFamily(("functionary-*-v3.1*",), "functionary_v3_1", None),
+    ModelFamily(("functionary-*-v3.2*",), "functionary_v3_2", None),
     ModelFamily(("nvidia-nemotron-nano-*-v2*",), "nemotron_nano_v2", "nemotron_nano_v2"),
 )
 

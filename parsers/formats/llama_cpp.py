@@ -14,6 +14,13 @@ Cohere Command R7B (`command_r7b`): Command A's blocks; the answer is in
         {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}
     ]<|END_ACTION|>
 
+Cohere Command R+ (`command_r_plus`), as its tool-use template asks::
+
+    Action: ```json
+    [
+        {"tool_name": "get_weather", "parameters": {"city": "Paris"}}
+    ]```
+
 Fireworks FireFunction v2 (`firefunction_v2`)::
 
     functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]
@@ -21,6 +28,18 @@ Fireworks FireFunction v2 (`firefunction_v2`)::
 Functionary v3.1 on Llama 3.1 (`functionary_v3_1`)::
 
     <function=get_weather>{"city": "Paris"}</function><function=search>{"query": "x"}</function>
+
+Functionary v3.2 (`functionary_v3_2`): messages `RECIPIENT\\n…`, the
+first one without `>>>` (the template wrote it); `all` is text, `python`
+takes raw code::
+
+    all\nChecking.>>>get_weather\n{"city": "Paris"}>>>python\nprint(1)
+
+llama.cpp's generic JSON reply (`generic`), for templates with no format
+of their own: a call object, a list of them, or a `response` (content)::
+
+    {"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    {"response": "Hello!"}
 
 IBM Granite 4.0 (`granite4`), Hermes-style::
 
@@ -39,8 +58,11 @@ from functools import partial
 
 from parsers.formats.reasoning_think import QWEN3
 from parsers.formats.table import register
+from parsers.grammars.fenced_json import FencedJson
+from parsers.grammars.generic_reply import GenericReply
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
+from parsers.grammars.recipient_call import WORD_CHARS, RecipientCall
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
@@ -93,6 +115,19 @@ register(
         needs_special_tokens=True,
     )
 )
+_COHERE_CALLS = partial(JsonCalls, name_keys=("tool_name", "name"), args_keys=("parameters", "arguments"))
+register(
+    ToolFormat(
+        name="command_r_plus",
+        models="Cohere Command R+ (c4ai-command-r-plus, c4ai-command-r-plus-08-2024)",
+        call_start="Action:",
+        call_end="```",
+        body=partial(FencedJson, inner=_COHERE_CALLS),
+        call_template='Action: ```json\n[\n    {\n        "tool_name": "{name}",\n        "parameters": {arguments}\n    }\n]```',
+        dropped_markers=("<|CHATBOT_TOKEN|>",),
+        end_of_turn=("<|END_OF_TURN_TOKEN|>",),
+    )
+)
 register(
     ToolFormat(
         name="firefunction_v2",
@@ -113,6 +148,28 @@ register(
         body=partial(NamedJsonCall, args_start=">", name_pattern=r"(?P<name>[\w.\-]+)", args_end="</function>"),
         call_template="<function={name}>{arguments}</function>",
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+    )
+)
+register(
+    ToolFormat(
+        name="functionary_v3_2",
+        models="MeetKai Functionary v3.2 (functionary-small / medium-v3.2)",
+        call_start=">>>",
+        call_end="",
+        bare_start=WORD_CHARS,
+        body=RecipientCall,
+        call_template=">>>{name}\n{arguments}",
+        end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+    )
+)
+register(
+    ToolFormat(
+        name="generic",
+        models="any model under llama.cpp's generic JSON tool-call schema",
+        call_start="{",
+        call_end="",
+        body=GenericReply,
+        call_template='{"tool_call": {"name": "{name}", "arguments": {arguments}}}',
     )
 )
 register(

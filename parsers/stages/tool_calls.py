@@ -134,6 +134,7 @@ class ToolCallParser:
         self._body: CallBody | None = None
         self._body_first_call = 0
         self._body_marked = False
+        self._body_is_text = False
         self._tentative: list[str] = []
         self._gap = ""
         self._at_boundary = True
@@ -197,6 +198,14 @@ class ToolCallParser:
     def stray(self, text: str) -> None:
         """Text inside a call's body that belongs to no argument: content."""
         self._events.append(Content(text))
+
+    def reply(self, text: str) -> None:
+        """The body holds no call but a message that is content (generic
+        JSON's `response`, Functionary's `all` recipient): what it read so
+        far is dropped, `text` is content, and the body is no longer tentative."""
+        self._tentative.clear()
+        self._body_is_text = True
+        self._emit_text(text)
 
     def end(self) -> None:
         self._events.append(CallEnd(self._call_count))
@@ -294,6 +303,7 @@ class ToolCallParser:
         self._tentative = tentative
         self._tentative_chars = sum(map(len, tentative))
         self._body_marked = bool(tentative)
+        self._body_is_text = False
         self._body = self.fmt.body(self)
         self._body_first_call = self._call_count
         self._state = "body"
@@ -324,7 +334,7 @@ class ToolCallParser:
         return self._max_buffered is not None and held_chars > self._max_buffered
 
     def _committed_nothing(self) -> bool:
-        return self._call_count == self._body_first_call and not self._call_open
+        return self._call_count == self._body_first_call and not self._call_open and not self._body_is_text
 
     def _end_body(self) -> None:
         if self._committed_nothing():
