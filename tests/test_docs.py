@@ -16,3 +16,9 @@ PARSERS_DOC = "".join(
 @pytest.mark.parametrize("name", sorted(set(tool_call_parser_names()) | set(reasoning_parser_names())))
 def test_parsers_doc_lists_parser(name):
     assert f"`{name}`" in PARSERS_DOC
+
+
+def test_readme_counts_the_parser_names():
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
+    counts = f"{len(tool_call_parser_names())} tool-call and {len(reasoning_parser_names())} reasoning parser names"
+    assert counts in readme
