@@ -18,6 +18,8 @@ per model. Its fields map as follows:
     "function", "function": {"name": "{name}", "arguments": "{content}"}}`).
 - `content`: the field without an open marker; its close markers (the end
   of turn tokens) are removed.
+- markers are assumed to be special tokens: the backend is asked to keep
+  them (`keep_special_tokens` in config.yaml overrides).
 - `strip` (default true, as transformers has it) trims the reasoning and
   the content at both ends (`parsers.stages.edge_whitespace`).
 
@@ -136,6 +138,7 @@ def _reasoning(name: str, field: dict) -> ReasoningFormat:
         other_ends=ends[1:],
         thinking_switches=(),
         thinking_by_default=False,
+        needs_special_tokens=True,
     )
 
 
@@ -175,6 +178,7 @@ def _tool_calls(field: dict) -> ToolFormat:
             call_end=ends[0],
             body=JsonCalls,
             call_template=starts[0] + '{"name": "{name}", "arguments": {arguments}}' + ends[0],
+            needs_special_tokens=True,
         )
     if transform == _NAMED_FUNCTION and named:
         marker = _named(field["open_pattern"])
@@ -185,6 +189,7 @@ def _tool_calls(field: dict) -> ToolFormat:
             call_end=ends[0],
             body=partial(NamedJsonCall, args_start=marker.after, name_pattern=marker.name_pattern, args_end=ends[0]),
             call_template=marker.before + "{name}" + marker.after + "{arguments}" + ends[0],
+            needs_special_tokens=True,
         )
     raise ResponseTemplateError(
         "field 'tool_calls': the transform must be "
