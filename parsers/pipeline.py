@@ -10,10 +10,12 @@ from parsers.core.call_body import CallOutcomes
 from parsers.core.events import CallArgs, CallStart, Content, Event, Reasoning
 from parsers.grammars.call_array import CallArrayParser
 from parsers.registry import reasoning_format, tool_format
+from parsers.stages.edge_whitespace import EdgeWhitespace
 from parsers.stages.end_of_turn import EndOfTurnFilter
 from parsers.stages.nonempty_content import NonemptyContent
+from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.token_suffix import SuffixStripper
-from parsers.stages.tool_calls import ToolCallParser
+from parsers.stages.tool_calls import ToolCallParser, ToolFormat
 
 
 class ToolCallStage(Protocol):
@@ -31,7 +33,8 @@ class Pipeline:
     removes end-of-turn tokens, feeds the text through the reasoning
     stage, then its content through the tool-call stage. Either stage may
     be absent. Adjacent content events are merged, so each `feed` yields at
-    most one content event per run."""
+    most one content event per run. `edges` trim the whitespace at both
+    ends of the reasoning or the content (declarative formats)."""
 
     def __init__(
         self,
@@ -39,11 +42,13 @@ class Pipeline:
         tool_calls: ToolCallStage | None,
         end_of_turn: EndOfTurnFilter | None = None,
         suffixes: SuffixStripper | None = None,
+        edges: tuple[EdgeWhitespace, ...] = (),
     ):
         self.reasoning = reasoning
         self.tool_calls = tool_calls
         self.end_of_turn = end_of_turn
         self.suffixes = suffixes
+        self.edges = edges
 
     @property
     def outcomes(self) -> CallOutcomes | None:
@@ -56,7 +61,7 @@ class Pipeline:
             text = self.suffixes.feed(text)
         if self.end_of_turn is not None:
             text = self.end_of_turn.feed(text)
-        return self._stages(text)
+        return self._trim(self._stages(text))
 
     def finish(self) -> list[Event]:
         tail = self.suffixes.finish() if self.suffixes is not None else ""
@@ -67,7 +72,12 @@ class Pipeline:
             events += self._to_tools(self.reasoning.finish())
         if self.tool_calls is not None:
             events += self.tool_calls.finish()
-        return _merge(events)
+        return self._trim(_merge(events))
+
+    def _trim(self, events: list[Event]) -> list[Event]:
+        for edge in self.edges:
+            events = edge.pass_(events)
+        return events
 
     def _stages(self, text: str) -> list[Event]:
         if self.reasoning is None:
@@ -102,8 +112,8 @@ def _merge(events: list[Event]) -> list[Event]:
 
 
 def make_pipeline(
-    reasoning_parser: str | None,
-    tool_call_parser: str | None,
+    reasoning_parser: str | ReasoningFormat | None,
+    tool_call_parser: str | ToolFormat | None,
     *,
     tools: list[dict] | None = None,
     chat_template_kwargs: dict | None = None,
@@ -113,6 +123,8 @@ def make_pipeline(
     end_of_turn: tuple[str, ...] | None = None,
     call_array: bool = False,
     max_buffered_chars: int | None = None,
+    strip_reasoning: bool = False,
+    strip_content: bool = False,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
@@ -126,7 +138,9 @@ def make_pipeline(
     instead of with a named tool-call parser. With
     `max_buffered_chars`, a call not yet recognised (or a body) holding back
     more text than that is given up: unnamed, it goes out as content;
-    named, it ends with the arguments written so far.
+    named, it ends with the arguments written so far. Either parser may be
+    a format given as data (`parsers.formats.response_template`) instead of
+    a name; `strip_reasoning` / `strip_content` trim that text's ends.
     """
     if end_of_turn is None:
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
@@ -144,25 +158,35 @@ def make_pipeline(
     elif tool_call_parser is not None:
         tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools, max_buffered_chars=max_buffered_chars)
     suffixed = suffixed_tokens(reasoning_parser, tool_call_parser)
+    edges = ((EdgeWhitespace(Reasoning),) if strip_reasoning else ()) + (
+        (EdgeWhitespace(Content),) if strip_content else ()
+    )
     return Pipeline(
         reasoning,
         tool_calls,
         EndOfTurnFilter(end_of_turn) if end_of_turn else None,
         SuffixStripper(suffixed) if suffixed else None,
+        edges,
     )
 
 
-def end_of_turn_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
+def end_of_turn_tokens(
+    reasoning_parser: str | ReasoningFormat | None, tool_call_parser: str | ToolFormat | None
+) -> tuple[str, ...]:
     """The end-of-turn tokens of a model served with these parsers."""
     return _union_of("end_of_turn", reasoning_parser, tool_call_parser)
 
 
-def suffixed_tokens(reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
+def suffixed_tokens(
+    reasoning_parser: str | ReasoningFormat | None, tool_call_parser: str | ToolFormat | None
+) -> tuple[str, ...]:
     """The token names whose spelling may carry a checkpoint suffix."""
     return _union_of("suffixed_tokens", reasoning_parser, tool_call_parser)
 
 
-def _union_of(field: str, reasoning_parser: str | None, tool_call_parser: str | None) -> tuple[str, ...]:
+def _union_of(
+    field: str, reasoning_parser: str | ReasoningFormat | None, tool_call_parser: str | ToolFormat | None
+) -> tuple[str, ...]:
     """One tuple field of both formats, merged and sorted."""
     values = set()
     if reasoning_parser is not None:

@@ -15,14 +15,20 @@ from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
 
-def tool_format(name: str) -> ToolFormat:
+def tool_format(name: str | ToolFormat) -> ToolFormat:
+    """The format registered as `name`; a format given as data is itself."""
+    if isinstance(name, ToolFormat):
+        return name
     try:
         return TOOL_FORMATS[tool_call_parser_name(name)]
     except KeyError:
         raise KeyError(_unknown("tool-call", name, tool_call_parser_names())) from None
 
 
-def reasoning_format(name: str) -> ReasoningFormat:
+def reasoning_format(name: str | ReasoningFormat) -> ReasoningFormat:
+    """The format registered as `name`; a format given as data is itself."""
+    if isinstance(name, ReasoningFormat):
+        return name
     try:
         return REASONING_FORMATS[reasoning_parser_name(name)]
     except KeyError:

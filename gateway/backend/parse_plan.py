@@ -13,14 +13,18 @@ from gateway.ops.config import ModelConfig
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
 from parsers.pipeline import end_of_turn_tokens
 from parsers.stages.call_filter import CallFilter
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.stages.tool_calls import ToolFormat
 
 
 @dataclass(frozen=True, slots=True)
 class ParsePlan:
-    """Which parser stages run for one request, and with which options."""
+    """Which parser stages run for one request, and with which options.
+    A stage is a parser name, or a format given as data (a model's
+    `response_template`)."""
 
-    reasoning_parser: str | None
-    tool_call_parser: str | None
+    reasoning_parser: str | ReasoningFormat | None
+    tool_call_parser: str | ToolFormat | None
     tools: list[dict] | None
     chat_template_kwargs: dict | None
     stream_reasoning: bool
@@ -32,6 +36,8 @@ class ParsePlan:
     reasoning_keys: tuple[str, ...] = ("reasoning_content",)
     max_buffered_chars: int | None = None
     starts_in_reasoning: bool | None = None  # True: the rendered prompt left a reasoning block open
+    strip_reasoning: bool = False  # trim the reasoning's ends (response templates)
+    strip_content: bool = False
 
     @classmethod
     def for_request(
@@ -42,8 +48,9 @@ class ParsePlan:
         tool_choice = plan_tool_choice(payload, tools_active, model)
         tool_call_parser = tool_choice.tool_call_parser
         upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
+        formats = model.response_formats
         return cls(
-            reasoning_parser=model.reasoning_parser if separate else None,
+            reasoning_parser=model.reasoning_stage if separate else None,
             tool_call_parser=tool_call_parser,
             tool_choice=tool_choice,
             upstream=upstream,
@@ -52,7 +59,9 @@ class ParsePlan:
             chat_template_kwargs=payload.get("chat_template_kwargs"),
             stream_reasoning=payload.get("stream_reasoning") is not False,
             call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
-            end_of_turn=end_of_turn_tokens(model.reasoning_parser, model.tool_call_parser),
+            end_of_turn=end_of_turn_tokens(model.reasoning_stage, model.tool_stage),
+            strip_reasoning=bool(formats and formats.strip_reasoning),
+            strip_content=bool(formats and formats.strip_content),
             max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
@@ -65,7 +74,10 @@ class ParsePlan:
     def tool_stage_name(self) -> str | None:
         """What reads the tool calls, for metrics: the parser's name, or
         `call_array` for a reply constrained to an array of calls."""
-        return "call_array" if self.tool_choice.call_array else self.tool_call_parser
+        if self.tool_choice.call_array:
+            return "call_array"
+        parser = self.tool_call_parser
+        return parser.name if isinstance(parser, ToolFormat) else parser
 
     def call_id(self, name: str, index: int) -> str:
         """The id of this turn's call number `index`: OpenAI's `call_` and 24
@@ -92,6 +104,8 @@ class ParsePlan:
             end_of_turn=self.end_of_turn,
             call_array=choice.call_array,
             max_buffered_chars=self.max_buffered_chars,
+            strip_reasoning=self.strip_reasoning,
+            strip_content=self.strip_content,
         )
         if choice.names is None and choice.max_calls is None:
             return pipeline

@@ -14,6 +14,13 @@
   flagged (`parsegate_warning`), never a silent success.
 - `parallel_tool_calls: false`: at most one call (`maxItems: 1` in the
   constraint, and only the first call is returned).
+
+A model whose format comes from a `response_template` has no grammar that
+could hold the model to a guarantee, so, as vLLM answers for a parser that
+cannot, a request that asks for one is refused with a 400 saying why:
+`required` or a named function, and `parallel_tool_calls: false`, unless
+the backend takes the JSON-schema constraint (`guided_decoding`); `strict`
+tools unless that constraint carries them (required / named).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from gateway.ops.config import ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import SERVERS
 from parsers import tool_format
+from parsers.stages.tool_calls import ToolFormat
 
 NO_CALL = {
     "parsegate_warning": {
@@ -41,7 +49,7 @@ class ToolChoicePlan:
     `names`/`max_calls` limit the calls returned; `require_call` flags a
     reply without one; `upstream` are request fields set for the backend."""
 
-    tool_call_parser: str | None = None
+    tool_call_parser: str | ToolFormat | None = None
     call_array: bool = False
     names: frozenset[str] | None = None
     max_calls: int | None = None
@@ -65,9 +73,11 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
     max_calls = None if parallel else 1
     dialect = DIALECTS.get(model.guided_decoding or "none")
     client_constraint = next((key for key in dialect.constraint_fields if key in payload), None) if dialect else None
+    if model.response_formats is not None:
+        _refuse_unenforceable(choice, named, parallel, tools, constrained=dialect is not None)
     if choice == "required" or named:
         if dialect is None:
-            return ToolChoicePlan(model.tool_call_parser, require_call=True, names=names, max_calls=max_calls)
+            return ToolChoicePlan(model.tool_stage, require_call=True, names=names, max_calls=max_calls)
         if client_constraint:
             what = "required" if named is None else "naming a function"
             raise ApiError(
@@ -79,7 +89,7 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
             None, call_array=True, require_call=True, upstream=upstream, names=names, max_calls=max_calls
         )
     upstream = {}
-    parser = model.tool_call_parser
+    parser = model.tool_stage
     if parser and dialect and dialect.structural_tag and not client_constraint and has_strict_tool(tools):
         tag = structural_tag(tool_format(parser).name, tools)
         if tag is not None:
@@ -90,9 +100,22 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
     return ToolChoicePlan(parser, upstream=upstream, names=names, max_calls=max_calls)
 
 
-def _parser_without_tools(payload: dict, model: ModelConfig) -> str | None:
+def _refuse_unenforceable(choice: object, named: str | None, parallel: bool, tools: list[dict], *, constrained: bool):
+    """A 400 for a guarantee a response template cannot give (module docstring)."""
+    forced = choice == "required" or named is not None
+    why = "this model's response_template has no grammar to enforce it"
+    if forced and not constrained:
+        what = "'required'" if named is None else "naming a function"
+        raise ApiError(400, f"tool_choice {what} is not supported: {why}", param="tool_choice")
+    if not parallel and not (forced and constrained):
+        raise ApiError(400, f"parallel_tool_calls false is not supported: {why}", param="parallel_tool_calls")
+    if has_strict_tool(tools) and not (forced and constrained):
+        raise ApiError(400, f"strict tools are not supported: {why}", param="tools")
+
+
+def _parser_without_tools(payload: dict, model: ModelConfig) -> str | ToolFormat | None:
     """The parser that reads a request with no tools, if the model's does."""
-    parser = model.tool_call_parser
+    parser = model.tool_stage
     if parser and not payload.get("tools") and payload.get("tool_choice") != "none":
         return parser if tool_format(parser).parses_without_tools else None
     return None

@@ -28,8 +28,12 @@ from pydantic import (
 from gateway.ops.env_overlay import apply_environment, config_variables
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
+from gateway.ops.response_template_file import load_response_template
 from gateway.ops.servers import SERVERS, ServerKind
 from parsers import reasoning_parser_name, reasoning_parser_names, tool_call_parser_name, tool_call_parser_names
+from parsers.formats.response_template import TemplateFormats
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.stages.tool_calls import ToolFormat
 
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
 CHAT_TEMPLATE_FROM_BACKEND = "backend"  # ask the server (llama.cpp GET /props)
@@ -208,6 +212,7 @@ class ModelConfig(_Section):
     chat_template: str | None = None  # template mode: a .jinja, tokenizer_config.json or .gguf path, or "backend"
     bos_token: str | None = None  # template mode: overrides the template source's
     eos_token: str | None = None
+    response_template: str | None = None  # a declarative response format (tokenizer_config.json or JSON)
 
     @field_validator("chat_template")
     @classmethod
@@ -233,6 +238,29 @@ class ModelConfig(_Section):
         return extra
 
     _parsers_from_name: bool = PrivateAttr(default=False)
+    _response_formats: TemplateFormats | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _compiled_response_template(self, info: ValidationInfo) -> ModelConfig:
+        """The `response_template` file, read and compiled once; it declares
+        both stages, so it does not mix with parser names."""
+        if self.response_template is None:
+            return self
+        named = [key for key in ("reasoning_parser", "tool_call_parser") if getattr(self, key) is not None]
+        if named:
+            raise ValueError(
+                f"model {self.name!r}: response_template and {' / '.join(named)} cannot be combined: "
+                "the template declares the reasoning and the tool-call format"
+            )
+        base = (info.context or {}).get("config_dir", ".")
+        path = Path(base, _expand_env(self.response_template)).expanduser()
+        try:
+            formats = load_response_template(path)
+        except ValueError as error:
+            raise ValueError(f"model {self.name!r}: response_template {error}") from None
+        compiled = self.model_copy(update={"response_template": str(path)})
+        compiled._response_formats = formats
+        return compiled
 
     @field_validator("reasoning_parser")
     @classmethod
@@ -254,7 +282,10 @@ class ModelConfig(_Section):
     @model_validator(mode="after")
     def _effective_parsers(self) -> ModelConfig:
         """An entry naming no parser takes them from its backend model name
-        (model_families.py); `none` turns a stage off."""
+        (model_families.py); `none` turns a stage off. A response template
+        names its own formats."""
+        if self.response_template is not None:
+            return self
         if self.reasoning_parser is None and self.tool_call_parser is None:
             picked = self._picked_parsers(self.upstream_model)
             picked._parsers_from_name = True
@@ -271,6 +302,21 @@ class ModelConfig(_Section):
                 "tool_call_parser": family and family.tool_call_parser,
             }
         )
+
+    @property
+    def response_formats(self) -> TemplateFormats | None:
+        """What the `response_template` compiled to, if the model has one."""
+        return self._response_formats
+
+    @property
+    def reasoning_stage(self) -> str | ReasoningFormat | None:
+        """The reasoning parser's name, or the response template's format."""
+        return self._response_formats.reasoning if self._response_formats else self.reasoning_parser
+
+    @property
+    def tool_stage(self) -> str | ToolFormat | None:
+        """The tool-call parser's name, or the response template's format."""
+        return self._response_formats.tool_calls if self._response_formats else self.tool_call_parser
 
     @property
     def reasoning_keys(self) -> tuple[str, ...]:
