@@ -131,6 +131,9 @@ def make_pipeline(
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default.
+    A reasoning format whose models call tools mid-thought is paired with
+    the tool-call format: its opening markers end reasoning
+    (`ReasoningFormat.paired_with`).
     `force_nonempty_content=True` reports a turn that is all reasoning as
     content (`NonemptyContent`). `end_of_turn=None`
     removes the end-of-turn tokens of the named formats. `call_array=True`
@@ -144,9 +147,10 @@ def make_pipeline(
     """
     if end_of_turn is None:
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
+    tool_fmt = tool_format(tool_call_parser) if tool_call_parser is not None and not call_array else None
     reasoning = None
     if reasoning_parser is not None:
-        fmt = reasoning_format(reasoning_parser)
+        fmt = reasoning_format(reasoning_parser).paired_with(tool_fmt.opening_markers if tool_fmt else ())
         if force_reasoning is None and chat_template_kwargs is not None:
             force_reasoning = fmt.thinking_enabled(chat_template_kwargs)
         reasoning = fmt.make_parser(force_reasoning=force_reasoning, stream_reasoning=stream_reasoning)
@@ -155,8 +159,8 @@ def make_pipeline(
     tool_calls: ToolCallStage | None = None
     if call_array:
         tool_calls = CallArrayParser(max_buffered_chars)
-    elif tool_call_parser is not None:
-        tool_calls = ToolCallParser(tool_format(tool_call_parser), tools=tools, max_buffered_chars=max_buffered_chars)
+    elif tool_fmt is not None:
+        tool_calls = ToolCallParser(tool_fmt, tools=tools, max_buffered_chars=max_buffered_chars)
     suffixed = suffixed_tokens(reasoning_parser, tool_call_parser)
     edges = ((EdgeWhitespace(Reasoning),) if strip_reasoning else ()) + (
         (EdgeWhitespace(Content),) if strip_content else ()

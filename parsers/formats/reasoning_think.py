@@ -3,7 +3,10 @@
 Wire format: `<think>reasoning</think>answer`. Models whose template
 prefills `<think>` emit only `reasoning</think>answer`; those are
 `always_thinking`. A format with a `tool_start` also ends reasoning at a
-tool-call marker written before `</think>`.
+tool-call marker written before `</think>`; one `ended_by_tool_calls` at
+the opening marker of the tool-call format it is served with (Kimi K2
+Thinking and DeepSeek R1 start calling tools without closing their
+thought).
 """
 
 from dataclasses import replace
@@ -72,6 +75,7 @@ DEEPSEEK_V3 = replace(
     thinking_switches=("thinking",),
     thinking_by_default=False,
     end_of_turn=("<｜end▁of▁sentence｜>",),
+    ended_by_tool_calls=True,
 )
 register(DEEPSEEK_V3)
 register(
@@ -99,6 +103,7 @@ register(
         models="Kimi K2 Thinking / K2.5; off with `thinking: false`",
         tool_start="<|tool_calls_section_begin|>",
         thinking_switches=("thinking",),
+        ended_by_tool_calls=True,
     )
 )
 
@@ -108,7 +113,7 @@ _ALWAYS = ReasoningFormat(
     always_thinking=True,
     end_of_turn=("<｜end▁of▁sentence｜>",),
 )
-register(_ALWAYS)
+register(replace(_ALWAYS, ended_by_tool_calls=True))
 register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
 register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))
 register(replace(_ALWAYS, name="gigachat35", models="GigaChat 3.5", end_of_turn=()))
@@ -145,6 +150,7 @@ register(
         start="◁think▷",
         end="◁/think▷",
         start_required=True,
+        ended_by_tool_calls=True,
     )
 )
 register(

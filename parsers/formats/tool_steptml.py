@@ -1,7 +1,10 @@
 """StepFun Step-3 tool calls (FORMATS.md §1 `step3`): `steptml` invoke
 elements inside Step-3's call tokens, values typed by the tool schema.
 The markers use `｜` (U+FF5C) with ASCII underscores; the call type before
-`<｜tool_sep｜>` must be `function`.
+`<｜tool_sep｜>` must be `function`. Real output also leaves that header
+out (the invoke right after `<｜tool_call_begin｜>`) or names the function
+in it (`function<｜tool_sep｜>get_weather\n<steptml:invoke …>`); the
+invoke's name decides.
 
 One call (two calls: two `<｜tool_call_begin｜>…<｜tool_call_end｜>` in the block)::
 
@@ -31,7 +34,7 @@ register(
             TagCall,
             syntax=TagSyntax(
                 name_ends=('">',),
-                name_pattern=r'\s*function\s*<｜tool_sep｜>\s*<steptml:invoke\s+name="(?P<name>[^"]+)',
+                name_pattern=r'\s*(?:function\s*<｜tool_sep｜>[^<]*)?<steptml:invoke\s+name="(?P<name>[^"]+)',
                 key_open="<steptml:parameter",
                 key_close=">",
                 key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',

@@ -6,10 +6,12 @@ is a state machine over marker hits:
 
 - ``before``: not reasoning yet; a start marker opens reasoning, all other
   text is content (an end marker here is plain content).
-- ``thinking``: text is reasoning until the end marker (dropped) or the
-  format's tool-start marker, which ends reasoning and is itself passed on
-  as content so the tool-call stage sees it. Start markers echoed before
-  any reasoning text are dropped.
+- ``thinking``: text is reasoning until the end marker (dropped) or a
+  tool-start marker (the format's own, or, for a format whose models call
+  tools mid-thought, the opening marker of the tool-call format it is
+  served with: `paired_with`), which ends reasoning and is itself passed
+  on as content so the tool-call stage sees it. Start markers echoed
+  before any reasoning text are dropped.
 - ``after``: everything is content; nothing is scanned any more.
 
 Formats whose models think again later in the same turn (`reenters`) go
@@ -31,7 +33,7 @@ directly follows the start marker; its prefix is held back meanwhile.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from parsers.core.events import Content, Event, Reasoning
 from parsers.core.markers import MarkerSet, cut_short, marker_set
@@ -67,6 +69,11 @@ class ReasoningFormat:
     `other_starts` and `other_ends` are further spellings of the start and
     end markers, each ending what any start opened (K2 Horizon writes one
     pair per reasoning effort).
+    `tool_start` ends reasoning whatever tool-call format is served with
+    it (SGLang's detectors). `ended_by_tool_calls`: the models call tools
+    mid-thought without closing it (Kimi K2 Thinking, DeepSeek R1), so the
+    opening markers of the paired tool-call format end reasoning too;
+    `paired_with` fills them in as `tool_starts`.
     `stage` replaces the `<think>` machine for formats that are not tags.
     `suffixed_tokens`: token names a checkpoint may spell with a suffix
     (`<think:opensource>`); the markers are written bare (`parsers.stages.token_suffix`).
@@ -79,6 +86,8 @@ class ReasoningFormat:
     other_starts: tuple[str, ...] = ()
     other_ends: tuple[str, ...] = ()
     tool_start: str | None = None
+    ended_by_tool_calls: bool = False
+    tool_starts: tuple[str, ...] = ()
     always_thinking: bool = False
     thinking_switches: tuple[str, ...] = ("enable_thinking",)
     thinking_by_default: bool = True
@@ -99,6 +108,15 @@ class ReasoningFormat:
         """A fresh stage for one choice: `ReasoningParser`, unless the format
         has a grammar of its own (`stage`)."""
         return (self.stage or ReasoningParser)(self, **options)
+
+    def paired_with(self, tool_openers: tuple[str, ...]) -> ReasoningFormat:
+        """This format as served with a tool-call format whose calls open
+        with `tool_openers`: those end reasoning if the format says its
+        models call tools mid-thought; otherwise the format as it is, the
+        markers staying literal inside reasoning."""
+        if not self.ended_by_tool_calls or not tool_openers:
+            return self
+        return replace(self, tool_starts=tool_openers)
 
     def thinking_enabled(self, chat_template_kwargs: dict | None) -> bool:
         """Whether a request with these template kwargs starts in reasoning."""
@@ -172,8 +190,9 @@ class ReasoningParser(ReasoningEmitter):
         self._starts = (fmt.start, *fmt.other_starts)
         self._ends = (fmt.end, *fmt.other_ends)
         self._before_markers = marker_set(*self._starts, *fmt.answer_markers)
-        closers = (*self._ends, fmt.tool_start) if fmt.tool_start else self._ends
-        closers += fmt.answer_markers
+        closers = (*self._ends, *fmt.tool_starts, *fmt.answer_markers)
+        if fmt.tool_start:
+            closers += (fmt.tool_start,)
         if fmt.answer_markers:
             self._answer_markers = marker_set(*fmt.answer_markers)
         if fmt.passthrough:

@@ -100,6 +100,13 @@ class ToolFormat:
     render_arguments: Callable[[str], str] | None = None
     suffixed_tokens: tuple[str, ...] = ()
 
+    @property
+    def opening_markers(self) -> tuple[str, ...]:
+        """The markers a model writes to begin its tool calls: the section
+        start, or without sections the call starts (bare and unmarked
+        starts are text too common to count)."""
+        return (self.section_start,) if self.section_start else (self.call_start, *self.other_call_starts)
+
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""
         if self.parameter_template:
