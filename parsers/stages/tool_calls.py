@@ -222,11 +222,13 @@ class ToolCallParser:
     def finish(self) -> list[Event]:
         held, self._held_back = self._held_back, ""
         if self._state == "body":
+            body = self._body
+            assert body is not None, "the body state has a body"
+            if held and hasattr(body, "read_to_end"):
+                body.read_to_end(held)
             committed = not self._committed_nothing()
             if not committed:
                 self._tentative.append(held)
-            body = self._body
-            assert body is not None, "the body state has a body"
             leftover = body.leftover(held) if committed and held and hasattr(body, "leftover") else ""
             body.finish()
             self._end_body()
