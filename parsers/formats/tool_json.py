@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
+from parsers.grammars.unmarked_json import FENCE_OPEN, UnmarkedJsonCalls
 from parsers.stages.tool_calls import ToolFormat
 
 QWEN25 = ToolFormat(
@@ -78,8 +79,9 @@ register(
         call_start="<|python_tag|>",
         call_end="",
         bare_start="{",
+        unmarked_starts=("{", FENCE_OPEN),
         call_separator=";",
-        body=JsonCalls,
+        body=UnmarkedJsonCalls,
         call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
         needs_special_tokens=True,

@@ -33,6 +33,7 @@ class _DeepSeekMarkers(TypedDict):
     dropped_markers: tuple[str, ...]
     end_of_turn: tuple[str, ...]
     needs_special_tokens: bool
+    drops_text_after_calls: bool
 
 
 _DEEPSEEK_MARKERS = _DeepSeekMarkers(
@@ -42,6 +43,7 @@ _DEEPSEEK_MARKERS = _DeepSeekMarkers(
     dropped_markers=("<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"),
     end_of_turn=("<｜end▁of▁sentence｜>",),
     needs_special_tokens=True,
+    drops_text_after_calls=True,
 )
 
 register(

@@ -15,6 +15,7 @@ returned as content by the tool-call stage.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import orjson
 
@@ -35,10 +36,14 @@ class JsonCallObject:
         sink: CallSink,
         name_keys: tuple[str, ...] = ("name",),
         args_keys: tuple[str, ...] = ("arguments", "parameters"),
+        accepts: Callable[[str], bool] | None = None,
     ):
         self.status = RUNNING
         self.started = False
         self._sink = sink
+        self._accepts = accepts
+        self._name: str | None = None
+        self._args_key_seen = False
         self._name_keys = name_keys
         self._args_keys = args_keys
         self._state = "open"
@@ -118,6 +123,11 @@ class JsonCallObject:
             pos = _WHITESPACE.match(buf, pos).end()
             if pos == len(buf):
                 return pos
+            if self._key in self._args_keys and not self._args_key_seen:
+                self._args_key_seen = True
+                self._start_when_certain()
+                if self.status == FAILED:
+                    return pos
             if self._key in self._args_keys and buf[pos] == '"':
                 self._string_args = JsonStringDecoder()
             elif self._key in self._args_keys and buf[pos] == "n":
@@ -143,13 +153,30 @@ class JsonCallObject:
             if buf[pos] != '"' or len(buf) - pos > MAX_TOKEN_CHARS:
                 self.status = FAILED
             return pos
-        if not self.started:
-            self.started = True
-            self._sink.start(token[0])
-            if self._early_args:
-                self._sink.args("".join(self._early_args))
+        if self._name is None:
+            self._name = token[0]
+            self._start_when_certain()
+            if self.status == FAILED:
+                return pos
         self._state = "next"
         return token[1]
+
+    def _start_when_certain(self) -> None:
+        """Announce the call once its name is read; with `accepts`, only
+        once its arguments key is read too and `accepts(name)` holds."""
+        name = self._name
+        if self.started or name is None:
+            return
+        if self._accepts is not None:
+            if not self._args_key_seen:
+                return
+            if not self._accepts(name):
+                self.status = FAILED
+                return
+        self.started = True
+        self._sink.start(name)
+        if self._early_args:
+            self._sink.args("".join(self._early_args))
 
     def _forward_args(self, text: str) -> None:
         if not text:

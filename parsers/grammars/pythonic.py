@@ -112,11 +112,20 @@ class PythonicCalls:
         self._flush()
         return pos
 
+    def read_to_end(self, unread: str) -> None:
+        """The output ended with `unread` held back: the end ends the token
+        it cuts, as a blank would (outside a string). A number or constant
+        held back (`days=2`) is a value, and may make a call certain."""
+        if self._frames and self._string is None and self._json is None:
+            self.step(unread + " ", 0)
+
     def finish(self) -> None:
         if self._json is not None:
             self._json.finish()
             self.status = self._json.status
             return
+        if self._call_open:
+            self._writer.close_all()
         self._flush()
         self.status = DONE if self._calls else FAILED
 

@@ -71,6 +71,9 @@ class ToolFormat:
     the markers are written bare (`parsers.stages.token_suffix`). `call_id_template`, if set, is how the model family numbers call
     ids (`{name}`, `{n}` = calls in the conversation before this one);
     otherwise ids are OpenAI's `call_…`.
+    `drops_text_after_calls`: text after the first call is not content
+    (DeepSeek: its peers keep only the text before the calls; a block that
+    held no call is still returned as content).
     `parses_without_tools`: the model calls tools its template declares
     even when the request offers none (MiniMax M3), so a request without
     tools still has its calls read, unless its `tool_choice` is `none`.
@@ -96,6 +99,7 @@ class ToolFormat:
     end_of_turn: tuple[str, ...] = ()
     needs_special_tokens: bool = False
     parses_without_tools: bool = False
+    drops_text_after_calls: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
     suffixed_tokens: tuple[str, ...] = ()
@@ -238,11 +242,13 @@ class ToolCallParser:
     def finish(self) -> list[Event]:
         held, self._held_back = self._held_back, ""
         if self._state == "body":
+            body = self._body
+            assert body is not None, "the body state has a body"
+            if held and hasattr(body, "read_to_end"):
+                body.read_to_end(held)
             committed = not self._committed_nothing()
             if not committed:
                 self._tentative.append(held)
-            body = self._body
-            assert body is not None, "the body state has a body"
             leftover = body.leftover(held) if committed and held and hasattr(body, "leftover") else ""
             body.finish()
             self._end_body()
@@ -397,7 +403,7 @@ class ToolCallParser:
     def _emit_text(self, text: str) -> None:
         """Content, except a whitespace-only run between the start of the
         output or a call, and a call or the end of the output."""
-        if not text:
+        if not text or (self._call_count and self.fmt.drops_text_after_calls):
             return
         if self._at_boundary:
             if not text.strip(_WHITESPACE):
