@@ -8,8 +8,9 @@
 The header runs up to `args_start`; `name_pattern` must match all of it
 (its group `name` is the function name), else the body is not a call and
 the tool-call stage returns it as content; with `skip_unnamed`, such a
-call is instead read up to `args_end` (or the end of the output) and
-dropped, neither call nor content (Kimi K2's ids that are not
+call, or one whose header runs into `args_end` with no `args_start`, is
+instead read up to `args_end` (or the end of the output) and dropped,
+neither call nor content (Kimi K2's ids that are not
 `functions.NAME:N`). The arguments then stream as
 verbatim slices of the model's text until `JsonValueScanner` finds their
 end, or until the optional `args_end` marker (a special token that cannot
@@ -47,8 +48,10 @@ class NamedJsonCall:
         self._header: list[str] = []
         self._header_chars = 0
         self._args: JsonValueScanner | None = None
-        self._skip_unnamed = skip_unnamed and self._args_end is not None
+        self._skip_unnamed = skip_unnamed and args_end is not None
         self._skipping = False
+        # With `skip_unnamed`, a header may also end at `args_end` (a call with no arguments marker).
+        self._header_end = marker_set(args_start, args_end) if self._skip_unnamed and args_end else self._args_start
 
     def step(self, buf: str, pos: int) -> int:
         if self._skipping:
@@ -79,12 +82,16 @@ class NamedJsonCall:
             self.status = FAILED
 
     def _step_header(self, buf: str, pos: int) -> int:
-        hit = self._args_start.search(buf, pos)
+        hit = self._header_end.search(buf, pos)
         if hit is None:
-            end = self._args_start.safe_end(buf, pos)
+            end = self._header_end.safe_end(buf, pos)
             self._add_header(buf[pos:end])
             return end
         self._add_header(buf[pos : hit.start])
+        if hit.marker not in self._args_start.markers:
+            self._sink.reply("")  # a call with no arguments marker: skipped
+            self.status = DONE
+            return hit.start
         match = self._name_pattern.fullmatch("".join(self._header))
         if match is None and self._skip_unnamed:
             self._sink.reply("")  # drops what was read: the call is skipped
