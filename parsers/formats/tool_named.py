@@ -92,8 +92,9 @@ register(
         body=partial(
             NamedJsonCall,
             args_start="<|tool_call_argument_begin|>",
-            name_pattern=r"\s*(?:functions\.)?(?P<name>[\w.\-]+?)(?::\d+)?\s*",
+            name_pattern=r"\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*",
             args_end="<|tool_call_end|>",
+            skip_unnamed=True,
         ),
         call_template=(
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{arguments}"

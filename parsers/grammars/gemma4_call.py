@@ -12,6 +12,11 @@ left out (`query:Paris, France<|"|>`); in an object a comma belongs to
 such a string when no `key:` comes before the delimiter. A bare word still
 undecided after `MAX_TOKEN_CHARS` is taken for such a string, and streams.
 
+A bare `null` (`none`, `nil`, any case) is JSON null, as vLLM reads it,
+except for a top-level parameter whose schema allows only a string: it
+stays the text `"null"`. A parameter whose schema allows null or is not a
+string (an integer, a nullable string) gets null; see `coerce.to_json`.
+
 The call starts at `{`. After that it is never retracted: malformed text
 ends it with the arguments read so far, closed into valid JSON, and the
 rest is content. `<tool_call|>` ends the call wherever it appears.
@@ -26,6 +31,7 @@ import orjson
 
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.coerce import to_json
 from parsers.core.json_writer import JsonWriter, json_string_body
 from parsers.core.markers import cut_short, marker_set
 
@@ -40,6 +46,7 @@ _STRING_END = re.compile(re.escape(QUOTE) + "|" + re.escape(END))
 _BARE_END = re.compile(f"{re.escape(QUOTE)}|{re.escape(END)}|[,}}\\]]")
 _AFTER_COMMA = re.compile(f"{re.escape(QUOTE)}|{re.escape(END)}|[:}}\\]]")
 _MARKERS = marker_set(QUOTE, END)
+_NULL_WORDS = ("null", "none", "nil")
 ITEM, VALUE, SEP = "item", "value", "sep"
 
 
@@ -63,6 +70,8 @@ def bare_json(word: str) -> str:
     word = word.strip()
     if word in ("true", "false"):
         return word
+    if word.lower() in _NULL_WORDS:
+        return "null"
     try:
         number = float(word) if "." in word else int(word)
     except ValueError:
@@ -79,6 +88,8 @@ class Gemma4Call:
         self._writer = JsonWriter()
         self._frames: list[list] = []  # [closer, state]; `}` objects, `]` arrays
         self._started = False
+        self._types: dict = {}  # top-level parameter -> JSON types its schema allows
+        self._key: str | None = None  # the top-level parameter being read
 
     def step(self, buf: str, pos: int) -> int:
         n = len(buf)
@@ -135,6 +146,8 @@ class Gemma4Call:
             return pos
         self._started = True
         self._sink.start(head.group(1))
+        parameter_types = getattr(self._sink, "parameter_types", None)
+        self._types = parameter_types(head.group(1)) if parameter_types else {}
         self._open("{", "}")
         return head.end()
 
@@ -145,6 +158,7 @@ class Gemma4Call:
                 return self._more(buf, pos)
             return self._fail(pos)
         self._writer.key(key.group(1).strip())
+        self._key = key.group(1).strip() if len(self._frames) == 1 else None
         self._frames[-1][1] = VALUE
         return key.end()
 
@@ -179,8 +193,15 @@ class Gemma4Call:
             self._writer.string(buf[pos:stop])
             self._writer.close_string()
             return stop + len(QUOTE)
-        self._writer.scalar(bare_json(buf[pos:stop]))
+        self._writer.scalar(self._bare_value(buf[pos:stop]))
         return stop
+
+    def _bare_value(self, word: str) -> str:
+        """A bare word's JSON; a null word is typed by its parameter's schema."""
+        types = self._types.get(self._key) if self._key is not None and len(self._frames) == 1 else None
+        if types and word.strip().lower() in _NULL_WORDS:
+            return to_json(word, types)
+        return bare_json(word)
 
     def _read_string(self, buf: str, pos: int) -> int:
         hit = _STRING_END.search(buf, pos)

@@ -7,7 +7,11 @@
 
 The header runs up to `args_start`; `name_pattern` must match all of it
 (its group `name` is the function name), else the body is not a call and
-the tool-call stage returns it as content. The arguments then stream as
+the tool-call stage returns it as content; with `skip_unnamed`, such a
+call, or one whose header runs into `args_end` with no `args_start`, is
+instead read up to `args_end` (or the end of the output) and dropped,
+neither call nor content (Kimi K2's ids that are not
+`functions.NAME:N`). The arguments then stream as
 verbatim slices of the model's text until `JsonValueScanner` finds their
 end, or until the optional `args_end` marker (a special token that cannot
 occur in valid arguments): malformed arguments pass through as written.
@@ -21,12 +25,21 @@ from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallBody, CallSink
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.markers import marker_set
+from parsers.grammars.recipient_call import ReplySink
 
 _WHITESPACE = always_matching(r"\s*")
 
 
 class NamedJsonCall:
-    def __init__(self, sink: CallSink, *, args_start: str, name_pattern: str, args_end: str | None = None):
+    def __init__(
+        self,
+        sink: ReplySink,
+        *,
+        args_start: str,
+        name_pattern: str,
+        args_end: str | None = None,
+        skip_unnamed: bool = False,
+    ):
         self.status = RUNNING
         self._sink = sink
         self._args_start = marker_set(args_start)
@@ -35,8 +48,14 @@ class NamedJsonCall:
         self._header: list[str] = []
         self._header_chars = 0
         self._args: JsonValueScanner | None = None
+        self._skip_unnamed = skip_unnamed and args_end is not None
+        self._skipping = False
+        # With `skip_unnamed`, a header may also end at `args_end` (a call with no arguments marker).
+        self._header_end = marker_set(args_start, args_end) if self._skip_unnamed and args_end else self._args_start
 
     def step(self, buf: str, pos: int) -> int:
+        if self._skipping:
+            return self._step_skipped(buf, pos)
         if self._args is None:
             pos = self._step_header(buf, pos)
             if self._args is None:
@@ -57,25 +76,43 @@ class NamedJsonCall:
         return end
 
     def finish(self) -> None:
-        if self._args is not None:
+        if self._args is not None or self._skipping:
             self.status = DONE
         else:
             self.status = FAILED
 
     def _step_header(self, buf: str, pos: int) -> int:
-        hit = self._args_start.search(buf, pos)
+        hit = self._header_end.search(buf, pos)
         if hit is None:
-            end = self._args_start.safe_end(buf, pos)
+            end = self._header_end.safe_end(buf, pos)
             self._add_header(buf[pos:end])
             return end
         self._add_header(buf[pos : hit.start])
+        if hit.marker not in self._args_start.markers:
+            self._sink.reply("")  # a call with no arguments marker: skipped
+            self.status = DONE
+            return hit.start
         match = self._name_pattern.fullmatch("".join(self._header))
+        if match is None and self._skip_unnamed:
+            self._sink.reply("")  # drops what was read: the call is skipped
+            self._skipping = True
+            return self._step_skipped(buf, hit.end)
         if match is None:
             self.status = FAILED
             return hit.start
         self._sink.start(match.group("name"))
         self._args = JsonValueScanner()
         return hit.end
+
+    def _step_skipped(self, buf: str, pos: int) -> int:
+        """Inside a skipped call: everything up to `args_end` is dropped;
+        the marker itself is left to the driver, which closes the call."""
+        assert self._args_end is not None, "only a body with an end marker skips"
+        hit = self._args_end.search(buf, pos)
+        if hit is None:
+            return self._args_end.safe_end(buf, pos)
+        self.status = DONE
+        return hit.start
 
     def _add_header(self, text: str) -> None:
         self._header.append(text)
