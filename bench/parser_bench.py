@@ -32,6 +32,7 @@ from bench.workloads import (
     tool_pipeline,
 )
 from parsers import reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
+from parsers.registry import reasoning_parser_name, tool_call_parser_name
 
 SLOPE_TARGET, TOOL_TARGET_US, REASONING_TARGET_US = 1.1, 5.0, 3.0
 
@@ -75,8 +76,13 @@ def main() -> None:
     args = parser.parse_args()
     sizes, repeats = ([16, 64], 2) if args.quick else ([1, 4, 16, 64], 9)
     only = set(filter(None, args.names.split(",")))
-    chosen = lambda names: [n for n in names if not only or n in only]  # noqa: E731
     tool_names, reasoning_names = tool_call_parser_names(), reasoning_parser_names()
+
+    def chosen(names: list[str], registered: list[str], lookup, spelled) -> list[str]:
+        """The formats asked for by any of their names, in either spelling
+        (one row per format)."""
+        wanted = {spelled(name) for name in only}
+        return [n for n in names if not only or wanted & set(aliases(n, registered, lookup))]
 
     print(
         f"CPU µs per {args.chunk}-character chunk, best of {repeats}; "
@@ -85,7 +91,7 @@ def main() -> None:
     print(f"| tool-call parser | {' | '.join(f'{s} KB' for s in sizes)} | slope | {args.params} params | slope |")
     print(f"|---|{'---|' * len(sizes)}---|---|---|")
     at_64, worst_slope = [], 0.0
-    for name in chosen(distinct_tool_parsers()):
+    for name in chosen(distinct_tool_parsers(), tool_names, tool_format, tool_call_parser_name):
         make = functools.partial(tool_pipeline, name)
         per_size, grow = growth(make, {s: long_argument_call(name, s, args.chunk) for s in sizes}, args.chunk, repeats)
         params = {n: many_parameters_call(name, n, args.chunk) for n in (args.params // 4, args.params)}
@@ -100,7 +106,7 @@ def main() -> None:
     print(f"\n| reasoning parser | stream_reasoning | {' | '.join(f'{s} KB' for s in sizes)} | slope |")
     print(f"|---|---|{'---|' * len(sizes)}---|")
     worst_reasoning = 0.0
-    for name in chosen(distinct_reasoning_parsers()):
+    for name in chosen(distinct_reasoning_parsers(), reasoning_names, reasoning_format, reasoning_parser_name):
         for streamed in (True, False):
             make = functools.partial(reasoning_pipeline, name, streamed)
             texts = {s: reasoning_output(name, s, args.chunk) for s in sizes}
