@@ -103,6 +103,7 @@ register(
         dropped_markers=("<|tool_calls_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"),
         end_of_turn=("<|im_end|>",),
         needs_special_tokens=True,
+        section_holds_only_calls=True,
         call_id_template="functions.{name}:{n}",
     )
 )

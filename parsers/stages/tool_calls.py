@@ -74,6 +74,10 @@ class ToolFormat:
     `drops_text_after_calls`: text after the first call is not content
     (DeepSeek: its peers keep only the text before the calls; a block that
     held no call is still returned as content).
+    `section_holds_only_calls`: inside a section, text that is not a call
+    (noise before a call, a call start cut off by the end of the output,
+    an unclosed section's text) is not content (Kimi K2: its peers read
+    only the calls between the section markers).
     `parses_without_tools`: the model calls tools its template declares
     even when the request offers none (MiniMax M3), so a request without
     tools still has its calls read, unless its `tool_choice` is `none`.
@@ -100,6 +104,7 @@ class ToolFormat:
     needs_special_tokens: bool = False
     parses_without_tools: bool = False
     drops_text_after_calls: bool = False
+    section_holds_only_calls: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
     suffixed_tokens: tuple[str, ...] = ()
@@ -354,7 +359,7 @@ class ToolCallParser:
             text = "".join(self._tentative)
             if self._fallback_drops is not None:
                 text = self._fallback_drops.remove(text)
-            if text or self._fallback_drops is None:
+            if (text or self._fallback_drops is None) and not self._in_call_only_section():
                 self.outcomes.fallbacks += self._body_marked
                 self._events.append(Content(self._gap + text))
                 self._gap = ""
@@ -400,10 +405,13 @@ class ToolCallParser:
         self._begin_body([])
         return pos
 
+    def _in_call_only_section(self) -> bool:
+        return self._in_section and self.fmt.section_holds_only_calls
+
     def _emit_text(self, text: str) -> None:
         """Content, except a whitespace-only run between the start of the
         output or a call, and a call or the end of the output."""
-        if not text or (self._call_count and self.fmt.drops_text_after_calls):
+        if not text or (self._call_count and self.fmt.drops_text_after_calls) or self._in_call_only_section():
             return
         if self._at_boundary:
             if not text.strip(_WHITESPACE):
