@@ -50,6 +50,9 @@ register(
     ToolFormat(
         name="deepseekv3",
         models="DeepSeek V3 / V3-0324, R1 / R1-0528",
+        # R1 and its distills sometimes open a call with `<｜tool▁calls｜>` alone
+        # (no `<｜tool▁call▁begin｜>`), as llama.cpp's R1 parser reads it.
+        other_call_starts=("<｜tool▁calls｜>",),
         call_end="\n```<｜tool▁call▁end｜>",
         body=partial(
             NamedJsonCall,
