@@ -46,7 +46,9 @@ class ChannelSyntax:
     matching `reasoning_header` is reasoning, else content. `fillers` are
     bare channel names dropped between messages. `message_start` is a
     dropped marker after which `recipient_start` (and at the start of the
-    output too) opens a header. `reasoning_separator` goes between two
+    output too) opens a header; `implied_start` is what the prompt wrote
+    before such a header, put back in front of it when the message is
+    passed on as a tool call. `reasoning_separator` goes between two
     reasoning messages. A header matching `builtin_header` addresses a tool
     the model's host runs itself, not a client function: its body is
     reasoning. Whitespace alone outside messages is dropped."""
@@ -59,14 +61,21 @@ class ChannelSyntax:
     fillers: frozenset[str] = frozenset({"analysis", "commentary", "final"})
     message_start: str | None = None
     recipient_start: str | None = None
+    implied_start: str = ""
     reasoning_separator: str = ""
 
 
 # gpt-oss's built-in tools (the browser, python and container tools of its
 # system prompt) are not the client's functions: vLLM makes only
 # `functions.*` recipients into tool calls and streams the others' bodies as
-# reasoning, and so does parsegate.
-HARMONY = ChannelSyntax(builtin_header=r"\bto=(?:python\b|browser\.|container\.)")
+# reasoning, and so does parsegate. The prompt ends at `<|start|>assistant`,
+# so the output may open with the rest of a role header that names the
+# recipient: ` to=functions.get_weather<|channel|>commentary json<|message|>…`.
+HARMONY = ChannelSyntax(
+    builtin_header=r"\bto=(?:python\b|browser\.|container\.)",
+    recipient_start=" to=",
+    implied_start=START + "assistant",
+)
 
 
 class HarmonyReasoningParser:
@@ -80,6 +89,7 @@ class HarmonyReasoningParser:
         self._state = "message_start" if syntax.recipient_start else "between" if syntax.fillers else "outside"
         self._held_back = ""
         self._header: list[str] = []
+        self._header_implied = False
         self._kind: type[Content | Reasoning] = Content
         self._tool_call = False
         self._reasoning_seen = False
@@ -135,12 +145,13 @@ class HarmonyReasoningParser:
         assert opener is not None, "a syntax with message_start has a recipient_start"
         if buf.startswith(opener, pos):
             self._header = [opener]
+            self._header_implied = True
             self._state = "header"
             return pos + len(opener)
         if len(buf) - pos < len(opener) and opener.startswith(buf[pos:]):
             self._held_back = buf[pos:]
             return None
-        self._state = "outside"
+        self._state = "between" if self._syntax.fillers else "outside"
         return pos
 
     def _take(self, text: str, events: list[Event]) -> None:
@@ -176,6 +187,7 @@ class HarmonyReasoningParser:
             self._state = "message_start"
         elif marker in self._syntax.header_starts and self._state != "header":
             self._header = [marker]
+            self._header_implied = False
             self._state = "header"
         elif marker in self._syntax.header_starts:
             self._header.append(marker)
@@ -195,7 +207,8 @@ class HarmonyReasoningParser:
         self._tool_call = not builtin and self._tool_header.search(header) is not None
         if self._tool_call:
             self._kind = Content
-            events.append(Content(header + MESSAGE))
+            implied = self._syntax.implied_start if self._header_implied else ""
+            events.append(Content(implied + header + MESSAGE))
         elif builtin or self._reasoning_header.search(header):
             self._kind = Reasoning
             if self._reasoning_seen and self._syntax.reasoning_separator:
