@@ -115,7 +115,15 @@ _ALWAYS = ReasoningFormat(
 )
 register(replace(_ALWAYS, ended_by_tool_calls=True))
 register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
-register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))
+register(
+    replace(
+        _ALWAYS,
+        name="step3p5",
+        models="StepFun Step-3.5; the newlines it writes around </think> are not text",
+        other_ends=("\n</think>",),
+        drops_newline_after_end=True,
+    )
+)
 register(replace(_ALWAYS, name="gigachat35", models="GigaChat 3.5", end_of_turn=()))
 
 register(
