@@ -29,7 +29,7 @@ register(
 register(replace(QWEN3, name="minimax", models="MiniMax M1/M2 (reasoning always on)", always_thinking=True))
 register(replace(QWEN3, name="interns1", models="InternLM / Intern-S1"))
 register(replace(QWEN3, name="nano_v3", models="NVIDIA Nemotron 3 Nano"))
-register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"))
+register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"), "glm47")
 register(replace(QWEN3, name="ling3", models="inclusionAI Ling 3 / Ring 3"))
 register(replace(QWEN3, name="dots", models="rednote dots.llm1"))
 register(replace(QWEN3, name="nanbeige", models="Nanbeige 4"))
@@ -168,5 +168,6 @@ register(
         models="MiniMax M1 / M2, keeping <think>…</think> in content for clients that split it",
         separates=False,
         tool_start=None,
-    )
+    ),
+    "minimax_m2_append_think",
 )
