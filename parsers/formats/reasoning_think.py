@@ -29,7 +29,7 @@ register(
 register(replace(QWEN3, name="minimax", models="MiniMax M1/M2 (reasoning always on)", always_thinking=True))
 register(replace(QWEN3, name="interns1", models="InternLM / Intern-S1"))
 register(replace(QWEN3, name="nano_v3", models="NVIDIA Nemotron 3 Nano"))
-register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"))
+register(replace(QWEN3, name="glm45", models="GLM-4.5 / 4.6 / 4.7, GLM-5"), "glm47")
 register(replace(QWEN3, name="ling3", models="inclusionAI Ling 3 / Ring 3"))
 register(replace(QWEN3, name="dots", models="rednote dots.llm1"))
 register(replace(QWEN3, name="nanbeige", models="Nanbeige 4"))
@@ -115,7 +115,15 @@ _ALWAYS = ReasoningFormat(
 )
 register(replace(_ALWAYS, ended_by_tool_calls=True))
 register(replace(_ALWAYS, name="step3", models="StepFun Step-3"))
-register(replace(_ALWAYS, name="step3p5", models="StepFun Step-3.5"))
+register(
+    replace(
+        _ALWAYS,
+        name="step3p5",
+        models="StepFun Step-3.5; the newlines it writes around </think> are not text",
+        other_ends=("\n</think>",),
+        drops_newline_after_end=True,
+    )
+)
 register(replace(_ALWAYS, name="gigachat35", models="GigaChat 3.5", end_of_turn=()))
 
 register(
@@ -160,5 +168,6 @@ register(
         models="MiniMax M1 / M2, keeping <think>…</think> in content for clients that split it",
         separates=False,
         tool_start=None,
-    )
+    ),
+    "minimax_m2_append_think",
 )
