@@ -50,7 +50,24 @@ SEARCH = {
     "type": "function",
     "function": {"name": "web.search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
 }
-TOOLS = [WEATHER, SEARCH]
+ALARM = {
+    "type": "function",
+    "function": {
+        "name": "set_alarm",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "at": {"type": ["string", "integer"]},
+                "snooze": {"type": "number", "nullable": True},
+                "label": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+                "repeat": {"type": "array"},
+                "options": {"type": "object"},
+                "days": {"type": "integer"},
+            },
+        },
+    },
+}
+TOOLS = [WEATHER, SEARCH, ALARM]
 
 QWEN3_OUTPUTS = [
     "<think>\nThe user wants weather.\n</think>\n\n"
@@ -61,6 +78,12 @@ QWEN3_OUTPUTS = [
     "<think>\nNo tool needed.\n</think>\n\nIt is 4 < 5 and </think> stays.<|im_end|>",
     "Plain answer, no reasoning at all.\n<|endoftext|>",
     "<think>cut off while thinking",
+    # String arguments cast to the declared types; a string parameter keeps "7".
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "7", "days": " 3 ", "metric": "True"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "set_alarm", "arguments": {"at": "0730", "snooze": "1e3", "label": "None", '
+    '"repeat": "[1, \\"mon\\"]", "options": "{\\"loud\\": true}", "days": ["1", "x", 2.50, "4.0"]}}\n</tool_call>',
+    '<tool_call>{"name": "set_alarm", "arguments": {"at": "x7", "snooze": "null", "label": "null", '
+    '"repeat": "not json", "options": "[]", "days": "2.5", "extra": "7"}}</tool_call>',
 ]
 NAMED_OUTPUTS = [
     "<think> Need weather. </think>Sure."
@@ -69,4 +92,7 @@ NAMED_OUTPUTS = [
     "<reason>other spelling</reason>\n"
     '<|tool_call_begin|>get_weather<|tool_call_argument_begin|>{"city": "Rome"}<|tool_call_end|>',
     "<|tool_call_begin|> is text until a name follows? no: <|tool_call_end|> Just text.<|im_end|>",
+    '<|tool_call_begin|>get_weather<|tool_call_argument_begin|>{"days": "\\u0034", "metric": "0", '
+    '"city": "true"}<|tool_call_end|>'
+    '<|tool_call_begin|>set_alarm<|tool_call_argument_begin|>{ "snooze" : "2.0" , "days": "-1E2" }<|tool_call_end|>',
 ]

@@ -22,6 +22,8 @@ per model. Its fields map as follows:
   them (`keep_special_tokens` in config.yaml overrides).
 - `strip` (default true, as transformers has it) trims the reasoning and
   the content at both ends (`parsers.stages.edge_whitespace`).
+- string arguments are cast to the tools' declared types, as transformers
+  casts them (`parsers.stages.typed_arguments`).
 
 Any other construct is refused with a `ResponseTemplateError` naming it:
 regexes beyond literal markers, the `xml-inline`, `kv-lines` and
@@ -71,6 +73,7 @@ class TemplateFormats:
             "end_of_turn": self.end_of_turn,
             "strip_reasoning": self.strip_reasoning,
             "strip_content": self.strip_content,
+            "cast_arguments": self.tool_calls is not None,
         }
 
 
