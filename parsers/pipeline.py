@@ -16,6 +16,7 @@ from parsers.stages.nonempty_content import NonemptyContent
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.token_suffix import SuffixStripper
 from parsers.stages.tool_calls import ToolCallParser, ToolFormat
+from parsers.stages.typed_arguments import TypedArguments
 
 
 class ToolCallStage(Protocol):
@@ -33,8 +34,9 @@ class Pipeline:
     removes end-of-turn tokens, feeds the text through the reasoning
     stage, then its content through the tool-call stage. Either stage may
     be absent. Adjacent content events are merged, so each `feed` yields at
-    most one content event per run. `edges` trim the whitespace at both
-    ends of the reasoning or the content (declarative formats)."""
+    most one content event per run. `filters` then pass over the events
+    (declarative formats: trim the whitespace at both ends of the reasoning
+    or the content, type the call arguments)."""
 
     def __init__(
         self,
@@ -42,13 +44,13 @@ class Pipeline:
         tool_calls: ToolCallStage | None,
         end_of_turn: EndOfTurnFilter | None = None,
         suffixes: SuffixStripper | None = None,
-        edges: tuple[EdgeWhitespace, ...] = (),
+        filters: tuple[EdgeWhitespace | TypedArguments, ...] = (),
     ):
         self.reasoning = reasoning
         self.tool_calls = tool_calls
         self.end_of_turn = end_of_turn
         self.suffixes = suffixes
-        self.edges = edges
+        self.filters = filters
 
     @property
     def outcomes(self) -> CallOutcomes | None:
@@ -75,8 +77,8 @@ class Pipeline:
         return self._trim(_merge(events))
 
     def _trim(self, events: list[Event]) -> list[Event]:
-        for edge in self.edges:
-            events = edge.pass_(events)
+        for event_filter in self.filters:
+            events = event_filter.pass_(events)
         return events
 
     def _stages(self, text: str) -> list[Event]:
@@ -125,6 +127,7 @@ def make_pipeline(
     max_buffered_chars: int | None = None,
     strip_reasoning: bool = False,
     strip_content: bool = False,
+    cast_arguments: bool = False,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
@@ -143,7 +146,9 @@ def make_pipeline(
     more text than that is given up: unnamed, it goes out as content;
     named, it ends with the arguments written so far. Either parser may be
     a format given as data (`parsers.formats.response_template`) instead of
-    a name; `strip_reasoning` / `strip_content` trim that text's ends.
+    a name; `strip_reasoning` / `strip_content` trim that text's ends, and
+    `cast_arguments` casts string arguments to the types `tools` declare
+    (`parsers.stages.typed_arguments`).
     """
     if end_of_turn is None:
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
@@ -162,15 +167,17 @@ def make_pipeline(
     elif tool_fmt is not None:
         tool_calls = ToolCallParser(tool_fmt, tools=tools, max_buffered_chars=max_buffered_chars)
     suffixed = suffixed_tokens(reasoning_parser, tool_call_parser)
-    edges = ((EdgeWhitespace(Reasoning),) if strip_reasoning else ()) + (
-        (EdgeWhitespace(Content),) if strip_content else ()
+    filters = (
+        ((TypedArguments(tools),) if cast_arguments and tools else ())
+        + ((EdgeWhitespace(Reasoning),) if strip_reasoning else ())
+        + ((EdgeWhitespace(Content),) if strip_content else ())
     )
     return Pipeline(
         reasoning,
         tool_calls,
         EndOfTurnFilter(end_of_turn) if end_of_turn else None,
         SuffixStripper(suffixed) if suffixed else None,
-        edges,
+        filters,
     )
 
 

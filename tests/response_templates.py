@@ -3,6 +3,8 @@ outputs written for them, shared by the parser and gateway tests."""
 
 from __future__ import annotations
 
+from transformers.cli.serving import utils as serving
+
 # The Qwen3 shape: <think>, then JSON call objects between <tool_call> tags.
 QWEN3 = {
     "defaults": {"role": "assistant"},
@@ -36,6 +38,26 @@ NAMED = {
     },
 }
 
+# The Qwen 3.5 shape as transformers ships it: <function=NAME><parameter=KEY>VALUE</parameter> in <tool_call>.
+QWEN35 = {k[0]: v for k, v in serving._RESPONSE_TEMPLATE_FALLBACKS.items()}["qwen3_5"]
+
+# A tag shape of our own: the name after the call marker, values kept as written (no \s* around them).
+TAGGED = {
+    "start_anchor": "<bot>",
+    "fields": {
+        "reasoning_content": {"open": "<reason>", "close": "</reason>"},
+        "tool_calls": {
+            "open_pattern": r"<call>(?P<name>[\w.]+)\s*:",
+            "close": "</call>",
+            "repeats": True,
+            "content": "xml-inline",
+            "content_args": {"tag_pattern": r"<arg (?P<key>\w+)>(?P<value>.*?)</arg>"},
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": "<eot>"},
+    },
+}
+
 WEATHER = {
     "type": "function",
     "function": {
@@ -50,7 +72,24 @@ SEARCH = {
     "type": "function",
     "function": {"name": "web.search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
 }
-TOOLS = [WEATHER, SEARCH]
+ALARM = {
+    "type": "function",
+    "function": {
+        "name": "set_alarm",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "at": {"type": ["string", "integer"]},
+                "snooze": {"type": "number", "nullable": True},
+                "label": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+                "repeat": {"type": "array"},
+                "options": {"type": "object"},
+                "days": {"type": "integer"},
+            },
+        },
+    },
+}
+TOOLS = [WEATHER, SEARCH, ALARM]
 
 QWEN3_OUTPUTS = [
     "<think>\nThe user wants weather.\n</think>\n\n"
@@ -61,6 +100,12 @@ QWEN3_OUTPUTS = [
     "<think>\nNo tool needed.\n</think>\n\nIt is 4 < 5 and </think> stays.<|im_end|>",
     "Plain answer, no reasoning at all.\n<|endoftext|>",
     "<think>cut off while thinking",
+    # String arguments cast to the declared types; a string parameter keeps "7".
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "7", "days": " 3 ", "metric": "True"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "set_alarm", "arguments": {"at": "0730", "snooze": "1e3", "label": "None", '
+    '"repeat": "[1, \\"mon\\"]", "options": "{\\"loud\\": true}", "days": ["1", "x", 2.50, "4.0"]}}\n</tool_call>',
+    '<tool_call>{"name": "set_alarm", "arguments": {"at": "x7", "snooze": "null", "label": "null", '
+    '"repeat": "not json", "options": "[]", "days": "2.5", "extra": "7"}}</tool_call>',
 ]
 NAMED_OUTPUTS = [
     "<think> Need weather. </think>Sure."
@@ -69,4 +114,27 @@ NAMED_OUTPUTS = [
     "<reason>other spelling</reason>\n"
     '<|tool_call_begin|>get_weather<|tool_call_argument_begin|>{"city": "Rome"}<|tool_call_end|>',
     "<|tool_call_begin|> is text until a name follows? no: <|tool_call_end|> Just text.<|im_end|>",
+    '<|tool_call_begin|>get_weather<|tool_call_argument_begin|>{"days": "\\u0034", "metric": "0", '
+    '"city": "true"}<|tool_call_end|>'
+    '<|tool_call_begin|>set_alarm<|tool_call_argument_begin|>{ "snooze" : "2.0" , "days": "-1E2" }<|tool_call_end|>',
+]
+QWEN35_OUTPUTS = [
+    "<think>\nNeed weather.\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call><|im_end|>",
+    "Sure.\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\n 7 \n</parameter>\n<parameter=metric>\nTrue\n"
+    '</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=web.search>\n<parameter=q>\na <b> & "c"\nline2\n'
+    "</parameter>\n</function>\n</tool_call><|im_end|>\n<|endoftext|>",
+    '<tool_call><function=set_alarm><parameter=repeat>[1, "x"]</parameter><parameter=options>{"a": 1}</parameter>'
+    "<parameter=snooze>null</parameter><parameter=days>x</parameter><parameter=at>0730</parameter></function></tool_call>",
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=city>\nRome\n</parameter>\n"
+    "</function>\n</tool_call>",
+    "<tool_call>\n<function=get_weather>\n</function>\n</tool_call>",
+    '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>',
+    "No tools. <function=get_weather> stays text.<|im_end|>",
+]
+TAGGED_OUTPUTS = [
+    "<reason> r </reason>Hi <call>get_weather:<arg city> Paris </arg><arg days>4</arg></call>"
+    "<call>web.search :<arg q>a\nb</arg></call><eot>",
+    "<call>set_alarm:\n<arg at>12</arg>\n<arg label>None</arg>\n</call>",
+    "text <call>bad name!:<arg q>x</arg></call> more",
 ]

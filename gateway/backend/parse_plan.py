@@ -38,6 +38,7 @@ class ParsePlan:
     starts_in_reasoning: bool | None = None  # True: the rendered prompt left a reasoning block open
     strip_reasoning: bool = False  # trim the reasoning's ends (response templates)
     strip_content: bool = False
+    cast_arguments: bool = False  # cast string arguments to the declared types (response templates)
 
     @classmethod
     def for_request(
@@ -62,6 +63,7 @@ class ParsePlan:
             end_of_turn=end_of_turn_tokens(model.reasoning_stage, model.tool_stage),
             strip_reasoning=bool(formats and formats.strip_reasoning),
             strip_content=bool(formats and formats.strip_content),
+            cast_arguments=bool(formats and formats.tool_calls),
             max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
@@ -106,6 +108,7 @@ class ParsePlan:
             max_buffered_chars=self.max_buffered_chars,
             strip_reasoning=self.strip_reasoning,
             strip_content=self.strip_content,
+            cast_arguments=self.cast_arguments,
         )
         if choice.names is None and choice.max_calls is None:
             return pipeline

@@ -7,8 +7,10 @@ marker machinery streams literal markers with a bounded hold-back; a regex
 in general cannot be streamed that way. `literal_markers` reads the forms
 that are literals (with optional `\\s*` at either end, which the stages'
 whitespace handling covers), and `named_marker` the form with one
-`(?P<name>[CLASS]+)` between two literals. Anything else is refused with
-the construct named (`LiteralPatternError`).
+`(?P<name>[CLASS]+)` between two literals. `pattern_parts` reads a pattern
+as a sequence of literals, `\\s*` runs and named groups (`[CLASS]+` or a
+lazy `.*?`), for the tag bodies that are read with markers. Anything else
+is refused with the construct named (`LiteralPatternError`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import NamedTuple
 _WHITESPACE_RUN = r"\s*"
 _METACHARACTERS = set(".^$*+?{}[]()|")
 _NAME_GROUP = re.compile(r"\(\?P<name>(\[(?:\\.|[^\]\\])+\]|\\w)\+\??\)")
+_ANY_GROUP = re.compile(r"\(\?P<(\w+)>((?:\[(?:\\.|[^\]\\])+\]|\\w)\+\??|\.\*\?)\)")
+_LITERAL_RUN = re.compile(r"(?:\\[^\w]|[^\\.^$*+?{}\[\]()|])+")
 
 
 class LiteralPatternError(ValueError):
@@ -52,6 +56,37 @@ def named_marker(pattern: str) -> NamedMarker:
     before = _literal(core[: match.start()], pattern)
     after = _literal(core[match.end() :], pattern) if match.end() < len(core) else ""
     return NamedMarker(before, rf"(?P<name>{match.group(1)}+)", after)
+
+
+class Group(NamedTuple):
+    """A named group of `pattern_parts`: its name and its regex."""
+
+    name: str
+    regex: str
+
+
+BLANKS = Group("", r"\s*")  # a `\s*` run in `pattern_parts`
+
+
+def pattern_parts(pattern: str) -> tuple[str | Group, ...]:
+    """The pattern as literals (str), `BLANKS` and `Group`s, in order."""
+    parts: list[str | Group] = []
+    position = 0
+    while position < len(pattern):
+        if pattern.startswith(_WHITESPACE_RUN, position):
+            parts.append(BLANKS)
+            position += len(_WHITESPACE_RUN)
+        elif group := _ANY_GROUP.match(pattern, position):
+            parts.append(Group(group.group(1), group.group()))
+            position = group.end()
+        elif run := _LITERAL_RUN.match(pattern, position):
+            parts.append(_literal(run.group(), pattern))
+            position = run.end()
+        else:
+            raise LiteralPatternError(
+                f"{pattern!r}: {pattern[position:]!r} is more than literals, \\s* and named groups"
+            )
+    return tuple(parts)
 
 
 def _strip_whitespace_runs(pattern: str) -> str:

@@ -36,7 +36,10 @@ class TagSyntax:
     `<![CDATA[…]]>` sections, taken literally (MiniCPM).
     `known_names_only`: a name the request's tools do not offer makes no
     call, and the text stays content (a format written in plain text,
-    without special markers, MiniCPM); without tools every name is read."""
+    without special markers, MiniCPM); without tools every name is read.
+    `all_strings`: every value is a JSON string, whatever the schema says,
+    streamed as it is written (a declarative format types the arguments
+    afterwards, `parsers.stages.typed_arguments`)."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -59,3 +62,4 @@ class TagSyntax:
     unescape_xml: bool = False
     cdata: bool = False
     known_names_only: bool = False
+    all_strings: bool = False

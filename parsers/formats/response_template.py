@@ -16,16 +16,21 @@ per model. Its fields map as follows:
   - an open pattern naming the function, literal `(?P<name>[CLASS]+)`
     literal, and the JSON arguments as the body (`transform: {"type":
     "function", "function": {"name": "{name}", "arguments": "{content}"}}`).
+- `tool_calls` with content `xml-inline` (`<function=NAME><parameter=K>V`
+  tags, transformers' Qwen 3.5 template): the tag-call grammar,
+  `parsers.formats.response_template_tags`.
 - `content`: the field without an open marker; its close markers (the end
   of turn tokens) are removed.
 - markers are assumed to be special tokens: the backend is asked to keep
   them (`keep_special_tokens` in config.yaml overrides).
 - `strip` (default true, as transformers has it) trims the reasoning and
   the content at both ends (`parsers.stages.edge_whitespace`).
+- string arguments are cast to the tools' declared types, as transformers
+  casts them (`parsers.stages.typed_arguments`).
 
 Any other construct is refused with a `ResponseTemplateError` naming it:
-regexes beyond literal markers, the `xml-inline`, `kv-lines` and
-`python-call-list` bodies, the JSON dialect knobs (`unquoted_keys`,
+regexes beyond literal markers, the `kv-lines` and `python-call-list`
+bodies, `xml-inline` beyond its tag shape, the JSON dialect knobs (`unquoted_keys`,
 `string_delims`, `allow_non_json`), `join`, `transform_each`, required
 fields, and fields with no place in an OpenAI message.
 """
@@ -37,6 +42,7 @@ from functools import partial
 from typing import Any
 
 from parsers.core.literal_pattern import LiteralPatternError, literal_markers, named_marker
+from parsers.formats.response_template_tags import TagBodyError, xml_inline_format
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
 from parsers.stages.reasoning import ReasoningFormat
@@ -71,6 +77,7 @@ class TemplateFormats:
             "end_of_turn": self.end_of_turn,
             "strip_reasoning": self.strip_reasoning,
             "strip_content": self.strip_content,
+            "cast_arguments": self.tool_calls is not None,
         }
 
 
@@ -152,9 +159,12 @@ def _content(field: dict) -> tuple[str, ...]:
 
 
 def _tool_calls(field: dict) -> ToolFormat:
+    if field.get("content") == "xml-inline":
+        return _xml_inline(field)
     if field.get("content") != "json":
         raise ResponseTemplateError(
-            f"field 'tool_calls': content {field.get('content', 'text')!r} cannot be streamed; only 'json' can"
+            f"field 'tool_calls': content {field.get('content', 'text')!r} cannot be streamed; "
+            "only 'json' and 'xml-inline' can"
         )
     knobs = sorted(key for key, value in (field.get("content_args") or {}).items() if value)
     if knobs:
@@ -195,6 +205,17 @@ def _tool_calls(field: dict) -> ToolFormat:
         "field 'tool_calls': the transform must be "
         f"{_WHOLE_FUNCTION} (with a literal open marker) or {_NAMED_FUNCTION} (with an open_pattern naming the function)"
     )
+
+
+def _xml_inline(field: dict) -> ToolFormat:
+    if field.get("repeats") is not True:
+        raise ResponseTemplateError("field 'tool_calls': needs 'repeats: true'")
+    if field.get("transform") != _NAMED_FUNCTION:
+        raise ResponseTemplateError(f"field 'tool_calls': the xml-inline transform must be {_NAMED_FUNCTION}")
+    try:
+        return xml_inline_format(field, NAME)
+    except TagBodyError as error:
+        raise ResponseTemplateError(f"field 'tool_calls': {error}") from None
 
 
 def _text_content(name: str, field: dict) -> None:

@@ -258,7 +258,7 @@ class TagCall:
         return pos
 
     def _open_value(self, key: str, string_attribute: str | None) -> None:
-        if string_attribute == "true":
+        if string_attribute == "true" or self._syntax.all_strings:
             self._key_types = coerce.Types({"string"})
         else:
             self._key_types = self._types.get(key, coerce.Types())

@@ -14,18 +14,24 @@ from transformers.utils import chat_parsing
 
 from gateway.app import create_app
 from gateway.ops.config import ConfigError, load_config
-from tests.response_templates import NAMED, NAMED_OUTPUTS, QWEN3, QWEN3_OUTPUTS, TOOLS
+from tests.response_templates import NAMED, NAMED_OUTPUTS, QWEN3, QWEN3_OUTPUTS, QWEN35, QWEN35_OUTPUTS, TOOLS
 
 MESSAGES = [{"role": "user", "content": "Weather?"}]
-CASES = [("qwen-rt", QWEN3, text) for text in QWEN3_OUTPUTS] + [("named-rt", NAMED, text) for text in NAMED_OUTPUTS]
+CASES = (
+    [("qwen-rt", QWEN3, text) for text in QWEN3_OUTPUTS]
+    + [("named-rt", NAMED, text) for text in NAMED_OUTPUTS]
+    + [("qwen35-rt", QWEN35, text) for text in QWEN35_OUTPUTS]
+)
 
 
 def write_config(folder: Path, backend_url: str, **extra: object) -> Path:
     (folder / "qwen").mkdir(exist_ok=True)
     (folder / "qwen" / "tokenizer_config.json").write_text(json.dumps({"response_template": QWEN3}))
     (folder / "named.json").write_text(json.dumps(NAMED))
+    (folder / "qwen35.json").write_text(json.dumps({"response_template": QWEN35}))
     models = [
         {"name": "qwen-rt", "backend": {"url": backend_url}, "response_template": "qwen/tokenizer_config.json"},
+        {"name": "qwen35-rt", "backend": {"url": backend_url}, "response_template": "qwen35.json"},
         {"name": "named-rt", "backend": {"url": backend_url}, "response_template": "named.json", **extra},
     ]
     path = folder / "config.yaml"
