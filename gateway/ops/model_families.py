@@ -68,6 +68,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("ernie-4.5*thinking*",), "ernie45", "ernie45"),
     ModelFamily(("ernie-4.5*",), "ernie45", None),
     ModelFamily(("seed-oss*",), "seed_oss", "seed_oss"),
+    ModelFamily(("minimax-m1*",), "minimax", "minimax"),
     ModelFamily(("holo2*",), None, "holo2"),
     ModelFamily(("apriel-1.5*", "apriel-1.6*"), "apriel", "apriel"),
     ModelFamily(("c4ai-command-r7b*", "command-r7b*"), "command_r7b", "command_r7b"),

@@ -38,6 +38,14 @@ Meituan LongCat-Flash (`longcat`), Hermes-style tags under its own name::
 
     <longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>
 
+MiniMax-M1 (`minimax`): one call object a line; a `<think>` block is
+content as written (the reasoning stage takes it out when one is paired)::
+
+    <tool_calls>
+    {"name": "get_weather", "arguments": {"city": "Paris"}}
+    {"name": "search", "arguments": {"query": "x"}}
+    </tool_calls>
+
 Baidu ERNIE 4.5 (`ernie45`), Hermes-style::
 
     <tool_call>
@@ -49,6 +57,7 @@ from dataclasses import replace
 
 from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
+from parsers.grammars.json_call_lines import JsonCallLines
 from parsers.stages.tool_calls import ToolFormat
 
 _ARRAY = '[{"name": "{name}", "arguments": {arguments}}]'
@@ -156,5 +165,17 @@ register(
         body=JsonCalls,
         call_template="<tool_call>\n" + _OBJECT + "\n</tool_call>",
         dropped_markers=("</tool_call>",),
+    )
+)
+register(
+    ToolFormat(
+        name="minimax",
+        models="MiniMax-M1-40k / -80k",
+        call_start="<tool_calls>",
+        call_end="</tool_calls>",
+        body=JsonCallLines,
+        call_template="<tool_calls>\n" + _OBJECT + "\n</tool_calls>",
+        dropped_markers=("</tool_calls>",),
+        passthrough_blocks=(("<think>", "</think>"),),
     )
 )

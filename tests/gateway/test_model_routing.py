@@ -36,6 +36,7 @@ PICKS = [
     ("zai-org/GLM-5", "glm47", "glm45"),
     ("MiniMaxAI/MiniMax-M2.1", "minimax-m2", "minimax"),
     ("MiniMaxAI/MiniMax-M3", "minimax-m3", "minimax-m3"),
+    ("MiniMaxAI/MiniMax-M1-80k", "minimax", "minimax"),
     ("rednote-hilab/dots.llm1.inst", "dots", None),
     ("ai-sage/GigaChat3.5-10B-A1.8B", "gigachat35", None),
     ("openai/gpt-oss-120b", "gpt-oss", "gpt-oss"),
