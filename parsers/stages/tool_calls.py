@@ -58,15 +58,15 @@ class ToolCallParser:
         self._tentative: list[str] = []
         self._gap = ""
         self._at_boundary = True
-        openers = (fmt.section_start,) if fmt.section_start else ()
+        self._section_starts = (fmt.section_start, *fmt.other_section_starts) if fmt.section_start else ()
+        self._section_ends = (fmt.section_end, *fmt.other_section_ends) if fmt.section_end else ()
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
         self._bare_anywhere = (*(fmt.bare_start if fmt.bare_start_anywhere else ()), *fmt.unmarked_starts)
         self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
         self._passthrough_end: MarkerSet | None = None
         common = (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of)
-        self._text_markers = marker_set(*common, *openers)
-        closers = (fmt.section_end,) if fmt.section_end else ()
-        self._section_markers = marker_set(*common, *closers)
+        self._text_markers = marker_set(*common, *self._section_starts)
+        self._section_markers = marker_set(*common, *self._section_ends)
         self._fallback_drops = marker_set(*fmt.fallback_drops) if fmt.fallback_drops else None
         self._closers = [
             (marker, state)
@@ -196,10 +196,10 @@ class ToolCallParser:
         elif hit.marker in self._bare_anywhere:
             self._begin_body([])
             return hit.start
-        elif hit.marker == self.fmt.section_start and not self._in_section:
+        elif hit.marker in self._section_starts and not self._in_section:
             self._in_section = True
             self._at_boundary = True
-        elif hit.marker == self.fmt.section_end and self._in_section:
+        elif hit.marker in self._section_ends and self._in_section:
             self._in_section = False
             self._gap = ""
             self._at_boundary = True

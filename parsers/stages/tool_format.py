@@ -17,7 +17,10 @@ class ToolFormat:
     `call_start` (or one of `other_call_starts`); it receives the parser as its `CallSink` (`start(name)`,
     `args(text)`, `end()`) and may report several calls. `call_end` (may be
     empty) closes the call; `section_start`/`section_end` optionally wrap a
-    block of calls. `bare_start` lists characters that start a call body
+    block of calls, and `other_section_starts`/`other_section_ends` are
+    other spellings of them that models write (DeepSeek R1 distills'
+    `<｜tool_calls_begin｜>`, Kimi K2's singular `<|tool_call_section_begin|>`).
+    `bare_start` lists characters that start a call body
     without any marker at the start of the output (Llama 3's bare `{`), or
     anywhere in the text with `bare_start_anywhere` (the pythonic `[`; the
     body must consume that character before it may fail), and
@@ -61,6 +64,8 @@ class ToolFormat:
     other_call_starts: tuple[str, ...] = ()
     section_start: str | None = None
     section_end: str | None = None
+    other_section_starts: tuple[str, ...] = ()
+    other_section_ends: tuple[str, ...] = ()
     bare_start: str = ""
     bare_start_anywhere: bool = False
     unmarked_starts: tuple[str, ...] = ()
@@ -81,7 +86,9 @@ class ToolFormat:
         """The markers a model writes to begin its tool calls: the section
         start, or without sections the call starts (bare and unmarked
         starts are text too common to count)."""
-        return (self.section_start,) if self.section_start else (self.call_start, *self.other_call_starts)
+        if self.section_start:
+            return (self.section_start, *self.other_section_starts)
+        return (self.call_start, *self.other_call_starts)
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""
