@@ -28,7 +28,9 @@ class ToolFormat:
     markers anywhere in the text that begin a call body without
     `call_start`, the body reading the marker itself (Qwen3-Coder's
     `<function=` with no `<tool_call>` opener); such a call must name a
-    function the request offers, or it is content. `dropped_markers` are
+    function the request offers, or it is content (the body checks;
+    a code tag's call, `parsers.grammars.code_tag`, is the code tool's, as
+    llama.cpp reads it). `dropped_markers` are
     structural tokens removed where they stray outside a call;
     `end_of_turn` tokens are removed from the whole output (`Pipeline`).
     `fallback_drops`: markers removed from text that began like a call but
