@@ -25,9 +25,12 @@ Fireworks FireFunction v2 (`firefunction_v2`)::
 
     functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]
 
-Functionary v3.1 on Llama 3.1 (`functionary_v3_1`)::
+Functionary v3.1 on Llama 3.1 (`functionary_v3_1`), and Llama 3.1's
+`<|python_tag|>` for its code tool, the rest of the output being the code
+(`python {"code": "print(1)"}`)::
 
     <function=get_weather>{"city": "Paris"}</function><function=search>{"query": "x"}</function>
+    <|python_tag|>print(1)
 
 Functionary v3.2 (`functionary_v3_2`): messages `RECIPIENT\\n…`, the
 first one without `>>>` (the template wrote it); `all` is text, `python`
@@ -58,6 +61,7 @@ from functools import partial
 
 from parsers.formats.reasoning_think import QWEN3
 from parsers.formats.table import register
+from parsers.grammars.code_tag import code_tag_or
 from parsers.grammars.fenced_json import FencedJson
 from parsers.grammars.generic_reply import GenericReply
 from parsers.grammars.json_call import JsonCalls
@@ -145,9 +149,15 @@ register(
         models="MeetKai Functionary v3.1 (Llama 3.1)",
         call_start="<function=",
         call_end="</function>",
-        body=partial(NamedJsonCall, args_start=">", name_pattern=r"(?P<name>[\w.\-]+)", args_end="</function>"),
+        unmarked_starts=("<|python_tag|>",),
+        body=code_tag_or(
+            partial(NamedJsonCall, args_start=">", name_pattern=r"(?P<name>[\w.\-]+)", args_end="</function>"),
+            tag="<|python_tag|>",
+            tool="python",
+        ),
         call_template="<function={name}>{arguments}</function>",
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+        needs_special_tokens=True,
     )
 )
 register(

@@ -28,6 +28,7 @@ from parsers.stages.tool_calls import ToolFormat
 
 class _DeepSeekMarkers(TypedDict):
     section_start: str
+    other_section_starts: tuple[str, ...]
     section_end: str
     call_start: str
     dropped_markers: tuple[str, ...]
@@ -38,6 +39,13 @@ class _DeepSeekMarkers(TypedDict):
 
 _DEEPSEEK_MARKERS = _DeepSeekMarkers(
     section_start="<｜tool▁calls▁begin｜>",
+    # Other spellings R1 distills write for it, as llama.cpp reads them.
+    other_section_starts=(
+        "<｜tool_calls_begin｜>",
+        "<｜tool calls begin｜>",
+        "<｜tool\\_calls\\_begin｜>",
+        "<｜tool▁calls｜>",
+    ),
     section_end="<｜tool▁calls▁end｜>",
     call_start="<｜tool▁call▁begin｜>",
     dropped_markers=("<｜tool▁calls▁end｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"),
@@ -90,6 +98,8 @@ register(
         models="Kimi K2 / K2-Instruct-0905 / K2-Thinking / K2.5",
         section_start="<|tool_calls_section_begin|>",
         section_end="<|tool_calls_section_end|>",
+        other_section_starts=("<|tool_call_section_begin|>",),  # the singular, as vLLM reads it
+        other_section_ends=("<|tool_call_section_end|>",),
         call_start="<|tool_call_begin|>",
         call_end="<|tool_call_end|>",
         body=partial(
@@ -103,7 +113,12 @@ register(
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{arguments}"
             "<|tool_call_end|><|tool_calls_section_end|>"
         ),
-        dropped_markers=("<|tool_calls_section_end|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>"),
+        dropped_markers=(
+            "<|tool_calls_section_end|>",
+            "<|tool_call_section_end|>",
+            "<|tool_call_end|>",
+            "<|tool_call_argument_begin|>",
+        ),
         end_of_turn=("<|im_end|>",),
         needs_special_tokens=True,
         section_holds_only_calls=True,
