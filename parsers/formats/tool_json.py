@@ -85,5 +85,6 @@ register(
         call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
         end_of_turn=("<|eom_id|>", "<|eot_id|>"),
         needs_special_tokens=True,
-    )
+    ),
+    "llama3_json",
 )

@@ -4,6 +4,10 @@ or, with newer tokenizers, compact calls. `[TOOL_CALLS]` is a control token.
     [TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]
     [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search[ARGS]{"query": "x"}
     [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}
+    [TOOL_CALLS]get_weather{"city": "Paris"}
+
+The last is a compact call whose `[ARGS]` control token was not written
+out (vLLM reads it too): the name runs up to the `{` of the arguments.
 """
 
 from functools import partial
@@ -25,6 +29,7 @@ register(
             named_body=partial(
                 NamedJsonCall,
                 args_start="[ARGS]",
+                bare_object_args=True,
                 name_pattern=r"\s*(?P<name>[^\s\[\]]+)\s*(?:\[CALL_ID\]\s*[^\s\[]*\s*)?",
             ),
         ),

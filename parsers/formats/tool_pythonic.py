@@ -33,7 +33,8 @@ register(
         call_template="[{name}({arguments})]",
         render_arguments=render_kwargs,
         dropped_markers=("<|python_end|>",),
-    )
+    ),
+    "llama4_pythonic",
 )
 register(
     ToolFormat(

@@ -60,7 +60,7 @@ QWEN3_CODER = ToolFormat(
     call_template="<tool_call>\n<function={name}>\n{arguments}</function>\n</tool_call>",
     parameter_template="<parameter={key}>\n{value}\n</parameter>\n",
 )
-register(QWEN3_CODER)
+register(QWEN3_CODER, "qwen3_xml")
 register(replace(QWEN3_CODER, name="step3p5", models="StepFun Step-3.5"))
 register(replace(QWEN3_CODER, name="nanbeige", models="Nanbeige"))
 register(

@@ -21,8 +21,9 @@ request turns thinking off (`thinking` / `enable_thinking`: false)::
 
     Need the weather.</think>It is sunny.
 
-ByteDance Seed-OSS (`seed_oss`): its own tags; a tool-call block ends
-reasoning::
+ByteDance Seed-OSS (`seed_oss`): its own tags; only `</seed:think>` ends
+reasoning (the model writes out the call syntax while it thinks, as vLLM's
+and llama.cpp's parsers read it)::
 
     <seed:think>Need the weather.</seed:think>It is sunny.
 
@@ -95,7 +96,6 @@ register(
         models="ByteDance Seed-OSS-36B",
         start="<seed:think>",
         end="</seed:think>",
-        tool_start="<seed:tool_call>",
         always_thinking=True,
         end_of_turn=("<seed:eos>",),
     )

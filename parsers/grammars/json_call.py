@@ -52,7 +52,7 @@ class JsonCallObject:
         self._value_start = 0
         self._early_args: list[str] = []
         self._args_seen = False
-        self._string_args: JsonStringDecoder | None = None
+        self._string_args: StringArguments | None = None
         self._string_open = False
         self._null_args: list[str] | None = None
 
@@ -129,7 +129,7 @@ class JsonCallObject:
                 if self.status == FAILED:
                     return pos
             if self._key in self._args_keys and buf[pos] == '"':
-                self._string_args = JsonStringDecoder()
+                self._string_args = StringArguments()
             elif self._key in self._args_keys and buf[pos] == "n":
                 self._null_args = []
         start = pos
@@ -196,8 +196,8 @@ class JsonCallObject:
             self._forward_args(raw)
 
     def _decoded(self, raw: str, closed: bool) -> str:
-        """Arguments text as forwarded: a string-encoded value becomes the
-        JSON text it encodes, as it streams in (its quotes dropped)."""
+        """Arguments text as forwarded: a string-encoded value goes through
+        `StringArguments` as it streams in (its quotes dropped)."""
         decoder = self._string_args
         if decoder is None:
             return raw
@@ -216,6 +216,45 @@ class JsonCallObject:
             self._sink.args("{}")
         self._sink.end()
         self.status = DONE
+
+
+class StringArguments:
+    """`"arguments": "…"`, decoded as it streams. A string that holds a
+    serialized object (Granite 4 writes its arguments so) passes through
+    as the JSON text it holds; any other string (`"hello"`) is re-encoded
+    as a JSON string, so the arguments stay JSON. Leading blanks are held
+    until the first other character decides."""
+
+    def __init__(self) -> None:
+        self._decoder = JsonStringDecoder()
+        self._serialized: bool | None = None
+        self._blanks = ""
+
+    def feed(self, raw: str) -> str:
+        return self._route(self._decoder.feed(raw))
+
+    def finish(self) -> str:
+        text = self._route(self._decoder.finish())
+        return text + '"' if self._serialized is False else text
+
+    def _route(self, text: str) -> str:
+        if self._serialized is None:
+            text = self._blanks + text
+            if not text.strip():
+                self._blanks = text
+                return ""
+            self._blanks = ""
+            self._serialized = text.lstrip()[0] == "{"
+            if not self._serialized:
+                return '"' + _json_escaped(text)
+            return text
+        return text if self._serialized else _json_escaped(text)
+
+
+def _json_escaped(text: str) -> str:
+    """`text` as the inside of a JSON string (escaping is per character,
+    so pieces escape to pieces of the whole)."""
+    return orjson.dumps(text).decode()[1:-1]
 
 
 def _read_string(buf: str, pos: int) -> tuple[str, int] | None:

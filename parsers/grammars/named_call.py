@@ -4,14 +4,18 @@
     function<｜tool▁sep｜>NAME\\n```json\\n{"city": …}       (DeepSeek V3)
     functions.NAME:0<|tool_call_argument_begin|>{…}       (Kimi K2)
     NAME[ARGS]{…}                                         (Mistral, compact)
+    NAME{…}                                               (Mistral, compact, `[ARGS]` not written)
 
 The header runs up to `args_start`; `name_pattern` must match all of it
 (its group `name` is the function name), else the body is not a call and
-the tool-call stage returns it as content; with `skip_unnamed`, such a
-call, or one whose header runs into `args_end` with no `args_start`, is
-instead read up to `args_end` (or the end of the output) and dropped,
-neither call nor content (Kimi K2's ids that are not
-`functions.NAME:N`). The arguments then stream as
+the tool-call stage returns it as content. With `bare_object_args`, the
+header may also end where a JSON object opens, with no `args_start`
+(the `{` belongs to the arguments); the header must then be a bare
+identifier, nothing around it, so prose with a brace stays content.
+With `skip_unnamed`, such a call, or one whose header runs into
+`args_end` with no `args_start`, is instead read up to `args_end` (or
+the end of the output) and dropped, neither call nor content (Kimi K2's
+ids that are not `functions.NAME:N`). The arguments then stream as
 verbatim slices of the model's text until `JsonValueScanner` finds their
 end, or until the optional `args_end` marker (a special token that cannot
 occur in valid arguments): malformed arguments pass through as written.
@@ -28,6 +32,7 @@ from parsers.core.markers import marker_set
 from parsers.grammars.recipient_call import ReplySink
 
 _WHITESPACE = always_matching(r"\s*")
+_BARE_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*)")
 
 
 class NamedJsonCall:
@@ -39,6 +44,7 @@ class NamedJsonCall:
         name_pattern: str,
         args_end: str | None = None,
         skip_unnamed: bool = False,
+        bare_object_args: bool = False,
     ):
         self.status = RUNNING
         self._sink = sink
@@ -51,7 +57,12 @@ class NamedJsonCall:
         self._skip_unnamed = skip_unnamed and args_end is not None
         self._skipping = False
         # With `skip_unnamed`, a header may also end at `args_end` (a call with no arguments marker).
-        self._header_end = marker_set(args_start, args_end) if self._skip_unnamed and args_end else self._args_start
+        header_ends = [args_start]
+        if self._skip_unnamed and args_end:
+            header_ends.append(args_end)
+        if bare_object_args:
+            header_ends.append("{")
+        self._header_end = marker_set(*header_ends)
 
     def step(self, buf: str, pos: int) -> int:
         if self._skipping:
@@ -88,11 +99,12 @@ class NamedJsonCall:
             self._add_header(buf[pos:end])
             return end
         self._add_header(buf[pos : hit.start])
-        if hit.marker not in self._args_start.markers:
+        opens_object = hit.marker == "{"
+        if hit.marker not in self._args_start.markers and not opens_object:
             self._sink.reply("")  # a call with no arguments marker: skipped
             self.status = DONE
             return hit.start
-        match = self._name_pattern.fullmatch("".join(self._header))
+        match = (_BARE_NAME if opens_object else self._name_pattern).fullmatch("".join(self._header))
         if match is None and self._skip_unnamed:
             self._sink.reply("")  # drops what was read: the call is skipped
             self._skipping = True
@@ -102,7 +114,7 @@ class NamedJsonCall:
             return hit.start
         self._sink.start(match.group("name"))
         self._args = JsonValueScanner()
-        return hit.end
+        return hit.start if opens_object else hit.end
 
     def _step_skipped(self, buf: str, pos: int) -> int:
         """Inside a skipped call: everything up to `args_end` is dropped;
