@@ -27,6 +27,14 @@ and llama.cpp's parsers read it)::
 
     <seed:think>Need the weather.</seed:think>It is sunny.
 
+LG EXAONE 4.0 (`exaone4`), RWKV (`rwkv`): Qwen3's tags; reasoning from
+the start only with `enable_thinking: true`, otherwise from a `<think>`.
+
+Preferred Networks PLaMo 3 (`plamo3`): its own tags, opened by the
+template unless `enable_thinking: false`; `<|plamo:tag|>` ends the turn::
+
+    Need the weather.<|plamo:end_think:plamo|>It is sunny.<|plamo:tag|>
+
 `hy_v3` (Hunyuan Hy3) is a name of the `hunyuan` format and
 `granite_thinking` of `granite_thinking_parser`.
 """
@@ -90,6 +98,18 @@ _PREFILLED = PrefilledFormat(
 )
 register(_PREFILLED)
 register(replace(_PREFILLED, name="olmo3", models="AllenAI OLMo 3 Think", tool_start="<function_calls>"))
+_OFF_BY_DEFAULT = replace(QWEN3, tool_start=None, thinking_by_default=False, end_of_turn=())
+register(replace(_OFF_BY_DEFAULT, name="exaone4", models="LG EXAONE 4.0; on only with `enable_thinking: true`"))
+register(replace(_OFF_BY_DEFAULT, name="rwkv", models="RWKV; on with `enable_thinking: true` or a `<think>`"))
+register(
+    PrefilledFormat(
+        name="plamo3",
+        models="Preferred Networks PLaMo 3; off with `enable_thinking: false`",
+        start="<|plamo:begin_think:plamo|>",
+        end="<|plamo:end_think:plamo|>",
+        end_of_turn=("<|plamo:tag|>",),
+    )
+)
 register(
     ReasoningFormat(
         name="seed_oss",
