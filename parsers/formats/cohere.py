@@ -8,7 +8,8 @@ reasoning; then either an answer or a block of calls, a JSON array::
         {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}
     ]<|END_ACTION|>
 
-`<|START_TEXT|>` and `<|END_TEXT|>` are removed from the content; text
+`<|START_TEXT|>` and `<|END_TEXT|>` (Command 3's `<|START_RESPONSE|>`
+and `<|END_RESPONSE|>`) are removed from the content; text
 after `<|END_THINKING|>` outside them is content too. With reasoning off
 the template closes the reasoning itself and the output starts at
 `<|START_TEXT|>` or `<|START_ACTION|>`, which end reasoning when
@@ -27,6 +28,8 @@ NAME = "cohere_command4"
 MODELS = "Cohere Command A Reasoning / Command 4"
 START_ACTION = "<|START_ACTION|>"
 END_OF_TURN = ("<|END_OF_TURN_TOKEN|>",)
+# Command A (Command 3) templates wrap the answer in these instead.
+COMMAND3_ANSWER = ("<|START_RESPONSE|>", "<|END_RESPONSE|>")
 
 register(
     ReasoningFormat(
@@ -35,7 +38,7 @@ register(
         start="<|START_THINKING|>",
         end="<|END_THINKING|>",
         tool_start=START_ACTION,
-        answer_markers=("<|START_TEXT|>", "<|END_TEXT|>"),
+        answer_markers=("<|START_TEXT|>", "<|END_TEXT|>", *COMMAND3_ANSWER),
         always_thinking=True,
         end_of_turn=END_OF_TURN,
         needs_special_tokens=True,

@@ -23,10 +23,14 @@ from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
 
-_ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["'])(?P<{}>[^"'<>]+)(?P=quote)\s*"""
+# The blank before `name` may be missing (`<functionname="…">`) or left as
+# the byte-level tokenizer's space mark `Ġ` (U+0120), as MiniCPM 5
+# checkpoints' detokenized output shows (vLLM `minicpm5`).
+_BLANK = "[\\s\u0120]*"
+_ATTRIBUTE = _BLANK + r"""name\s*=\s*(?P<quote>["'])(?P<{}>[^"'<>]+)(?P=quote)\s*"""
 # What the header may be while its `>` has not come: prose that only
 # began like `<function` gives up at once.
-_ATTRIBUTE_SO_FAR = r"""(?:\s+(?:n(?:a(?:m(?:e\s*(?:=\s*(?:["'][^"'<>]*(?:["']\s*)?)?)?)?)?)?)?)?"""
+_ATTRIBUTE_SO_FAR = _BLANK + r"""(?:n(?:a(?:m(?:e\s*(?:=\s*(?:["'][^"'<>]*(?:["']\s*)?)?)?)?)?)?)?"""
 
 register(
     ToolFormat(
