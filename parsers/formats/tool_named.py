@@ -121,7 +121,6 @@ register(
         ),
         end_of_turn=("<|im_end|>",),
         needs_special_tokens=True,
-        section_holds_only_calls=True,
         call_id_template="functions.{name}:{n}",
     )
 )

@@ -263,7 +263,7 @@ class ToolCallParser:
             text = "".join(self._tentative)
             if self._fallback_drops is not None:
                 text = self._fallback_drops.remove(text)
-            if (text or self._fallback_drops is None) and not self._in_call_only_section():
+            if text or self._fallback_drops is None:
                 self.outcomes.fallbacks += self._body_marked
                 self._events.append(Content(self._gap + text))
                 self._gap = ""
@@ -309,13 +309,10 @@ class ToolCallParser:
         self._begin_body([])
         return pos
 
-    def _in_call_only_section(self) -> bool:
-        return self._in_section and self.fmt.section_holds_only_calls
-
     def _emit_text(self, text: str) -> None:
         """Content, except a whitespace-only run between the start of the
         output or a call, and a call or the end of the output."""
-        if not text or (self._call_count and self.fmt.drops_text_after_calls) or self._in_call_only_section():
+        if not text or (self._call_count and self.fmt.drops_text_after_calls):
             return
         if self._at_boundary:
             if not text.strip(_WHITESPACE):

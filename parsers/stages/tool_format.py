@@ -51,10 +51,6 @@ class ToolFormat:
     `drops_text_after_calls`: text after the first call is not content
     (DeepSeek: its peers keep only the text before the calls; a block that
     held no call is still returned as content).
-    `section_holds_only_calls`: inside a section, text that is not a call
-    (noise before a call, a call start cut off by the end of the output,
-    an unclosed section's text) is not content (Kimi K2: its peers read
-    only the calls between the section markers).
     `parses_without_tools`: the model calls tools its template declares
     even when the request offers none (MiniMax M3), so a request without
     tools still has its calls read, unless its `tool_choice` is `none`.
@@ -83,7 +79,6 @@ class ToolFormat:
     needs_special_tokens: bool = False
     parses_without_tools: bool = False
     drops_text_after_calls: bool = False
-    section_holds_only_calls: bool = False
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
     suffixed_tokens: tuple[str, ...] = ()
