@@ -54,25 +54,32 @@ _DEEPSEEK_MARKERS = _DeepSeekMarkers(
     drops_text_after_calls=True,
 )
 
+# deepseekv3 reads `<｜tool▁calls｜>` as a call start (below), not a section start.
+_DEEPSEEK_V3_MARKERS: _DeepSeekMarkers = _DEEPSEEK_MARKERS.copy()
+_DEEPSEEK_V3_MARKERS["other_section_starts"] = tuple(
+    marker for marker in _DEEPSEEK_MARKERS["other_section_starts"] if marker != "<｜tool▁calls｜>"
+)
+
 register(
     ToolFormat(
         name="deepseekv3",
         models="DeepSeek V3 / V3-0324, R1 / R1-0528",
-        # R1 and its distills sometimes open a call with `<｜tool▁calls｜>` alone
-        # (no `<｜tool▁call▁begin｜>`), as llama.cpp's R1 parser reads it.
+        # R1 and its distills sometimes open calls with `<｜tool▁calls｜>`, with
+        # or without a `<｜tool▁call▁begin｜>` after it, as llama.cpp's R1 parser
+        # reads it: here it starts a call whose body may repeat the call start.
         other_call_starts=("<｜tool▁calls｜>",),
         call_end="\n```<｜tool▁call▁end｜>",
         body=partial(
             NamedJsonCall,
             args_start="```json",
-            name_pattern=r"\s*(?:function)?<｜tool▁sep｜>(?P<name>[^\n]+?)\s*",
+            name_pattern=r"\s*(?:<｜tool▁call▁begin｜>)?(?:function)?<｜tool▁sep｜>(?P<name>[^\n]+?)\s*",
             args_end="<｜tool▁call▁end｜>",
         ),
         call_template=(
             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{arguments}\n```"
             "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
         ),
-        **_DEEPSEEK_MARKERS,
+        **_DEEPSEEK_V3_MARKERS,
     )
 )
 register(
