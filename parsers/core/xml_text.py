@@ -12,6 +12,7 @@ CDATA_OPEN = "<![CDATA["
 CDATA_CLOSE = "]]>"
 
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+_UNFINISHED_REFERENCE = re.compile(r"&(?:#[0-9]*|#[xX][0-9a-fA-F]*|[^\t\n\f <&#;]{0,32})")
 _REFERENCE = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
 
 
@@ -34,3 +35,13 @@ def _decoded(match: re.Match) -> str:
         return _NAMED[named]
     code = int(decimal) if decimal else int(hexadecimal, 16)
     return chr(code) if 0 < code <= 0x10FFFF else match.group()
+
+
+def unfinished_reference_start(text: str) -> int:
+    """Where a character reference that more text could still change starts
+    in `text`, else `len(text)`: everything before it decodes the same
+    whatever follows."""
+    start = text.rfind("&")
+    if start >= 0 and _UNFINISHED_REFERENCE.fullmatch(text, start):
+        return start
+    return len(text)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import orjson
-
 from parsers.core.call_body import DONE, FAILED, RUNNING, CallBody
+from parsers.core.json_writer import json_string_body
 
 
 class CodeTagCall:
@@ -37,7 +36,7 @@ class CodeTagCall:
             self._sink.args('{"code": "')
             self._open = True
         if pos < len(buf):
-            self._sink.args(orjson.dumps(buf[pos:]).decode()[1:-1])
+            self._sink.args(json_string_body(buf[pos:]))
         return len(buf)
 
     def finish(self) -> None:

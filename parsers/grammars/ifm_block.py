@@ -27,6 +27,7 @@ import orjson
 from parsers.core import coerce
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.json_writer import json_string_body
 from parsers.core.markers import cut_short, marker_set
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.wrapped_call import WrappedCallObject
@@ -233,7 +234,7 @@ class IfmBlock:
         hit = _VALUE_ENDS.search(buf, pos)
         end = hit.start if hit else _VALUE_ENDS.safe_end(buf, pos)
         if end > pos and self._streaming:
-            self._calls.args(orjson.dumps(buf[pos:end]).decode()[1:-1])
+            self._calls.args(json_string_body(buf[pos:end]))
         elif end > pos:
             self._value.append(buf[pos:end])
             self.held_chars += end - pos

@@ -24,11 +24,10 @@ streamed.
 
 from __future__ import annotations
 
-import orjson
-
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.inkling_tokens import CONTROL_TOKENS, ENDS, INVOKE_JSON, INVOKE_TEXT
+from parsers.core.json_writer import json_string_body
 from parsers.core.markers import cut_short, marker_set
 from parsers.grammars.json_call import JsonCallObject
 
@@ -186,7 +185,7 @@ class InklingCall:
         hit = _CONTROL.search(buf, pos)
         end = hit.start if hit else _CONTROL.safe_end(buf, pos)
         if end > pos:
-            self._sink.args(orjson.dumps(buf[pos:end]).decode()[1:-1])
+            self._sink.args(json_string_body(buf[pos:end]))
         if hit is None:
             return end if end > pos else None
         self._end_text()

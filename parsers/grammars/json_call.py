@@ -23,6 +23,7 @@ from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.json_string import JsonStringDecoder
+from parsers.core.json_writer import json_string_body
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _WHITESPACE = always_matching(r"\s*")
@@ -246,15 +247,9 @@ class StringArguments:
             self._blanks = ""
             self._serialized = text.lstrip()[0] == "{"
             if not self._serialized:
-                return '"' + _json_escaped(text)
+                return '"' + json_string_body(text)
             return text
-        return text if self._serialized else _json_escaped(text)
-
-
-def _json_escaped(text: str) -> str:
-    """`text` as the inside of a JSON string (escaping is per character,
-    so pieces escape to pieces of the whole)."""
-    return orjson.dumps(text).decode()[1:-1]
+        return text if self._serialized else json_string_body(text)
 
 
 def _read_string(buf: str, pos: int) -> tuple[str, int] | None:

@@ -35,6 +35,7 @@ import orjson
 from parsers.core import coerce
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.core.json_writer import json_string_body
 from parsers.core.markers import marker_set
 
 NAMESPACE = "]<]minimax[>["
@@ -279,7 +280,7 @@ class MinimaxM3Calls:
             return
         released, self._pending = self._pending + body, text[len(body) :]
         self.held_chars = len(self._pending)
-        self._sink.args(orjson.dumps(released).decode()[1:-1])
+        self._sink.args(json_string_body(released))
 
     def _end_string(self) -> None:
         self._sink.args('"')

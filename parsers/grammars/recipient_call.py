@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import orjson
-
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.json_scan import JsonValueScanner
+from parsers.core.json_writer import json_string_body
 
 WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 _WORD = always_matching(r"[A-Za-z0-9_]*")
@@ -58,7 +57,7 @@ class RecipientCall:
                 self.status = DONE
             return end
         if self._state == "code" and pos < len(buf):
-            self._sink.args(orjson.dumps(buf[pos:]).decode()[1:-1])
+            self._sink.args(json_string_body(buf[pos:]))
             return len(buf)
         return pos
 

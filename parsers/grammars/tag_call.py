@@ -26,6 +26,7 @@ from parsers.core import coerce, xml_text
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
 from parsers.core.json_scan import JsonValueScanner
+from parsers.core.json_writer import json_string_body
 from parsers.core.markers import marker_set
 from parsers.core.tag_syntax import TagSyntax
 
@@ -33,7 +34,6 @@ _WHITESPACE = always_matching(r"\s*")
 _BLANKS = " \t\r\n"
 # What `html.unescape` could still read differently once more text arrives:
 # a trailing `&` and the start of a character reference after it.
-_UNFINISHED_ENTITY = re.compile(r"&(?:#[0-9]*|#[xX][0-9a-fA-F]*|[^\t\n\f <&#;]{0,32})")
 
 
 class TagCall:
@@ -296,10 +296,10 @@ class TagCall:
             return
         released, self._pending = self._pending + body, text[len(body) :]
         if self._syntax.unescape_html or self._syntax.unescape_xml:
-            held = _unfinished_entity_start(released)
+            held = xml_text.unfinished_reference_start(released)
             released, self._pending = released[:held], released[held:] + self._pending
         if released:
-            self._sink.args(_escape(self._decoded(released)))
+            self._sink.args(json_string_body(self._decoded(released)))
 
     def _past_null_word(self, text: str) -> str:
         """Hold a string value while it can still be `null_word`; once it
@@ -330,7 +330,7 @@ class TagCall:
             self._sink.args("null" if self._is_null_word(probe) else orjson.dumps(self._decoded(probe)).decode())
             return
         if self._streaming:
-            self._sink.args(_escape(self._decoded(self._trim_trailing(self._pending))) + '"')
+            self._sink.args(json_string_body(self._decoded(self._trim_trailing(self._pending))) + '"')
             return
         raw = self._decoded(self._trim_trailing("".join(self._value)))
         if self._is_null_word(raw):
@@ -384,21 +384,6 @@ def _string_attribute(key_match: re.Match) -> str | None:
     if declared_type is not None:
         return "true" if declared_type == "string" else "false"
     return groups.get("string")
-
-
-def _escape(text: str) -> str:
-    """`text` as the inside of a JSON string."""
-    return orjson.dumps(text).decode()[1:-1]
-
-
-def _unfinished_entity_start(text: str) -> int:
-    """Where a character reference that more text could still change starts
-    in `text`, else `len(text)`: everything before it decodes the same
-    whatever follows."""
-    start = text.rfind("&")
-    if start >= 0 and _UNFINISHED_ENTITY.fullmatch(text, start):
-        return start
-    return len(text)
 
 
 def _json_or_text(raw: str) -> str:
