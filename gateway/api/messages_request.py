@@ -35,8 +35,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.api.request import ChatRequest, read_checked
-from gateway.ops.config import describe_errors
 from gateway.ops.errors import ApiError
+from gateway.ops.validation_errors import describe_errors
 
 logger = logging.getLogger("parsegate.messages")
 

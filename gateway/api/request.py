@@ -12,8 +12,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gateway.api.tool_schema import check_tools
-from gateway.ops.config import describe_errors, key_path
 from gateway.ops.errors import ApiError
+from gateway.ops.validation_errors import describe_errors, key_path
 
 _TOOL_CHOICE_MODES = ("none", "auto", "required")
 MAX_NESTING = 100  # levels of arrays and objects in a request; JSON encoders stop near 255

@@ -21,8 +21,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.api.request import ChatRequest, checked_payload
-from gateway.ops.config import describe_errors, key_path
 from gateway.ops.errors import ApiError
+from gateway.ops.validation_errors import describe_errors, key_path
 
 log = logging.getLogger("parsegate.responses")
 

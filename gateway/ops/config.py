@@ -30,6 +30,7 @@ from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
 from gateway.ops.response_template_file import load_response_template
 from gateway.ops.servers import SERVERS, ServerKind
+from gateway.ops.validation_errors import describe_errors
 from parsers import reasoning_parser_name, reasoning_parser_names, tool_call_parser_name, tool_call_parser_names
 from parsers.formats.response_template import TemplateFormats
 from parsers.stages.reasoning import ReasoningFormat
@@ -382,21 +383,6 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
     except ValueError as error:
         reason = describe_errors(error) if isinstance(error, ValidationError) else str(error)
         raise ConfigError(f"{path}: {reason}") from None
-
-
-def describe_errors(error: ValidationError) -> str:
-    """pydantic errors as `key.path: reason`, joined on one line."""
-    parts = []
-    for item in error.errors(include_url=False):
-        where = key_path(item["loc"])
-        message = item["msg"].removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return " | ".join(parts)
-
-
-def key_path(loc: tuple[str | int, ...]) -> str:
-    """A pydantic error location as `models[0].backend.url`."""
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
 
 
 def _one_line(text: str) -> str:
