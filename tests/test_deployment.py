@@ -355,9 +355,14 @@ def test_the_docker_configs_beside_vllm_name_server_vllm(tmp_path):
 
 def _doc_examples() -> list[tuple[str, str, str, str]]:
     """(where, lead, language, block) for every YAML and shell example in
-    README.md and docs/:
-    `lead` is the paragraph just before it."""
-    examples = []
+    README.md and docs/, and each commented-out model entry in the shipped
+    config.yaml: `lead` is the paragraph (or comment) just before it."""
+    commented = (ROOT / "config.yaml").read_text(encoding="utf-8")
+    examples = [
+        (f"config.yaml:{commented[: match.start()].count(chr(10)) + 1}", match.group(1), "yaml", match.group(2))
+        for match in re.finditer(r"((?:  # [^-\n].*\n)*)((?:  # [- ] .*\n)+)", commented)
+    ]
+    examples = [(where, lead, kind, re.sub(r"(?m)^  # ", "", block)) for where, lead, kind, block in examples]
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = path.read_text(encoding="utf-8")
         for match in re.finditer(r"```(yaml|bash)\n(.*?)```", text, re.DOTALL):
@@ -410,3 +415,4 @@ def test_every_doc_example_that_targets_vllm_names_its_server():
             checked.append(where)
             assert backend.get("server"), f"{where}: a vLLM example without backend.server"
     assert "docs/agents.md:13" in checked and any(where.startswith("docs/operations.md") for where in checked)
+    assert any(where.startswith("config.yaml") for where in checked)
