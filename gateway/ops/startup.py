@@ -37,10 +37,10 @@ def masked_url(url: str, secrets: Secrets) -> str:
 def model_line(model: ModelConfig, secrets: Secrets) -> str:
     """One model's summary: `model NAME: urls=… server=… mode=… parsers`."""
     backend = model.backend
-    urls = "demo" if backend.demo else ",".join(masked_url(url, secrets) for url in backend.base_urls)
     if backend.demo:
-        server = "demo"
+        urls = server = "demo"
     else:
+        urls = ",".join(masked_url(url, secrets) for url in backend.base_urls)
         server = backend.server if "server" in backend.model_fields_set else SERVER_UNSET
     mode = f"template chat_template={model.chat_template}" if model.chat_template else "chat"
     if model.response_template is not None:
