@@ -8,10 +8,12 @@ goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
 With workers, SIGHUP goes to uvicorn's supervisor, which replaces them one
 by one; a new worker gets `WORKER_START_SECONDS` to come up.
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
+The start-up lines (ops/startup.py) are written once, before any worker starts.
 """
 
 from __future__ import annotations
 
+import logging.config
 import os
 from typing import Any, TypedDict
 
@@ -20,6 +22,7 @@ import uvicorn
 from gateway.app import create_app
 from gateway.ops.config import Config, load_config
 from gateway.ops.logs import logging_config
+from gateway.ops.startup import log_startup
 
 CONFIG_VARIABLE = "PARSEGATE_CONFIG"
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
@@ -50,6 +53,8 @@ def serve(
         "log_config": logging_config(log_format),
         "access_log": False,
     }
+    logging.config.dictConfig(options["log_config"])  # uvicorn sets the same up again, after these lines
+    log_startup(config, host)
     if workers == 1:
         uvicorn.run(create_app(config, config_path=config_path), **options)
         return

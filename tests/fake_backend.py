@@ -29,6 +29,10 @@ VLLM_AUTO_REFUSED = {  # vLLM's answer to tool_choice "auto" without --enable-au
         "code": 400,
     }
 }
+VLLM_AUTO_REFUSED_FLAT = {  # the same answer from vLLM before 0.10.2 (its flat ErrorResponse)
+    "object": "error",
+    **VLLM_AUTO_REFUSED["error"],
+}
 
 
 def token_logprobs(text: str) -> dict:
@@ -81,6 +85,7 @@ class FakeBackend:
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
         self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
+        self.auto_refusal = VLLM_AUTO_REFUSED  # the body of that 400
         self.gzip = False  # streamed text completions: sent gzip-compressed, with Content-Encoding
         self.answer: Callable[[dict], str] | None = None  # the reply as a function of the request body
         self.token_count = 42  # what POST /tokenize counts (vLLM's tokenizer endpoint, at the server root)
@@ -146,7 +151,7 @@ class FakeBackend:
             pieces = _yielding([b"x" * 65536] * (size // 65536))
             return StreamingResponse(self._faulty(pieces), status_code=status, media_type="text/plain")
         if self.refuse_auto_tools and body.get("tools") and body.get("tool_choice", "auto") == "auto":
-            return Response(orjson.dumps(VLLM_AUTO_REFUSED), status_code=400, media_type="application/json")
+            return Response(orjson.dumps(self.auto_refusal), status_code=400, media_type="application/json")
         if self.parsed_deltas is not None:
             return self._parsed(body)
         replies = [self.answer(body)] if self.answer is not None else self.replies[: body.get("n") or 1]

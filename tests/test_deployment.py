@@ -1,7 +1,9 @@
 """The Dockerfile (linted by hadolint, its install steps and command run in
 a fresh venv, since no container engine runs here), the lock it installs
-from (it matches pyproject.toml), and the compose and Kubernetes files
-(they parse, and their ports, paths and configs agree)."""
+from (it matches pyproject.toml), the compose and Kubernetes files (they
+parse, their ports, paths and configs agree, and every probe can reach its
+server), and every shipped config or doc example that targets vLLM names
+its `backend.server`."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import yaml
@@ -21,7 +24,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from gateway.ops.config import load_config
+from gateway.ops.config import Config, load_config
 from parsers import reasoning_parser_names, tool_call_parser_names
 
 if sys.version_info >= (3, 11):
@@ -36,6 +39,9 @@ IMAGE_PORT = 8080
 IMAGE_CONFIG = "/etc/parsegate/config.yaml"
 LOCK = "requirements.lock"
 RAW_TEXT_FLAGS = ("--reasoning-parser", "--enable-auto-tool-choice", "--tool-call-parser")
+VLLM_IMAGE = "vllm/vllm-openai:"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
 
 
 def dockerfile() -> list[tuple[str, str]]:
@@ -267,8 +273,146 @@ def test_the_k8s_pod_runs_parsegate_as_a_sidecar_with_probes(tmp_path):
     assert f"{mount['mountPath']}/config.yaml" == IMAGE_CONFIG
     for probe in ("livenessProbe", "readinessProbe"):
         assert gateway[probe]["httpGet"] == {"path": "/health", "port": gateway["ports"][0]["name"]}
-        assert model_server[probe]["httpGet"]["port"] == model_port
+        assert _probed_address(model_server[probe])[1] == model_port
     assert pod["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
 
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"] == pod["metadata"]["labels"]
     assert [port["targetPort"] for port in service["spec"]["ports"]] == [gateway["ports"][0]["name"]]
+
+
+def _k8s_pod(tmp_path: Path) -> tuple[list[dict], Config]:
+    """The Deployment's containers and the config its ConfigMap gives parsegate."""
+    [configmap] = yaml.safe_load_all((K8S / "configmap.yaml").read_text())
+    [deployment] = yaml.safe_load_all((K8S / "deployment.yaml").read_text())
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(configmap["data"]["config.yaml"])
+    return deployment["spec"]["template"]["spec"]["containers"], load_config(config_file)
+
+
+def _listen_host(container: dict, config: Config) -> str:
+    """Where a container's server listens: its `--host` argument; parsegate's
+    comes from its config."""
+    arguments = container.get("args", [])
+    if "--host" in arguments:
+        return arguments[arguments.index("--host") + 1]
+    assert container["name"] == "parsegate", f"{container['name']} names no --host"
+    return config.server.host
+
+
+def _container_ports(container: dict) -> dict[str | int, int]:
+    """A container's ports by name and by number."""
+    ports = {port["containerPort"]: port["containerPort"] for port in container.get("ports", [])}
+    ports.update({port["name"]: port["containerPort"] for port in container.get("ports", []) if "name" in port})
+    return ports
+
+
+def _probed_address(probe: dict) -> tuple[str | None, int | str]:
+    """(host, port) a probe calls: an httpGet's port (its host is the pod
+    IP: None), or the URL in an exec probe's command."""
+    if "httpGet" in probe:
+        return None, probe["httpGet"]["port"]
+    [url] = re.findall(r"https?://[^'\" ]+", " ".join(probe["exec"]["command"]))
+    address = urlsplit(url)
+    assert address.hostname and address.port, url
+    return address.hostname, address.port
+
+
+def test_every_k8s_probe_reaches_a_server_listening_where_it_calls(tmp_path):
+    """kubelet sends an httpGet probe to the pod IP, so the port must be
+    served on a non-loopback address; an exec probe runs inside its
+    container, so its URL must be where that container listens."""
+    containers, config = _k8s_pod(tmp_path)
+    for container in containers:
+        for kind in PROBES:
+            if kind not in container:
+                continue
+            host, port = _probed_address(container[kind])
+            where = f"{container['name']}.{kind}"
+            if host is None:
+                [serving] = [other for other in containers if port in _container_ports(other)]
+                number = _container_ports(serving)[port]
+                assert _listen_host(serving, config) not in LOOPBACK, (
+                    f"{where}: kubelet probes port {number} on the pod IP, but {serving['name']} listens on loopback"
+                )
+            else:
+                assert port in _container_ports(container), f"{where}: port {port} is not the container's"
+                assert _listen_host(container, config) in (host, "0.0.0.0"), (
+                    f"{where}: probes {host}, the server listens on {_listen_host(container, config)}"
+                )
+
+
+def test_the_docker_configs_beside_vllm_name_server_vllm(tmp_path):
+    """vLLM run without its tool parser refuses every request with tools
+    unless parsegate knows it is a vLLM (docs/api.md#tool_choice)."""
+    compose = _compose("compose.yaml")["services"]
+    assert compose["vllm"]["image"].startswith(VLLM_IMAGE)
+    containers, k8s_config = _k8s_pod(tmp_path)
+    [model_server] = [container for container in containers if container["name"] == "model-server"]
+    assert model_server["image"].startswith(VLLM_IMAGE)
+    for config in (load_config(_mounted_config(compose["parsegate"])), k8s_config):
+        assert [model.backend.server for model in config.models] == ["vllm"]
+
+
+def _doc_examples() -> list[tuple[str, str, str, str]]:
+    """(where, lead, language, block) for every YAML and shell example in
+    README.md and docs/, and each commented-out model entry in the shipped
+    config.yaml: `lead` is the paragraph (or comment) just before it."""
+    commented = (ROOT / "config.yaml").read_text(encoding="utf-8")
+    examples = [
+        (f"config.yaml:{commented[: match.start()].count(chr(10)) + 1}", match.group(1), "yaml", match.group(2))
+        for match in re.finditer(r"((?:  # [^-\n].*\n)*)((?:  # [- ] .*\n)+)", commented)
+    ]
+    examples = [(where, lead, kind, re.sub(r"(?m)^  # ", "", block)) for where, lead, kind, block in examples]
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"```(yaml|bash)\n(.*?)```", text, re.DOTALL):
+            lead = text[: match.start()].rstrip().rsplit("\n\n", 1)[-1]
+            line = text[: match.start()].count("\n") + 1
+            examples.append((f"{path.relative_to(ROOT)}:{line}", lead, match.group(1), match.group(2)))
+    return examples
+
+
+def _example_backends(kind: str, block: str) -> list[tuple[str, dict]]:
+    """(the URLs, the backend settings) of each model entry in an example:
+    a YAML config (or a fragment of its `models` list), or `PARSEGATE_MODELS__…`
+    variables in a shell block."""
+    if kind == "bash":
+        if "PARSEGATE_MODELS__" not in block:
+            return []
+        variables = dict(
+            word.split("=", 1)
+            for line in block.splitlines()
+            for word in shlex.split(line, comments=True)[:1]
+            if "=" in word
+        )
+        indices = {name.split("__")[1] for name in variables if name.startswith("PARSEGATE_MODELS__")}
+        backends = []
+        for index in sorted(indices):
+            prefix = f"PARSEGATE_MODELS__{index}__BACKEND__"
+            settings = {
+                name.removeprefix(prefix).lower(): value for name, value in variables.items() if name.startswith(prefix)
+            }
+            backends.append((" ".join(filter(None, (settings.get("url"), settings.get("urls")))), settings))
+        return backends
+    data = yaml.safe_load(block)
+    models = data if isinstance(data, list) else (data or {}).get("models", [])
+    return [
+        (" ".join([model["backend"].get("url") or "", *model["backend"].get("urls", [])]), model["backend"])
+        for model in models
+        if isinstance(model, dict) and isinstance(model.get("backend"), dict)
+    ]
+
+
+def test_every_doc_example_that_targets_vllm_names_its_server():
+    """An example targets vLLM when its URL's host is `vllm`, or, for a YAML
+    one, when it or the paragraph leading to it names vLLM (outside a URL)."""
+    checked = []
+    for where, lead, kind, block in _doc_examples():
+        mentions_vllm = kind == "yaml" and "vllm" in re.sub(r"https?://\S+", "", lead + block).lower()
+        for urls, backend in _example_backends(kind, block):
+            if not urls or not (mentions_vllm or any(urlsplit(url).hostname == "vllm" for url in urls.split())):
+                continue
+            checked.append(where)
+            assert backend.get("server"), f"{where}: a vLLM example without backend.server"
+    assert "docs/agents.md:13" in checked and any(where.startswith("docs/operations.md") for where in checked)
+    assert any(where.startswith("config.yaml") for where in checked)

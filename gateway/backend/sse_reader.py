@@ -6,6 +6,10 @@ on it (two more generators per chunk); payloads stay bytes for orjson.
 A line still incomplete is held as a list of pieces, joined once when its
 end arrives (linear however many pieces it comes in), and a line longer
 than `MAX_LINE_BYTES` fails the stream instead of growing without bound.
+A line the stream ends inside (a body delimited by the connection's close,
+cut mid-event) is dropped, as the HTML standard's event-stream parsing
+discards an event the stream ends before dispatching
+(https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ def _payload(line: bytes) -> bytes | None:
 
 
 async def data_payloads(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The payload of every `data:` line of an event stream, stripped."""
+    """The payload of every whole `data:` line of an event stream, stripped."""
     pending: list[bytes] = []
     held = 0
     async for received in response.aiter_bytes():
@@ -47,6 +51,3 @@ async def data_payloads(response: httpx.Response) -> AsyncIterator[bytes]:
             payload = _payload(line)
             if payload is not None:
                 yield payload
-    payload = _payload(b"".join(pending))
-    if payload is not None:
-        yield payload

@@ -24,6 +24,7 @@ from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
 from gateway.ops.secrets import Secrets
+from gateway.ops.servers import VLLM_REFUSES_AUTO_TOOL_CHOICE
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -293,11 +294,27 @@ class Backend:
                 "check that model's backend.api_key"
             )
             return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_auth_failed")
+        if status == 400 and VLLM_REFUSES_AUTO_TOOL_CHOICE in details["message"]:
+            return self._vllm_refused_auto_tool_choice()
         error = self.relayed_error(status if status >= 400 else 502, details)
         retry_after = response.headers.get("retry-after", "")
         if status in _RETRY_AFTER_STATUSES and _RETRY_AFTER.fullmatch(retry_after):
             error.headers["Retry-After"] = retry_after
         return error
+
+    def _vllm_refused_auto_tool_choice(self) -> ApiError:
+        """vLLM's 400 for tool_choice "auto" tells the user to turn vLLM's own
+        tool parser on, the opposite of what parsegate needs: a 502 naming
+        the config key that fixes it instead."""
+        refused = f'the backend for model {self.name!r} is a vLLM without a tool parser: it refused tool_choice "auto"'
+        if self.config.backend.server != "vllm":
+            fix = (
+                "set backend.server: vllm for that model, so that parsegate sends it "
+                'tool_choice "none" and parses the tool calls itself'
+            )
+        else:  # a model with no tool_call_parser sends the request's choice as it came
+            fix = "name that model's tool_call_parser, or start vLLM with --enable-auto-tool-choice --tool-call-parser"
+        return ApiError(502, f"{refused}; {fix}", type=UPSTREAM_ERROR, code="upstream_misconfigured")
 
     def relayed_error(self, status: int, details: dict) -> ApiError:
         """An error the backend reported (`details`: its OpenAI error object),

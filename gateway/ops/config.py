@@ -305,6 +305,11 @@ class ModelConfig(_Section):
         )
 
     @property
+    def parsers_from_name(self) -> bool:
+        """The entry names neither parser: both were picked from the model name."""
+        return self._parsers_from_name
+
+    @property
     def response_formats(self) -> TemplateFormats | None:
         """What the `response_template` compiled to, if the model has one."""
         return self._response_formats

@@ -22,6 +22,11 @@ from typing import Literal
 
 ServerKind = Literal["vllm", "sglang", "llamacpp", "other"]
 
+# The start of vLLM's 400 for tool_choice "auto" without its own tool parser
+# (vllm/entrypoints/openai/serving_chat.py): parsegate answers it with the
+# config key that fixes it, `server: vllm`.
+VLLM_REFUSES_AUTO_TOOL_CHOICE = '"auto" tool choice requires --enable-auto-tool-choice'
+
 
 @dataclass(frozen=True, slots=True)
 class Server:

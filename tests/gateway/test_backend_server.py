@@ -100,11 +100,13 @@ def test_a_plain_vllm_serves_tool_calls_end_to_end(client, fake):
     assert fake.last_body["tool_choice"] == "none"
 
 
-def test_without_server_vllm_the_plain_vllm_refuses_auto(client, fake):
+def test_without_server_vllm_the_plain_vllm_refusal_names_backend_server(client, fake):
+    """More surfaces and both vLLM error bodies: test_vllm_tool_refusal.py."""
     fake.refuse_auto_tools = True
-    with pytest.raises(openai.BadRequestError) as caught:
+    with pytest.raises(openai.InternalServerError) as caught:
         client.chat.completions.create(model="qwen3-other", messages=MESSAGES, tools=TOOLS)
-    assert caught.value.body["message"] == VLLM_AUTO_REFUSED["error"]["message"]
+    assert "backend.server: vllm" in caught.value.body["message"]
+    assert caught.value.body["message"] != VLLM_AUTO_REFUSED["error"]["message"]
 
 
 def test_a_vllm_model_without_a_tool_parser_sends_the_choice_as_it_came(client, fake):

@@ -25,7 +25,7 @@ async def _payloads(pieces: list[bytes]) -> list[bytes]:
 @pytest.mark.parametrize("size", [1, 2, 3, 7, len(STREAM)])
 def test_data_payloads_at_any_split(size):
     pieces = [STREAM[i : i + size] for i in range(0, len(STREAM), size)]
-    assert asyncio.run(_payloads(pieces)) == [b'{"a": "caf\xc3\xa9"}', b"[DONE]", b"last"]
+    assert asyncio.run(_payloads(pieces)) == [b'{"a": "caf\xc3\xa9"}', b"[DONE]"]  # the stream ends inside `last`
 
 
 def test_event_stream_sends_framed_events_and_pings_while_quiet():
