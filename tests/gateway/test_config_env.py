@@ -101,7 +101,7 @@ def test_parsegate_serve_runs_on_the_environment_alone(tmp_path, fake_backend_se
 
 
 def test_backend_urls_expand_environment_variables(tmp_path, monkeypatch):
-    """`${VAR}` expands in backend.url and backend.urls as in api_key (CONTRACT.md)."""
+    """`${VAR}` expands in backend.url and backend.urls as in api_key (docs/configuration.md)."""
     monkeypatch.setenv("LLM_HOST", "10.0.0.7:8000")
     path = tmp_path / "config.yaml"
     path.write_text(
