@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Where a `.md` name is data, not a citation.
 NOT_CITATIONS = {
-    "tests/corpus/": "model outputs copied from SGLang's tests; `M.md` there is a tool argument",
+    "tests/corpus/": "model outputs copied from SGLang's tests, where a file name can be a tool argument",
     "tests/clients/agents/claude/package-lock.json": "npm's lock file names the packages' own files",
     "test_docs_links.py": "the link checker's own examples of broken links",
 }
@@ -70,4 +70,4 @@ def test_the_check_finds_a_missing_file_and_passes_urls_and_relative_paths():
     cited = cited_md_files(text)
     assert cited == ["FORMATS" + ".md", "docs/api.md", "operations.md", "../README.md"]
     files = {"docs/api.md", "docs/operations.md", "README.md"}
-    assert [name for name in cited if not exists(name, "docs/guide.md", files)] == ["FORMATS" + ".md"]
+    assert [name for name in cited if not exists(name, "docs/index.html", files)] == ["FORMATS" + ".md"]
