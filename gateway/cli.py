@@ -1,5 +1,6 @@
-"""The `parsegate` command (also `python -m gateway`).
+"""The `parsegate` command (also `python -m gateway`); docs/operations.md.
 
+parsegate --version
 parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--log-format text|json]
 parsegate parsers [--json] [--for MODEL]
 parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
@@ -12,9 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import logging.config
 import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
+from gateway.ops.env_overlay import CONFIG_FILE_VARIABLE, config_variables
+from gateway.ops.validation_errors import unknown_name
 from parsers import (
     parse_text,
     reasoning_parser_name,
@@ -24,19 +31,43 @@ from parsers import (
 )
 
 DEFAULT_CONFIG = "config.yaml"
+DEMO_CONFIG = Path(__file__).parent / "ops" / "demo_config.yaml"  # served when no config is found
+HOW_TO_CONFIGURE = f"pass your config file with --config PATH or ${CONFIG_FILE_VARIABLE}=PATH"
+
+
+def _config_path(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The config file to serve, and the option that named it (None: found
+    by default). With no file named, ./config.yaml; with none there either
+    and no PARSEGATE_*__* variables to build a config from, the demo."""
+    if args.config:
+        return args.config, "--config"
+    if os.environ.get(CONFIG_FILE_VARIABLE):
+        return os.environ[CONFIG_FILE_VARIABLE], f"${CONFIG_FILE_VARIABLE}"
+    if Path(DEFAULT_CONFIG).exists() or config_variables(os.environ):
+        return DEFAULT_CONFIG, None
+    return str(DEMO_CONFIG), None
 
 
 def _serve(args: argparse.Namespace) -> int:
     from gateway.backend.template_backend import check_templates
     from gateway.ops.config import ConfigError, load_config
+    from gateway.ops.logs import logging_config
 
-    path = args.config or os.environ.get("PARSEGATE_CONFIG") or DEFAULT_CONFIG
+    path, named_by = _config_path(args)
     try:
         config = load_config(path)
         check_templates(config.models)
     except ConfigError as error:
-        print(f"parsegate: {error}", file=sys.stderr)
+        missing = named_by and not Path(path).exists()
+        hint = f" (named by {named_by}); {HOW_TO_CONFIGURE}, or neither to serve the built-in demo" if missing else ""
+        print(f"parsegate: {error}{hint}", file=sys.stderr)
         return 2
+    log_format = args.log_format or config.server.log_format
+    if path == str(DEMO_CONFIG):
+        logging.config.dictConfig(logging_config(log_format))
+        logging.getLogger("parsegate.cli").warning(
+            "no ./%s here: serving the built-in demo model; %s", DEFAULT_CONFIG, HOW_TO_CONFIGURE
+        )
     from gateway.serve import serve  # the web stack loads only once there is something to serve
 
     serve(
@@ -45,7 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
         args.host or config.server.host,
         args.port or config.server.port,
         workers=args.workers,
-        log_format=args.log_format or config.server.log_format,
+        log_format=log_format,
     )
     return 0
 
@@ -105,7 +136,7 @@ def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         ),
     ):
         if name is not None and name not in allowed:
-            parser.error(f"{flag}: unknown parser {name!r}; allowed: {', '.join(allowed)}")
+            parser.error(f"{flag}: {unknown_name('parser', name, allowed)}")
     if args.stream_chunk is not None and args.stream_chunk < 1:
         parser.error("--stream-chunk: must be at least 1")
     try:
@@ -153,27 +184,69 @@ def _positive(text: str) -> int:
     return number
 
 
+def _version() -> str:
+    try:
+        return version("parsegate")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    parser = argparse.ArgumentParser(prog="parsegate", description="OpenAI-compatible parsing gateway")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the gateway")
-    serve.add_argument("--config", help=f"config file (default: $PARSEGATE_CONFIG, else ./{DEFAULT_CONFIG})")
+    parser = argparse.ArgumentParser(
+        prog="parsegate",
+        description="OpenAI- and Anthropic-compatible gateway that parses reasoning and tool calls "
+        "out of raw-text LLM servers (vLLM, SGLang, llama.cpp).",
+    )
+    parser.add_argument("--version", action="version", version=f"parsegate {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="run the gateway",
+        description="Run the gateway. The config is --config, else $PARSEGATE_CONFIG, else ./config.yaml; "
+        "with none of them (and no PARSEGATE_*__* variables) the built-in demo model is served.",
+    )
+    serve.add_argument(
+        "--config", metavar="PATH", help=f"config file (default: ${CONFIG_FILE_VARIABLE}, else ./{DEFAULT_CONFIG})"
+    )
     serve.add_argument("--host", help="listen address (default: server.host)")
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
     serve.add_argument("--workers", type=_positive, default=1, metavar="N", help="worker processes (default: 1)")
     serve.add_argument("--log-format", choices=("text", "json"), help="log lines (default: server.log_format)")
-    listing = commands.add_parser("parsers", help="list the parser names")
+    listing = commands.add_parser(
+        "parsers",
+        help="list the parser names",
+        description="List the tool-call and reasoning parser names, or show which a model name picks.",
+    )
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.add_argument(
         "--for", dest="model", metavar="MODEL", help="the parsers picked for a backend model name (e.g. Qwen/Qwen3-8B)"
     )
-    parse = commands.add_parser("parse", help="parse one raw model output and print JSON")
-    parse.add_argument("--tool-call-parser", metavar="NAME")
-    parse.add_argument("--reasoning-parser", metavar="NAME")
-    parse.add_argument("--tools", metavar="FILE.json", help="the request's OpenAI tools array")
+    parse = commands.add_parser(
+        "parse",
+        help="parse one raw model output and print JSON",
+        description="Parse one raw model output as the gateway would, and print its reasoning_content, "
+        "content and tool_calls as JSON.",
+    )
+    parse.add_argument(
+        "--tool-call-parser", metavar="NAME", help="tool-call parser (`parsegate parsers`; default: none)"
+    )
+    parse.add_argument(
+        "--reasoning-parser", metavar="NAME", help="reasoning parser (`parsegate parsers`; default: none)"
+    )
+    parse.add_argument(
+        "--tools",
+        metavar="FILE.json",
+        help="a JSON file with the request's OpenAI tools array: parsers type argument values by its schemas, "
+        "and formats that call without a marker call only its functions (default: no tools)",
+    )
     parse.add_argument("--stream-chunk", type=int, metavar="N", help="feed the text N characters at a time")
     parse.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="raw text (default: stdin)")
-    render = commands.add_parser("render", help="print the prompt a chat request (JSON on stdin) renders to")
+    render = commands.add_parser(
+        "render",
+        help="print the prompt a chat request (JSON on stdin) renders to",
+        description="Read an OpenAI chat completion request (JSON) on stdin and print, byte for byte, "
+        "the prompt template mode sends for it. Give exactly one template source.",
+    )
     render.add_argument("--tokenizer-config", metavar="PATH", help="a Hugging Face tokenizer_config.json")
     render.add_argument("--template", metavar="FILE", help="a Jinja chat template file")
     render.add_argument("--gguf", metavar="FILE", help="a GGUF model file (its metadata's template)")

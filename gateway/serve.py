@@ -21,10 +21,10 @@ import uvicorn
 
 from gateway.app import create_app
 from gateway.ops.config import Config, load_config
+from gateway.ops.env_overlay import CONFIG_FILE_VARIABLE
 from gateway.ops.logs import logging_config
 from gateway.ops.startup import log_startup
 
-CONFIG_VARIABLE = "PARSEGATE_CONFIG"
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
 
 
@@ -58,7 +58,7 @@ def serve(
     if workers == 1:
         uvicorn.run(create_app(config, config_path=config_path), **options)
         return
-    os.environ[CONFIG_VARIABLE] = os.path.abspath(config_path)
+    os.environ[CONFIG_FILE_VARIABLE] = os.path.abspath(config_path)
     uvicorn.run(
         "gateway.serve:app_from_environment",
         factory=True,
@@ -70,5 +70,5 @@ def serve(
 
 def app_from_environment():
     """The app of one worker process."""
-    path = os.environ[CONFIG_VARIABLE]
+    path = os.environ[CONFIG_FILE_VARIABLE]
     return create_app(load_config(path), config_path=path)

@@ -1,5 +1,6 @@
-"""Decoding constraints for tool calls, as SGLang builds them (FORMATS.md
-§3.1, §4), and where each backend dialect (`guided_decoding`) takes them.
+"""Decoding constraints for tool calls, as SGLang builds them (its
+`structural_tag` and `json_schema` constraints; docs/api.md, "tool_choice"),
+and where each backend dialect (`guided_decoding`) takes them.
 
 - `call_array_schema`: for `tool_choice: "required"` or a named tool, the
   JSON schema of an array of `{"name", "parameters"}` call objects.
@@ -19,7 +20,7 @@ import orjson
 from gateway.backend.gbnf import schema_grammar
 from gateway.ops.errors import ApiError
 
-# Per tool-call format: (begin with NAME, end, trigger), FORMATS.md §4.
+# Per tool-call format: (begin with NAME, end, trigger) of SGLang's structural tags (docs/api.md, "tool_choice").
 _STRUCTURES: dict[str, tuple[str, str, str]] = {
     "qwen25": ('<tool_call>\n{"name":"NAME", "arguments":', "}\n</tool_call>", "<tool_call>"),
     "trinity": ('<tool_call>\n{"name":"NAME", "arguments":', "}\n</tool_call>", "<tool_call>"),

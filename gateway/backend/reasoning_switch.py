@@ -1,5 +1,5 @@
 """`reasoning_effort` and `reasoning: {"effort", "enabled"}` as chat-template
-thinking switches (FORMATS.md §3.5, as SGLang serves them).
+thinking switches (docs/api.md, "Request extensions", as SGLang serves them).
 
 An effort (top level, else `reasoning.effort`) turns thinking on, except
 `"none"` and Hunyuan's `"no_think"`, which turn it off; without an effort,

@@ -1,4 +1,4 @@
-"""config.yaml: the served models, their backends and parsers (CONTRACT.md).
+"""config.yaml: the served models, their backends and parsers (docs/configuration.md).
 
 Everything is checked at start-up: unknown keys, malformed values, unknown
 parser names and duplicate model names are errors naming the key and what
@@ -8,7 +8,6 @@ it accepts, so a typo never surfaces as a surprise at request time.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -25,12 +24,12 @@ from pydantic import (
     model_validator,
 )
 
-from gateway.ops.env_overlay import apply_environment, config_variables
+from gateway.ops.env_overlay import apply_environment, config_variables, expand_variables, from_variables, variable_at
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
 from gateway.ops.response_template_file import load_response_template
 from gateway.ops.servers import SERVERS, ServerKind
-from gateway.ops.validation_errors import describe_errors
+from gateway.ops.validation_errors import describe_errors, described, error_items, unknown_name
 from parsers import reasoning_parser_name, reasoning_parser_names, tool_call_parser_name, tool_call_parser_names
 from parsers.formats.response_template import TemplateFormats
 from parsers.stages.reasoning import ReasoningFormat
@@ -39,7 +38,6 @@ from parsers.stages.tool_calls import ToolFormat
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
 CHAT_TEMPLATE_FROM_BACKEND = "backend"  # ask the server (llama.cpp GET /props)
 NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfigError(Exception):
@@ -58,22 +56,9 @@ class _Section(BaseModel):
         if isinstance(data, dict):
             unknown = sorted(str(key) for key in data if key not in cls.model_fields)
             if unknown:
-                allowed = ", ".join(cls.model_fields)
-                raise ValueError(f"unknown key {unknown[0]!r}; allowed keys: {allowed}")
+                raise ValueError(unknown_name("key", unknown[0], list(cls.model_fields), "allowed keys"))
             return {key: value for key, value in data.items() if value is not None}
         return data
-
-
-def _expand_env(value: str) -> str:
-    """Replace every `${VAR}` with the environment's value; unset is an error."""
-
-    def lookup(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in os.environ:
-            raise ValueError(f"environment variable {name} is not set")
-        return os.environ[name]
-
-    return _ENV_REFERENCE.sub(lookup, value)
 
 
 class ServerConfig(_Section):
@@ -123,9 +108,10 @@ class ServerConfig(_Section):
     @field_validator("api_keys")
     @classmethod
     def _expand_keys(cls, keys: list[str]) -> list[str]:
-        expanded = [_expand_env(key) for key in keys]
-        if not all(expanded):
-            raise ValueError("API keys must be non-empty strings")
+        expanded = [expand_variables(key) for key in keys]
+        empty = [key for key, value in zip(keys, expanded, strict=True) if not value]
+        if empty:
+            raise ValueError(f"API keys must be non-empty strings{from_variables(empty[0])}")
         return expanded
 
 
@@ -162,7 +148,7 @@ class BackendConfig(_Section):
     @field_validator("api_key")
     @classmethod
     def _expand_key(cls, key: str) -> str:
-        return _expand_env(key)
+        return expand_variables(key)
 
     @property
     def connect_seconds(self) -> float:
@@ -195,10 +181,10 @@ class BackendConfig(_Section):
 
 def _http_url(url: str) -> str:
     """An http(s) base URL, `${VAR}` expanded, without a trailing slash."""
-    url = _expand_env(url)
-    if not url.startswith(("http://", "https://")):
-        raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
-    return url.rstrip("/")
+    expanded = expand_variables(url)
+    if not expanded.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http:// or https:// URL, got {expanded!r}{from_variables(url)}")
+    return expanded.rstrip("/")
 
 
 class ModelConfig(_Section):
@@ -219,13 +205,16 @@ class ModelConfig(_Section):
     @classmethod
     def _template_path(cls, source: str, info: ValidationInfo) -> str:
         """`backend`, or a path (relative to the config file's folder) that exists."""
-        source = _expand_env(source)
-        if source == CHAT_TEMPLATE_FROM_BACKEND:
-            return source
+        expanded = expand_variables(source)
+        if expanded == CHAT_TEMPLATE_FROM_BACKEND:
+            return expanded
         base = (info.context or {}).get("config_dir", ".")
-        path = Path(base, source).expanduser()
+        path = Path(base, expanded).expanduser()
         if not path.exists():
-            raise ValueError(f"no such file: {path}; give a .jinja, tokenizer_config.json or .gguf file, or 'backend'")
+            raise ValueError(
+                f"no such file: {path}{from_variables(source)}; "
+                "give a .jinja, tokenizer_config.json or .gguf file, or 'backend'"
+            )
         return str(path)
 
     @field_validator("extra_body")
@@ -254,11 +243,13 @@ class ModelConfig(_Section):
                 "the template declares the reasoning and the tool-call format"
             )
         base = (info.context or {}).get("config_dir", ".")
-        path = Path(base, _expand_env(self.response_template)).expanduser()
+        path = Path(base, expand_variables(self.response_template)).expanduser()
         try:
             formats = load_response_template(path)
         except ValueError as error:
-            raise ValueError(f"model {self.name!r}: response_template {error}") from None
+            raise ValueError(
+                f"model {self.name!r}: response_template {error}{from_variables(self.response_template)}"
+            ) from None
         compiled = self.model_copy(update={"response_template": str(path)})
         compiled._response_formats = formats
         return compiled
@@ -345,7 +336,7 @@ class ModelConfig(_Section):
 
 def _known_name(name: str, kind: str, allowed: list[str]) -> str:
     if name not in allowed:
-        raise ValueError(f"unknown {kind} parser {name!r}; allowed: {', '.join(allowed)}")
+        raise ValueError(unknown_name(f"{kind} parser", name, allowed))
     return name
 
 
@@ -370,12 +361,13 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
     With such variables set, a missing file counts as empty."""
     environ = os.environ if environ is None else environ
     overlay = config_variables(environ)
+    origin = str(path)
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         if not overlay:
             raise ConfigError(f"{path}: cannot read config file: No such file or directory") from None
-        data = {}
+        data, origin = {}, f"the PARSEGATE_* environment variables (no file {path})"
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config file: {error.strerror or error}") from None
     except yaml.YAMLError as error:
@@ -384,10 +376,23 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
         raise ConfigError(f"{path}: the config must be a mapping with a 'models' list")
     try:
         data = apply_environment(data, overlay)
+    except ValueError as error:  # names the variable
+        raise ConfigError(str(error)) from None
+    try:
         return Config.model_validate(data, context={"config_dir": Path(path).parent})
-    except ValueError as error:
-        reason = describe_errors(error) if isinstance(error, ValidationError) else str(error)
-        raise ConfigError(f"{path}: {reason}") from None
+    except ValidationError as error:
+        raise ConfigError(_described(error, origin, overlay)) from None
+
+
+def _described(error: ValidationError, origin: str, overlay: Mapping[str, str]) -> str:
+    """The errors after the file's path, or each after the environment
+    variable it comes from (env_overlay.variable_at)."""
+    items = [(variable_at(loc, message, overlay), described(loc, message)) for loc, message in error_items(error)]
+    if not any(variable for variable, _ in items):
+        return f"{origin}: {describe_errors(error)}"
+    return " | ".join(
+        f"{f'environment variable {variable}' if variable else origin}: {text}" for variable, text in items
+    )
 
 
 def _one_line(text: str) -> str:

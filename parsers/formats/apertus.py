@@ -1,4 +1,4 @@
-"""Swiss AI Apertus 2509 (FORMATS.md §1 and §2 `apertus2509`).
+"""Swiss AI Apertus 2509 (docs/parsers.md `apertus2509`).
 
 Reasoning blocks, several per turn, and tool calls as a JSON array of
 objects keyed by the function name::

@@ -1,5 +1,5 @@
 """Beam: Harmony-like channels, tool calls addressed by recipient with
-`rfl:parameter` bodies (FORMATS.md §1 `beam`, §2 `beam`).
+`rfl:parameter` bodies (docs/parsers.md `beam`).
 
 The `analysis` channel is reasoning (always on), `final` is content, and
 a message to a recipient is a call; `<|start|>assistant` separates

@@ -1,4 +1,4 @@
-"""Cohere Command A / Command 4 (FORMATS.md §1 and §2 `cohere_command4`).
+"""Cohere Command A / Command 4 (docs/parsers.md `cohere_command4`).
 
 The template opens `<|START_THINKING|>`, so the output starts inside the
 reasoning; then either an answer or a block of calls, a JSON array::

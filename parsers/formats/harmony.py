@@ -1,5 +1,5 @@
 """gpt-oss (Harmony): reasoning in the `analysis` channel, tool calls as
-messages with a recipient (FORMATS.md §1 `gpt-oss`, §2 `gpt-oss`).
+messages with a recipient (docs/parsers.md `gpt-oss`).
 
 One call; two calls are two such messages::
 

@@ -1,5 +1,5 @@
 """Inkling: typed message blocks of control tokens, for reasoning and tool
-calls (FORMATS.md §1 and §2 `inkling`; `parsers.stages.inkling` reads the blocks,
+calls (docs/parsers.md `inkling`; `parsers.stages.inkling` reads the blocks,
 `parsers.grammars.inkling_call` one invocation).
 
 One call (two calls: two such messages)::

@@ -1,5 +1,5 @@
 """K2 Horizon / K2-v3 ("IFM" tokens): reasoning and tool calls
-(FORMATS.md §1 and §2 `k2_horizon`).
+(docs/parsers.md `k2_horizon`).
 
 The template opens the reply inside reasoning with one opener per
 reasoning effort, and the model closes it with the matching closer:

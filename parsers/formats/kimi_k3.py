@@ -1,5 +1,5 @@
 """Kimi K3 ("XTML"): reasoning, reply and tool calls as channels of special
-tokens (FORMATS.md §1 `kimi_k3`, §2 `kimi_k3`).
+tokens (docs/parsers.md `kimi_k3`).
 
 One call, after the reply (more calls: more `<|open|>call …<|close|>call<|sep|>`
 in the tools channel)::

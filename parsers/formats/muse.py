@@ -1,5 +1,5 @@
 """Muse Glimmer: channel messages addressed by recipient, tool calls as
-ATEM XML (FORMATS.md §1 `muse`, §2 `muse`).
+ATEM XML (docs/parsers.md `muse`).
 
 A message is `<|start|>assistant to=RECIPIENT<|message|>BODY<|eom|>` (or
 `<|eot|>`); the prompt ends at `<|start|>assistant`, so the output starts

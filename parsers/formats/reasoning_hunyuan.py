@@ -1,4 +1,4 @@
-"""Tencent Hunyuan Hy3 / Hy4 reasoning (FORMATS.md §2 `hunyuan`):
+"""Tencent Hunyuan Hy3 / Hy4 reasoning (docs/parsers.md `hunyuan`):
 `<think>reasoning</think>answer`, ended early by a `<tool_calls>` block.
 Checkpoints that suffix their tokens (`<think:opensource>`) are read the
 same (`parsers.stages.token_suffix`).

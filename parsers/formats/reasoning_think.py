@@ -1,4 +1,4 @@
-"""The `<think>…</think>` reasoning family (FORMATS.md §2).
+"""The `<think>…</think>` reasoning family (docs/parsers.md).
 
 Wire format: `<think>reasoning</think>answer`. Models whose template
 prefills `<think>` emit only `reasoning</think>answer`; those are

@@ -1,4 +1,4 @@
-"""More of the `<arg_key>`/`<arg_value>` family (FORMATS.md §1), as data on
+"""More of the `<arg_key>`/`<arg_value>` family (docs/parsers.md), as data on
 the GLM syntax in `tool_tags`.
 
 Ling 3 writes GLM-4.5's calls, the newline after the name optional

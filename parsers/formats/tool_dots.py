@@ -1,4 +1,4 @@
-"""rednote dots.llm tool calls (FORMATS.md §1 `dots`): a
+"""rednote dots.llm tool calls (docs/parsers.md `dots`): a
 `<dots_function_call>` block of `invoke` elements whose parameters are
 typed by the tool's schema (values stripped), or of one JSON call object.
 The name attributes may be quoted (`"` or `'`) or bare.

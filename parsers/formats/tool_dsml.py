@@ -1,4 +1,4 @@
-"""DeepSeek's DSML tool calls (FORMATS.md §1 `deepseekv32`): `invoke`
+"""DeepSeek's DSML tool calls (docs/parsers.md `deepseekv32`): `invoke`
 elements with `parameter` children typed by their `string` attribute, or
 with one JSON object for arguments. `｜` is U+FF5C.
 

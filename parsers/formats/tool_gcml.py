@@ -1,4 +1,4 @@
-"""GigaChat 3.5 "GCML" tool calls (FORMATS.md §1 `gigachat35`): DeepSeek's
+"""GigaChat 3.5 "GCML" tool calls (docs/parsers.md `gigachat35`): DeepSeek's
 DSML elements under the `｜GCML｜` namespace (`｜` is U+FF5C). Every
 parameter says its type: `string="true"` keeps the text exactly as written,
 `string="false"` is JSON (the stripped text when it is not).

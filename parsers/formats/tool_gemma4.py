@@ -1,4 +1,4 @@
-"""Gemma 4 tool calls (FORMATS.md §1 `gemma4`): `call:NAME{…}` between
+"""Gemma 4 tool calls (docs/parsers.md `gemma4`): `call:NAME{…}` between
 special tokens, with `<|"|>` around strings; two calls are two blocks::
 
     <|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|>

@@ -1,4 +1,4 @@
-"""Tencent Hunyuan Hy3 / Hy4 tool calls (FORMATS.md §1 `hunyuan`): a
+"""Tencent Hunyuan Hy3 / Hy4 tool calls (docs/parsers.md `hunyuan`): a
 `<tool_calls>` block of `<tool_call>` elements, the name ended by
 `<tool_sep>` (Hy3) or directly by the first `<arg_key>` (Hy4), values
 typed by the tool schema::

@@ -1,4 +1,4 @@
-"""Tool calls written as a JSON object between tag markers (FORMATS.md §1).
+"""Tool calls written as a JSON object between tag markers (docs/parsers.md).
 
 Wire format, one call and two calls::
 

@@ -1,4 +1,4 @@
-"""MiniCPM 4 / 5 tool calls (FORMATS.md §1 `minicpm5`): plain-text XML,
+"""MiniCPM 4 / 5 tool calls (docs/parsers.md `minicpm5`): plain-text XML,
 no special marker; consecutive elements are several calls::
 
     <function name="get_weather"><param name="city">Paris</param><param name="days">2</param></function>

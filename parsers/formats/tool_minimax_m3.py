@@ -1,4 +1,4 @@
-"""MiniMax M3 tool calls (FORMATS.md §1 `minimax-m3`): every tag carries
+"""MiniMax M3 tool calls (docs/parsers.md `minimax-m3`): every tag carries
 the namespace token `]<]minimax[>[`; parameters are tags named after them,
 nested for objects, `<item>` for array elements, typed by the tool's
 schema. The grammar is `parsers.grammars.minimax_m3_call`. M3 calls the tools its

@@ -1,4 +1,4 @@
-"""Mistral's `[TOOL_CALLS]` (FORMATS.md §1): a JSON array of call objects,
+"""Mistral's `[TOOL_CALLS]` (docs/parsers.md): a JSON array of call objects,
 or, with newer tokenizers, compact calls. `[TOOL_CALLS]` is a control token.
 
     [TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]

@@ -1,5 +1,5 @@
 """Tool calls whose header names the function, followed by JSON arguments
-(FORMATS.md §1): DeepSeek V3 / V3.1 and Kimi K2. Their markers are special
+(docs/parsers.md): DeepSeek V3 / V3.1 and Kimi K2. Their markers are special
 tokens the backend must keep.
 
 DeepSeek V3, one call (two calls: two `<｜tool▁call▁begin｜>` blocks in one section)::

@@ -1,4 +1,4 @@
-"""Tool calls written as Python calls (FORMATS.md §1 `pythonic`, `lfm2`).
+"""Tool calls written as Python calls (docs/parsers.md `pythonic`, `lfm2`).
 
 Llama 4 and other pythonic templates: a list of calls anywhere in the
 text, optionally between `<|python_start|>` and `<|python_end|>`::

@@ -1,4 +1,4 @@
-"""Spark 2.5 tool calls (FORMATS.md §1 `spark25`): the `<arg_key>` family,
+"""Spark 2.5 tool calls (docs/parsers.md `spark25`): the `<arg_key>` family,
 as data on the GLM syntax in `tool_tags`. The name may be followed by a
 newline, directly by `<arg_key>`, or by `</tool_call>` (no arguments);
 values are kept exactly as written, a value `null` (any case) is null

@@ -1,4 +1,4 @@
-"""StepFun Step-3 tool calls (FORMATS.md §1 `step3`): `steptml` invoke
+"""StepFun Step-3 tool calls (docs/parsers.md `step3`): `steptml` invoke
 elements inside Step-3's call tokens, values typed by the tool schema.
 The markers use `｜` (U+FF5C) with ASCII underscores; the call type before
 `<｜tool_sep｜>` must be `function`. Real output also leaves that header

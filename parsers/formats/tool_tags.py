@@ -1,5 +1,5 @@
 """Tool calls written as key/value tags, typed by the tool's schema
-(FORMATS.md §1). The arguments JSON is built as the tags stream in.
+(docs/parsers.md). The arguments JSON is built as the tags stream in.
 
 Qwen3-Coder (two calls: two `<tool_call>` blocks)::
 

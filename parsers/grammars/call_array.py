@@ -1,7 +1,7 @@
 """The tool-call stage for output constrained to a JSON array of calls.
 
 When a backend decodes under the JSON-schema constraint SGLang builds for
-`tool_choice: "required"` or a named tool (FORMATS.md §3.1), the whole
+`tool_choice: "required"` or a named tool (docs/api.md, "tool_choice"), the whole
 reply is one array of call objects, no markers::
 
     [{"name": "get_weather", "parameters": {"city": "Paris"}}]

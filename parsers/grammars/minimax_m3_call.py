@@ -1,4 +1,4 @@
-"""Body grammar: MiniMax M3's namespaced XML calls (FORMATS.md §1 `minimax-m3`).
+"""Body grammar: MiniMax M3's namespaced XML calls (docs/parsers.md `minimax-m3`).
 
 Every tag is prefixed with the namespace token `]<]minimax[>[` (blanks may
 stand between the token and the `<`); a parameter is a tag named after it,

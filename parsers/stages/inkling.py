@@ -1,4 +1,4 @@
-"""The reasoning stage for Inkling's typed message blocks (FORMATS.md §2
+"""The reasoning stage for Inkling's typed message blocks (docs/parsers.md
 `inkling`).
 
 Inkling writes messages framed by control tokens; the prompt ends with the

@@ -1,7 +1,7 @@
 """`force_nonempty_content`: a reply that is all reasoning is given as content.
 
 Some clients show only `content`; with this request switch
-(`chat_template_kwargs.force_nonempty_content`, FORMATS.md §2) a turn whose
+(`chat_template_kwargs.force_nonempty_content`, docs/parsers.md) a turn whose
 reasoning stage produced no content at all reports its reasoning as content
 instead. Streamed, that cannot be known until content appears, so reasoning
 is held back until then: the stream says the same as the whole reply,

@@ -49,7 +49,7 @@ class ReasoningFormat:
     that prefill the start marker); requests cannot turn it off.
     Otherwise `thinking_switches` are the `chat_template_kwargs` keys that
     turn thinking on or off for a request, and `thinking_by_default` says
-    what an absent switch means (SGLang's "thinking mode", FORMATS.md §3.5);
+    what an absent switch means (SGLang's "thinking mode", docs/api.md, "Request extensions");
     any true value turns it on, or with `switch_on_value` only that value
     (MiniMax M3's `thinking_mode: "enabled"`).
     `start_required`: reasoning only ever begins at the start marker, whatever

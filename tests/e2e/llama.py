@@ -163,7 +163,8 @@ StartServer = Callable[..., LlamaServer]
 def literal_grammar(text: str) -> str:
     """A GBNF grammar whose only sentence is `text`.
 
-    Escapes follow llama.cpp's parse_char (grammars/README.md): `\\"`,
+    Escapes follow llama.cpp's parse_char
+    (https://github.com/ggml-org/llama.cpp/blob/master/grammars/README.md): `\\"`,
     `\\\\`, `\\n`, `\\r`, `\\t`, and `\\xHH`, `\\uHHHH`, `\\UHHHHHHHH` for code
     points. Everything outside printable ASCII is escaped, so the grammar is
     plain ASCII whatever the text.

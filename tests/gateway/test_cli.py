@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
 import pytest
 from openai import OpenAI
 
-from gateway.cli import main
+from gateway.cli import _arguments, main
 from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,17 +31,29 @@ PARSED = {
 QWEN = ["--reasoning-parser", "qwen3", "--tool-call-parser", "qwen25"]
 
 
-def parsegate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    """`python -m gateway ARGS` in a fresh process."""
+def parsegate(
+    *args: str, stdin: str | None = None, cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`python -m gateway ARGS` in a fresh process (run in `cwd`, this
+    checkout's gateway all the same)."""
     return subprocess.run(
         [sys.executable, "-m", "gateway", *args],
         input=stdin,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        cwd=REPO,
+        cwd=cwd,
+        env=environment(env or {}),
         timeout=60,
     )
+
+
+def environment(extra: dict[str, str]) -> dict[str, str]:
+    """This process's environment without parsegate's variables, this
+    checkout first on the import path, and `extra`."""
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("PARSEGATE_")}
+    path = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**clean, "PYTHONPATH": os.pathsep.join(path), **extra}
 
 
 def in_process(capsys, monkeypatch, *args: str, stdin: str = "") -> tuple[int, str, str]:
@@ -115,22 +129,64 @@ def test_parse_rejects_unknown_parser_names(capsys, monkeypatch):
     result = parsegate("parse", "--tool-call-parser", "no-such-parser", stdin=RAW)
     assert result.returncode == 2
     assert "no-such-parser" in result.stderr and "allowed: " + ", ".join(tool_call_parser_names()) in result.stderr
+    assert "did you mean" not in result.stderr  # nothing is close
     code, _, error = in_process(capsys, monkeypatch, "parse", "--reasoning-parser", "nope", stdin=RAW)
     assert code == 2 and "allowed: " + ", ".join(reasoning_parser_names()) in error
+
+
+def test_a_misspelt_parser_name_gets_the_closest_one():
+    result = parsegate("parse", "--tool-call-parser", "hermess", stdin=RAW)
+    assert result.returncode == 2
+    assert "--tool-call-parser: unknown parser 'hermess' (did you mean 'hermes'?); allowed: " in result.stderr
+    result = parsegate("parse", "--reasoning-parser", "qwen_3", stdin=RAW)
+    assert "unknown parser 'qwen_3' (did you mean 'qwen3'?)" in result.stderr
+
+
+def test_version_is_the_installed_package_version():
+    result = parsegate("--version")
+    assert result.returncode == 0
+    assert result.stdout == f"parsegate {version('parsegate')}\n"
+
+
+def test_every_command_and_flag_has_a_help_text():
+    parser, commands = _arguments()
+    assert parser.description and commands
+    for name, command in commands.items():
+        assert command.description, name
+        for action in command._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest}"
+        shown = parsegate(name, "--help")
+        assert shown.returncode == 0 and command.description.split()[0] in shown.stdout
+
+
+def test_the_help_tells_what_parse_and_render_read():
+    parse_help = " ".join(parsegate("parse", "--help").stdout.split())
+    assert "--tools FILE.json a JSON file with the request's OpenAI tools array" in parse_help
+    assert "--tool-call-parser NAME tool-call parser (`parsegate parsers`" in parse_help
+    assert "--reasoning-parser NAME reasoning parser (`parsegate parsers`" in parse_help
+    render_help = " ".join(parsegate("render", "--help").stdout.split())
+    assert "Read an OpenAI chat completion request (JSON) on stdin" in render_help
+    top = " ".join(parsegate("--help").stdout.split())
+    for line in ("serve run the gateway", "parse parse one raw model output", "render print the prompt", "--version"):
+        assert line in top
 
 
 CONFIG_ERRORS = [
     (
         "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    reasoning_parser: qwen4\n",
-        ["models[0].reasoning_parser", "unknown reasoning parser 'qwen4'", *reasoning_parser_names()],
+        [
+            "models[0].reasoning_parser",
+            "unknown reasoning parser 'qwen4' (did you mean 'qwen3'?)",
+            *reasoning_parser_names(),
+        ],
     ),
     (
-        "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    tool_call_parser: nope\n",
-        ["models[0].tool_call_parser", *tool_call_parser_names()],
+        "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1'}\n    tool_call_parser: qwen3_cod\n",
+        ["models[0].tool_call_parser", "(did you mean 'qwen3_coder'?)", *tool_call_parser_names()],
     ),
     (
         "models:\n  - name: m\n    backend: {url: 'http://127.0.0.1:9/v1', modle: x}\n",
-        ["models[0].backend", "unknown key 'modle'", "url, demo, model, api_key, timeout"],
+        ["models[0].backend", "unknown key 'modle' (did you mean 'model'?)", "url, demo, model, api_key, timeout"],
     ),
     ("server: {port: many}\nmodels:\n  - {name: m, backend: {demo: true}}\n", ["server.port"]),
     ("models:\n  - {name: m, backend: {demo: true}}\n  - {name: m, backend: {demo: true}}\n", ["duplicate", "'m'"]),
@@ -170,15 +226,72 @@ def test_serve_reads_parsegate_config_from_the_environment(tmp_path, capsys, mon
     assert code == 2 and f"{path}: models: " in error
 
 
-def test_serve_missing_config_file(capsys, monkeypatch):
-    code, _, error = in_process(capsys, monkeypatch, "serve", "--config", "/nonexistent/parsegate.yaml")
-    assert code == 2 and "cannot read config file" in error
+def test_serve_missing_config_file_says_how_to_pass_one(tmp_path):
+    result = parsegate("serve", "--config", "/nonexistent/parsegate.yaml", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        "parsegate: /nonexistent/parsegate.yaml: cannot read config file: No such file or directory "
+        "(named by --config); pass your config file with --config PATH or $PARSEGATE_CONFIG=PATH, "
+        "or neither to serve the built-in demo\n"
+    )
+    result = parsegate("serve", cwd=tmp_path, env={"PARSEGATE_CONFIG": "absent.yaml"})
+    assert result.returncode == 2
+    assert "absent.yaml: cannot read config file" in result.stderr
+    assert "(named by $PARSEGATE_CONFIG); pass your config file with --config PATH" in result.stderr
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def started(*args: str, cwd: Path) -> tuple[subprocess.Popen, list[str]]:
+    """`parsegate serve ARGS` running in `cwd`, and its log lines up to uvicorn's "running" line."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", *args],
+        cwd=cwd,
+        env=environment({}),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    lines = []
+    for line in server.stderr:  # uvicorn logs to stderr; this blocks until it is up
+        lines.append(line)
+        if "Uvicorn running on" in line:
+            break
+    return server, lines
+
+
+def test_serve_outside_the_repository_serves_the_demo_and_says_so(tmp_path):
+    port = _free_port()
+    server, lines = started("--port", str(port), cwd=tmp_path)  # no config.yaml in tmp_path
+    try:
+        assert server.poll() is None, "".join(lines)
+        assert lines[0] == (
+            "WARNING:  no ./config.yaml here: serving the built-in demo model; "
+            "pass your config file with --config PATH or $PARSEGATE_CONFIG=PATH\n"
+        )
+        models = httpx.get(f"http://127.0.0.1:{port}/v1/models").json()["data"]
+        assert [(model["id"], model["owned_by"]) for model in models] == [("demo", "parsegate-demo")]
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        reply = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content and reply.choices[0].message.reasoning_content
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_the_demo_line_follows_the_log_format(tmp_path):
+    server, lines = started("--port", str(_free_port()), "--log-format", "json", cwd=tmp_path)
+    try:
+        first = json.loads(lines[0])
+        assert (first["level"], first["logger"]) == ("WARNING", "parsegate.cli")
+        assert first["message"].startswith("no ./config.yaml here: serving the built-in demo model; pass")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def test_serve_runs_the_shipped_config_with_no_flags_but_port():

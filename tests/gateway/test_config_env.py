@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.ops.config import ConfigError, load_config
+from parsers import tool_call_parser_names
+from tests.gateway.test_cli import parsegate
 
 BASE = "server:\n  port: 9000\nmodels:\n  - name: qwen3\n    backend: {url: 'http://10.0.0.1:8000/v1'}\n"
 
@@ -65,7 +67,7 @@ def test_without_a_file_the_environment_is_the_config(tmp_path):
     [
         ("PARSEGATE_MODELS__5__NAME", "x", "PARSEGATE_MODELS__5__NAME: '5' is not an index"),
         ("PARSEGATE_SERVER__PORT", "high", "server.port"),
-        ("PARSEGATE_SERVER__PROT", "1", "unknown key 'prot'"),
+        ("PARSEGATE_SERVER__PROT", "1", "unknown key 'prot' \\(did you mean 'port'\\?\\)"),
     ],
 )
 def test_a_bad_variable_is_named(config_file, variable, value, fragment):
@@ -99,7 +101,7 @@ def test_parsegate_serve_runs_on_the_environment_alone(tmp_path, fake_backend_se
 
 
 def test_backend_urls_expand_environment_variables(tmp_path, monkeypatch):
-    """`${VAR}` expands in backend.url and backend.urls as in api_key (CONTRACT.md)."""
+    """`${VAR}` expands in backend.url and backend.urls as in api_key (docs/configuration.md)."""
     monkeypatch.setenv("LLM_HOST", "10.0.0.7:8000")
     path = tmp_path / "config.yaml"
     path.write_text(
@@ -118,3 +120,45 @@ def test_an_unset_variable_in_a_backend_url_names_it(tmp_path, monkeypatch):
     path.write_text("models:\n  - name: one\n    backend: {url: 'http://${NO_SUCH_HOST}/v1'}\n")
     with pytest.raises(ConfigError, match="NO_SUCH_HOST is not set"):
         load_config(path)
+
+
+def test_a_bad_value_from_a_variable_names_the_variable_not_the_file(config_file):
+    result = parsegate("serve", "--config", str(config_file), env={"PARSEGATE_SERVER__PORT": "high"})
+    assert result.returncode == 2
+    assert result.stderr.startswith("parsegate: environment variable PARSEGATE_SERVER__PORT: server.port: ")
+    assert str(config_file) not in result.stderr
+    result = parsegate("serve", "--config", str(config_file), env={"PARSEGATE_SERVER__PROT": "9000"})
+    assert result.stderr.startswith(
+        "parsegate: environment variable PARSEGATE_SERVER__PROT: server: unknown key 'prot' (did you mean 'port'?)"
+    )
+
+
+def test_errors_from_the_file_and_from_a_variable_each_name_their_source(config_file):
+    config_file.write_text(BASE.replace("name: qwen3", "name: qwen3\n    tool_call_parser: qwen26"))
+    with pytest.raises(ConfigError) as error:
+        load_config(config_file, {"PARSEGATE_MODELS__0__BACKEND__URL": "10.0.0.1:8000/v1"})
+    assert str(error.value) == (
+        "environment variable PARSEGATE_MODELS__0__BACKEND__URL: models[0].backend.url: "
+        "must be an http:// or https:// URL, got '10.0.0.1:8000/v1' | "
+        f"{config_file}: models[0].tool_call_parser: unknown tool-call parser 'qwen26' (did you mean 'qwen25'?); "
+        "allowed: " + ", ".join([*tool_call_parser_names(), "none"])
+    )
+
+
+def test_without_a_file_an_error_names_the_variables(tmp_path):
+    with pytest.raises(ConfigError, match=r"^the PARSEGATE_\* environment variables \(no file .*absent.yaml\): models"):
+        load_config(tmp_path / "absent.yaml", {"PARSEGATE_SERVER__PORT": "9000"})
+
+
+def test_a_bad_value_expanded_from_a_variable_names_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLM_URL", "localhost:8000/v1")
+    monkeypatch.setenv("TEAM_KEY", "")
+    path = tmp_path / "config.yaml"
+    path.write_text("server: {api_keys: ['${TEAM_KEY}']}\nmodels:\n  - name: one\n    backend: {url: '${LLM_URL}'}\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == (
+        f"{path}: server.api_keys: API keys must be non-empty strings (from environment variable TEAM_KEY) | "
+        "models[0].backend.url: must be an http:// or https:// URL, got 'localhost:8000/v1' "
+        "(from environment variable LLM_URL)"
+    )
