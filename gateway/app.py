@@ -69,7 +69,7 @@ async def responses(request: Request) -> Response:
     envelope = ResponseEnvelope(asked, raw)
     if chat.stream:
         return await unless_client_leaves(request, stream_response(turn, envelope, tools))
-    return _json(whole_response(await unless_client_leaves(request, turn.answer()), envelope, tools))
+    return _json(whole_response(await unless_client_leaves(request, turn.answer()), turn, envelope, tools))
 
 
 async def completions(request: Request) -> Response:

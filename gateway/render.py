@@ -14,6 +14,7 @@ from gateway.backend.reasoning_switch import with_thinking_switch
 from gateway.backend.template_backend import model_template, props_template, render_prompt
 from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import ConfigError, ModelConfig, load_config
+from gateway.ops.errors import ApiError
 from gateway.ops.extra_body import with_extra_body
 
 
@@ -41,7 +42,7 @@ def render_request(
         else:
             template = load_chat_template(str(path), bos_token=bos_token, eos_token=eos_token)
         return render_prompt(template, payload)
-    except (ChatTemplateError, ConfigError) as error:
+    except (ChatTemplateError, ConfigError, ApiError) as error:
         raise RenderError(str(error)) from None
 
 

@@ -41,7 +41,7 @@ async def create_message(request: Request) -> Response:
         stream = await unless_client_leaves(request, turn.stream())
         events = message_events(stream, messages.model)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
-    return _json(message_object(await unless_client_leaves(request, turn.answer()), messages.model))
+    return _json(message_object(await unless_client_leaves(request, turn.answer()), turn))
 
 
 async def count_tokens(request: Request) -> Response:

@@ -5,21 +5,23 @@ A stream is `message_start`, a `ping`, then per content block
 `content_block_start` / `content_block_delta`… / `content_block_stop`, then
 `message_delta` (`stop_reason`, `usage`) and `message_stop`. Reasoning is a
 `thinking` block (`thinking_delta`s, closed by a `signature_delta`), text a
-`text` block (`text_delta`s), each tool call a `tool_use` block (`toolu_…`
-id and name first, then `input_json_delta` fragments whose concatenation is
-the call's JSON input). A backend that fails mid-stream ends it with an
+`text` block (`text_delta`s), each tool call a `tool_use` block (id and
+name first, then `input_json_delta` fragments whose concatenation is the
+call's JSON input; the id is `toolu_…`, or the model family's own:
+`ParsePlan.call_id`). A backend that fails mid-stream ends it with an
 `error` event. Only the first choice is rendered (Messages has no `n`).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 
 import orjson
 
 from gateway.api.anthropic_errors import from_api_error
-from gateway.api.turns import Answer, TurnStream, TurnUpdate, UsageUpdate
+from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
 from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 
 SIGNATURE = "parsegate"  # thinking blocks are not signed; clients replay any opaque string
@@ -31,8 +33,10 @@ def message_id() -> str:
     return f"msg_{uuid.uuid4().hex[:24]}"
 
 
-def tool_use_id() -> str:
-    return f"toolu_{uuid.uuid4().hex[:24]}"
+def tool_use_ids(turn: Turn) -> Callable[[str, int], str]:
+    """The turn's call ids, Anthropic's `toolu_…` where the model family
+    has none of its own."""
+    return partial(turn.plan.call_id, prefix="toolu_")
 
 
 def stop_reason(finish_reason: str | None, stop_sequence: str | None = None) -> str:
@@ -69,11 +73,13 @@ def _delta_prefix(index: int, kind: str, field: str) -> bytes:
 
 class BlockWriter:
     """The content blocks of one streamed message, opened and closed as the
-    parser events change kind; each block's delta envelope is encoded once."""
+    parser events change kind; each block's delta envelope is encoded once.
+    `call_id(name, index)` names each tool_use block."""
 
-    __slots__ = ("count", "kind", "prefix", "made_call")
+    __slots__ = ("call_id", "count", "kind", "prefix", "made_call")
 
-    def __init__(self) -> None:
+    def __init__(self, call_id: Callable[[str, int], str]) -> None:
+        self.call_id = call_id
         self.count = 0  # blocks opened so far
         self.kind: type[Event] | None = None  # the open block's event kind
         self.prefix = b""  # the open block's delta envelope
@@ -89,7 +95,8 @@ class BlockWriter:
                 self._flush(run, out)
                 self._close(out)
                 self.made_call = True
-                call: dict[str, object] = {"type": "tool_use", "id": tool_use_id(), "name": event.name, "input": {}}
+                call_id = self.call_id(event.name, event.index)
+                call: dict[str, object] = {"type": "tool_use", "id": call_id, "name": event.name, "input": {}}
                 self._open(CallArgs, call, "input_json_delta", "partial_json", out)
                 continue
             if not event.text:
@@ -151,7 +158,7 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
     }
     yield frame("message_start", {"type": "message_start", "message": message})
     yield PING
-    blocks = BlockWriter()
+    blocks = BlockWriter(tool_use_ids(stream.turn))
     finish: str | None = None
     stop_sequence: str | None = None
     usage: dict | None = None
@@ -181,8 +188,8 @@ class BlockCollector(BlockWriter):
 
     __slots__ = ("blocks", "texts")
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, call_id: Callable[[str, int], str]) -> None:
+        super().__init__(call_id)
         self.blocks: list[dict] = []
         self.texts: list[str] = []  # the open block's text so far
 
@@ -209,11 +216,11 @@ class BlockCollector(BlockWriter):
         self.kind = None
 
 
-def message_object(answer: Answer, model: str) -> dict:
+def message_object(answer: Answer, turn: Turn) -> dict:
     """The non-streamed `message` for a turn's answer (its first choice),
     with the blocks a stream of the same turn would have, in their order."""
     choice = answer.choices[0] if answer.choices else None
-    blocks = BlockCollector()
+    blocks = BlockCollector(tool_use_ids(turn))
     if choice is not None:
         blocks.write(choice.events)
         blocks.close()
@@ -221,7 +228,7 @@ def message_object(answer: Answer, model: str) -> dict:
         "id": message_id(),
         "type": "message",
         "role": "assistant",
-        "model": model,
+        "model": turn.model,
         "content": blocks.blocks,
         "stop_reason": stop_reason(choice.finish_reason, choice.stop_sequence) if choice else stop_reason(None),
         "stop_sequence": choice.stop_sequence if choice else None,

@@ -13,7 +13,7 @@ Responses API has one).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 
 import orjson
@@ -39,13 +39,13 @@ class _Item:
 
     __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta_head")
 
-    def __init__(self, kind: str, index: int, name: str = "", custom: bool = False) -> None:
+    def __init__(self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "") -> None:
         self.kind = kind
         self.id = new_id({"reasoning": "rs", "message": "msg", "call": "ctc" if custom else "fc"}[kind])
         self.index = index
         self.parts: list[str] = []
         self.name = name
-        self.call_id = new_id("call")[:29] if kind == "call" else ""
+        self.call_id = call_id
         self.custom = custom
         self.delta_head = b""
 
@@ -63,11 +63,13 @@ _DELTA_PLACE = {
 
 
 class ResponseEvents:
-    """The events of one streamed response."""
+    """The events of one streamed response; `call_id(name, index)` names
+    each call (the turn's `ParsePlan.call_id`)."""
 
-    def __init__(self, envelope: ResponseEnvelope, tools: Tools) -> None:
+    def __init__(self, envelope: ResponseEnvelope, tools: Tools, call_id: Callable[[str, int], str]) -> None:
         self._envelope = envelope
         self._tools = tools
+        self._call_id = call_id
         self._sequence = 0
         self._output: list[dict] = []
         self._item: _Item | None = None
@@ -97,7 +99,8 @@ class ResponseEvents:
                 self._close(self._item, out)
                 self._item = None
                 custom = event.name in self._tools.custom
-                item = self._calls[event.index] = _Item("call", len(self._output), event.name, custom)
+                call_id = self._call_id(event.name, event.index)
+                item = self._calls[event.index] = _Item("call", len(self._output), event.name, custom, call_id)
                 self._open(item, out)
             elif type(event) is CallArgs:
                 args_item = self._calls.get(event.index)
@@ -232,11 +235,11 @@ async def _events(stream: TurnStream, events: ResponseEvents) -> AsyncIterator[b
     yield events.ending(usage, failure)
 
 
-def whole_response(answer: Answer, envelope: ResponseEnvelope, tools: Tools) -> dict:
+def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> dict:
     """The non-streamed response: the first choice's items as a stream of
     the same events would complete them, in their order."""
     choice = answer.choices[0] if answer.choices else None
-    events = ResponseEvents(envelope, tools)
+    events = ResponseEvents(envelope, tools, turn.plan.call_id)
     out: list[bytes] = []
     if choice is not None:
         events.render(choice.events, out)
@@ -248,4 +251,5 @@ async def stream_response(turn: Turn, envelope: ResponseEnvelope, tools: Tools) 
     """Open the backend stream (errors before the first byte are plain HTTP
     errors) and relay it as Responses events."""
     stream = await turn.stream()
-    return EventStream(_events(stream, ResponseEvents(envelope, tools)), background=BackgroundTask(stream.release))
+    events = ResponseEvents(envelope, tools, turn.plan.call_id)
+    return EventStream(_events(stream, events), background=BackgroundTask(stream.release))

@@ -17,6 +17,12 @@ Two steps, as a request to vLLM meets transformers' renderer:
 
 Keys the templates don't know (`name`, `tool_call_id`, `prefix`, …) are
 kept as they came. The caller's messages are never changed in place.
+
+Some templates (DeepSeek V3.1 and R1, functionary v3.2) concatenate
+`arguments` as text and fail on a mapping; for them step 1 keeps each
+`arguments` as the request sent it (`text_arguments`), as llama.cpp renders
+a template that does not require object arguments (minja's
+`requires_object_arguments`). `ChatTemplate.render` picks the form.
 """
 
 from __future__ import annotations
@@ -38,12 +44,13 @@ _TEXT_KEYS = {
 _REASONING_NAMES = ("reasoning_content", "thinking", "reasoning")
 
 
-def template_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The messages as a chat template sees them (both steps above)."""
-    return [_aliased(_without_nulls(_served(message))) for message in messages]
+def template_messages(messages: Iterable[Mapping[str, Any]], *, text_arguments: bool = False) -> list[dict[str, Any]]:
+    """The messages as a chat template sees them (both steps above); with
+    `text_arguments`, tool-call arguments stay JSON text."""
+    return [_aliased(_without_nulls(_served(message, text_arguments))) for message in messages]
 
 
-def _served(message: Mapping[str, Any]) -> dict[str, Any]:
+def _served(message: Mapping[str, Any], text_arguments: bool) -> dict[str, Any]:
     """Step 1: one message as vLLM hands it to the renderer."""
     served = dict(message)
     served["content"] = _content_text(message.get("content"))
@@ -51,7 +58,9 @@ def _served(message: Mapping[str, Any]) -> dict[str, Any]:
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list):
             if tool_calls:
-                served["tool_calls"] = [_parsed_call(call) for call in tool_calls]
+                served["tool_calls"] = [
+                    _text_call(call) if text_arguments else _parsed_call(call) for call in tool_calls
+                ]
             else:
                 del served["tool_calls"]
         reasoning = _reasoning(message)
@@ -94,6 +103,18 @@ def _parsed_call(call: Any) -> Any:
     elif not isinstance(arguments, (Mapping, list)):
         function["arguments"] = {}
     return {**call, "function": function}
+
+
+def _text_call(call: Any) -> Any:
+    """A tool call whose `function.arguments` is JSON text: the request's
+    string as it came, anything else written as JSON."""
+    if not isinstance(call, Mapping) or not isinstance(call.get("function"), Mapping):
+        return call
+    arguments = call["function"].get("arguments")
+    if isinstance(arguments, str):
+        return call
+    text = json.dumps({} if arguments is None else arguments, ensure_ascii=False)
+    return {**call, "function": {**call["function"], "arguments": text}}
 
 
 def _reasoning(message: Mapping[str, Any]) -> str | None:

@@ -15,6 +15,13 @@ variables `apply_chat_template` passes: `messages`, `tools` (None without
 tools), `documents`, `add_generation_prompt`, `bos_token` and `eos_token`
 (each only when the model has one), and every `chat_template_kwargs` entry.
 Messages are first made what templates expect (see `chat_messages`).
+
+Tool-call `arguments` are given as mappings, as transformers and vLLM give
+them. A template that fails with mappings but renders with each `arguments`
+as the request's JSON text (DeepSeek V3.1 and R1, functionary v3.2 write
+`'…' + arguments`) gets the text, as llama.cpp detects which form a template
+wants (minja's `requires_object_arguments`); the form that rendered is kept
+per template and tried first from then on (docs/template-mode.md).
 """
 
 from __future__ import annotations
@@ -31,6 +38,11 @@ import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from gateway.backend.chat_messages import template_messages
+
+# The variables the renderer passes itself, from the request's own fields:
+# `chat_template_kwargs` may not name them (transformers' `apply_chat_template`
+# takes them as its own arguments too).
+RENDER_ARGUMENTS = ("messages", "tools", "documents", "add_generation_prompt")
 
 
 class ChatTemplateError(Exception):
@@ -168,6 +180,7 @@ class ChatTemplate:
         self.bos_token = bos_token
         self.eos_token = eos_token
         self._compiled = {name: compile_template(text, where) for name, text in named.items()}
+        self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
 
     @property
     def source(self) -> str:
@@ -186,22 +199,36 @@ class ChatTemplate:
         """The prompt for these OpenAI-shaped messages. `template_kwargs`
         (a request's chat_template_kwargs) are template variables, and
         replace bos_token / eos_token if they name them, as in transformers.
+        Tool-call arguments go in the form this template last rendered
+        with (mappings at first), else in the other (module docstring).
         A template that raises
         (its own `raise_exception`, a sandbox refusal, a failing operation)
         raises ChatTemplateError carrying its message."""
         tools = tools or None
-        template = self._compiled["tool_use" if tools and "tool_use" in self._compiled else "default"]
-        variables = {**self._special_tokens(), **template_kwargs}
+        name = "tool_use" if tools and "tool_use" in self._compiled else "default"
+        template = self._compiled[name]
+        variables = {
+            **self._special_tokens(),
+            **template_kwargs,
+            "tools": tools,
+            "documents": documents,
+            "add_generation_prompt": add_generation_prompt,
+        }
+        messages = list(messages)
+        text_arguments = self._text_arguments.get(name, False)
+        served = template_messages(messages, text_arguments=text_arguments)
         try:
-            return template.render(
-                messages=template_messages(messages),
-                tools=tools,
-                documents=documents,
-                add_generation_prompt=add_generation_prompt,
-                **variables,
-            )
+            return template.render(messages=served, **variables)
         except _RENDER_FAILURES as error:
-            raise ChatTemplateError(self.where, _describe(error)) from error
+            other = template_messages(messages, text_arguments=not text_arguments)
+            if other == served:
+                raise ChatTemplateError(self.where, _describe(error)) from error
+            try:
+                prompt = template.render(messages=other, **variables)
+            except _RENDER_FAILURES:
+                raise ChatTemplateError(self.where, _describe(error)) from error
+            self._text_arguments[name] = not text_arguments
+            return prompt
 
     def _special_tokens(self) -> dict[str, str]:
         tokens = {"bos_token": self.bos_token, "eos_token": self.eos_token}

@@ -4,6 +4,8 @@ request becomes one chat request and so one plan."""
 
 from __future__ import annotations
 
+import random
+import string
 import uuid
 from dataclasses import dataclass, field
 
@@ -59,7 +61,7 @@ class ParsePlan:
             tools=payload.get("tools"),
             chat_template_kwargs=payload.get("chat_template_kwargs"),
             stream_reasoning=payload.get("stream_reasoning") is not False,
-            call_id_template=tool_format(tool_call_parser).call_id_template if tool_call_parser else None,
+            call_id_template=tool_format(model.tool_stage).call_id_template if model.tool_stage else None,
             end_of_turn=end_of_turn_tokens(model.reasoning_stage, model.tool_stage),
             strip_reasoning=bool(formats and formats.strip_reasoning),
             strip_content=bool(formats and formats.strip_content),
@@ -81,13 +83,15 @@ class ParsePlan:
         parser = self.tool_call_parser
         return parser.name if isinstance(parser, ToolFormat) else parser
 
-    def call_id(self, name: str, index: int) -> str:
-        """The id of this turn's call number `index`: OpenAI's `call_` and 24
-        hex digits, or the model family's own numbering (Kimi K2:
-        `functions.NAME:N`, N counting the conversation's earlier calls)."""
+    def call_id(self, name: str, index: int, prefix: str = "call_") -> str:
+        """The id of this turn's call number `index` on every surface: the
+        model family's own when its template reads ids back (Kimi K2:
+        `functions.NAME:N`, N counting the conversation's earlier calls;
+        Mistral: 9 letters and digits), else `prefix` and 24 hex digits
+        (OpenAI's `call_…`, Anthropic's `toolu_…`)."""
         if self.call_id_template:
-            return self.call_id_template.format(name=name, n=self.earlier_calls + index)
-        return f"call_{uuid.uuid4().hex[:24]}"
+            return self.call_id_template.format(name=name, n=self.earlier_calls + index, random=_RANDOM)
+        return f"{prefix}{uuid.uuid4().hex[:24]}"
 
     def pipeline(self) -> Pipeline | CallFilter:
         """A fresh pipeline for one choice. Whether the reply starts inside
@@ -120,3 +124,15 @@ class ParsePlan:
         reasoning = self.reasoning_parser and reasoning_format(self.reasoning_parser).needs_special_tokens
         tools = self.tool_call_parser and tool_format(self.tool_call_parser).needs_special_tokens
         return bool(reasoning or tools)
+
+
+class _RandomAlphanumeric:
+    """`{random:N}` in a call-id template: N random ASCII letters and digits,
+    as vLLM's `MistralToolCall.generate_random_id` makes Mistral's ids
+    (`vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py`)."""
+
+    def __format__(self, length: str) -> str:
+        return "".join(random.choices(string.ascii_letters + string.digits, k=int(length)))
+
+
+_RANDOM = _RandomAlphanumeric()

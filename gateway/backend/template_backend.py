@@ -20,7 +20,7 @@ import anyio
 import httpx
 import orjson
 
-from gateway.backend.chat_template import ChatTemplate, ChatTemplateError, prompt_opens_reasoning
+from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
 from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, chat_chunk, completion_body
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.template_sources import load_chat_template
@@ -53,14 +53,20 @@ def check_templates(models: list[ModelConfig]) -> None:
 def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
     """The prompt for a chat request, as `apply_chat_template` renders it;
     `add_generation_prompt: false` in the request (vLLM's extension) leaves
-    the assistant's turn unopened."""
+    the assistant's turn unopened. `chat_template_kwargs` naming a variable
+    the request's own fields give is a 400 naming it."""
     kwargs = chat.get("chat_template_kwargs")
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    taken = next((name for name in RENDER_ARGUMENTS if name in kwargs), None)
+    if taken is not None:
+        message = f"chat_template_kwargs may not set {taken!r}: the template gets it from the request itself"
+        raise ApiError(400, message, param="chat_template_kwargs", code="invalid_chat_template_kwargs")
     return template.render(
         chat["messages"],
         tools=chat.get("tools"),
         documents=chat.get("documents"),
         add_generation_prompt=chat.get("add_generation_prompt") is not False,
-        **(kwargs if isinstance(kwargs, dict) else {}),
+        **kwargs,
     )
 
 
@@ -91,7 +97,7 @@ class TemplateBackend(Backend):
             prompt = render_prompt(template, chat)
         except ChatTemplateError as error:
             message = f"the chat template of model {self.name!r} refused the request: {error.problem}"
-            raise ApiError(400, message, param="messages", code="chat_template_error") from None
+            raise ApiError(400, self.redact(message), param="messages", code="chat_template_error") from None
         if plan.reasoning_parser is not None and prompt_opens_reasoning(prompt):
             plan = dataclasses.replace(plan, starts_in_reasoning=True)
         server = self.config.backend.server

@@ -8,6 +8,11 @@ or, with newer tokenizers, compact calls. `[TOOL_CALLS]` is a control token.
 
 The last is a compact call whose `[ARGS]` control token was not written
 out (vLLM reads it too): the name runs up to the `{` of the arguments.
+
+Call ids are 9 ASCII letters and digits, as vLLM's `MistralToolCall` makes
+them: mistral-common and the Mistral chat templates refuse any other id
+when the conversation comes back ("Tool call IDs should be alphanumeric
+strings with length 9!").
 """
 
 from functools import partial
@@ -36,5 +41,6 @@ register(
         call_template='[TOOL_CALLS][{"name": "{name}", "arguments": {arguments}}]',
         end_of_turn=("</s>",),
         needs_special_tokens=True,
+        call_id_template="{random:9}",
     )
 )

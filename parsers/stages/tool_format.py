@@ -45,9 +45,9 @@ class ToolFormat:
     `{value}`) for formats that write parameters as tags, or what
     `render_arguments` makes of the JSON. `suffixed_tokens` names the
     tokens a checkpoint may spell with a suffix (`<tool_call:opensource>`);
-    the markers are written bare (`parsers.stages.token_suffix`). `call_id_template`, if set, is how the model family numbers call
-    ids (`{name}`, `{n}` = calls in the conversation before this one);
-    otherwise ids are OpenAI's `call_…`.
+    the markers are written bare (`parsers.stages.token_suffix`). `call_id_template`, if set, is how the model family writes call
+    ids, on every surface (`{name}`, `{n}` = calls in the conversation before this one,
+    `{random:N}` = N random ASCII letters and digits); otherwise ids are the surface's own (`call_…`, `toolu_…`).
     `drops_text_after_calls`: text after the first call is not content
     (DeepSeek: its peers keep only the text before the calls; a block that
     held no call is still returned as content).

@@ -5,7 +5,9 @@ conversation below through parsegate (`ChatTemplate.render`, OpenAI-shaped
 messages in) and through transformers (`render_jinja_template`, called as
 `apply_chat_template` calls it, on the messages as vLLM's serving layer
 hands them over). The two prompts must be equal byte for byte; where
-transformers raises, parsegate must raise too.
+transformers raises, parsegate must raise too, unless the template renders
+with the tool-call arguments as the request's JSON text (DeepSeek V3.1 and
+R1, functionary v3.2), as llama.cpp renders those templates.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ MODELS = {
     "microsoft-Phi-3.5-mini-instruct.jinja": ("<s>", "<|endoftext|>"),
     "ibm-granite-granite-3.3-2B-Instruct.jinja": ("<|end_of_text|>", "<|end_of_text|>"),
     "CohereForAI-c4ai-command-r-plus-tool_use.jinja": ("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
+    "meetkai-functionary-medium-v3.2.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
 }
 
 WEATHER = {
@@ -242,11 +245,11 @@ def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pg, "datetime", _FixedNow)
 
 
-def _served_by_vllm(messages: list[dict]) -> list[dict]:
+def _served_by_vllm(messages: list[dict], text_arguments: bool = False) -> list[dict]:
     """The messages as vLLM's chat serving hands them to transformers:
-    content parts joined, null content "", arguments parsed, reasoning
-    under both of vLLM's names. Written out separately from parsegate's
-    own version on purpose."""
+    content parts joined, null content "", arguments parsed (kept as text
+    with `text_arguments`), reasoning under both of vLLM's names. Written
+    out separately from parsegate's own version on purpose."""
     served = []
     for message in copy.deepcopy(messages):
         content = message.get("content")
@@ -255,7 +258,8 @@ def _served_by_vllm(messages: list[dict]) -> list[dict]:
         elif isinstance(content, list):
             message["content"] = "\n".join(part["text"] for part in content)
         for call in message.get("tool_calls") or []:
-            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+            if not text_arguments:
+                call["function"]["arguments"] = json.loads(call["function"]["arguments"])
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if message["role"] == "assistant" and reasoning:
             message["reasoning"] = message["reasoning_content"] = reasoning
@@ -264,10 +268,20 @@ def _served_by_vllm(messages: list[dict]) -> list[dict]:
 
 
 def _transformers(source: str, bos: str | None, eos: str | None, messages: list, request: dict) -> str:
-    """As `tokenizer.apply_chat_template(messages, tokenize=False, ...)` renders."""
+    """As `tokenizer.apply_chat_template(messages, tokenize=False, ...)`
+    renders, with the arguments as text where mappings make it raise."""
+    try:
+        return _transformers_with(source, bos, eos, _served_by_vllm(messages), request)
+    except Exception:
+        if not any(message.get("tool_calls") for message in messages):
+            raise
+    return _transformers_with(source, bos, eos, _served_by_vllm(messages, text_arguments=True), request)
+
+
+def _transformers_with(source: str, bos: str | None, eos: str | None, served: list, request: dict) -> str:
     special = {name: text for name, text in (("bos_token", bos), ("eos_token", eos)) if text}
     rendered, _ = hf.render_jinja_template(
-        conversations=[hf._normalize_chat_messages(_served_by_vllm(messages))],
+        conversations=[hf._normalize_chat_messages(served)],
         tools=request.get("tools"),
         documents=None,
         chat_template=source,
@@ -449,3 +463,20 @@ def test_no_tools_is_none_to_the_template() -> None:
     template = ChatTemplate("{{ tools is none }}")
     assert template.render([USER], tools=[]) == "True"
     assert template.render([USER]) == "True"
+
+
+def test_the_arguments_form_that_rendered_is_tried_first() -> None:
+    """Arguments are mappings until a render fails with them and succeeds
+    with the request's text; from then on the text goes first."""
+    source = (
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.function.arguments is string }}"
+        "{% if m.content == 'concat' %}{{ '|' + c.function.arguments }}{% endif %}{% endfor %}{% endfor %}"
+    )
+    template = ChatTemplate(source)
+
+    def history(content: str) -> list[dict]:
+        return [USER, {"role": "assistant", "content": content, "tool_calls": [PARIS_CALL]}]
+
+    assert template.render(history("")) == "False"
+    assert template.render(history("concat")) == "True|" + PARIS_CALL["function"]["arguments"]
+    assert template.render(history("")) == "True"

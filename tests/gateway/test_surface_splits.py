@@ -19,6 +19,8 @@ Two kinds of model output, built from each format's own data:
 
 from __future__ import annotations
 
+import re
+
 import anthropic
 import openai
 import orjson
@@ -39,6 +41,9 @@ PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "days
 ANTHROPIC_TOOLS = [{"name": "get_weather", "input_schema": PARAMETERS}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}]
 SPLITS = (1, 2, 3, 1000)
+# Anthropic's `toolu_` id, or a model family's own (ParsePlan.call_id): Mistral's
+# 9 letters and digits, Kimi K2's `functions.NAME:N`, Kimi K3's `NAME:N`
+TOOL_USE_ID = re.compile(r"toolu_[0-9a-f]{24}|[A-Za-z0-9]{9}|.+:\d+")
 MIXES = 2  # random outputs per pair and surface
 
 
@@ -97,7 +102,7 @@ def message_blocks(message) -> list[tuple]:
     out = []
     for block in message.content:
         if block.type == "tool_use":
-            assert block.id.startswith("toolu_")
+            assert TOOL_USE_ID.fullmatch(block.id), block.id
             out.append(("tool_use", block.name, block.input))
         elif block.type == "thinking":
             out.append(("thinking", block.thinking, block.signature))
