@@ -7,8 +7,11 @@ A stream is `message_start`, a `ping`, then per content block
 `thinking` block (`thinking_delta`s, closed by a `signature_delta`), text a
 `text` block (`text_delta`s), each tool call a `tool_use` block (`toolu_…`
 id and name first, then `input_json_delta` fragments whose concatenation is
-the call's JSON input). A backend that fails mid-stream ends it with an
-`error` event. Only the first choice is rendered (Messages has no `n`).
+the call's JSON input). A call the output cut (the token limit, a broken
+stream) keeps its input written so far, closed into valid JSON
+(parsers/core/json_close.py), streamed and not alike. A backend that fails
+mid-stream ends it with an `error` event. Only the first choice is rendered
+(Messages has no `n`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import orjson
 from gateway.api.anthropic_errors import from_api_error
 from gateway.api.turns import Answer, TurnStream, TurnUpdate, UsageUpdate
 from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+from parsers.core.json_close import JsonCloser
 
 SIGNATURE = "parsegate"  # thinking blocks are not signed; clients replay any opaque string
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -71,13 +75,14 @@ class BlockWriter:
     """The content blocks of one streamed message, opened and closed as the
     parser events change kind; each block's delta envelope is encoded once."""
 
-    __slots__ = ("count", "kind", "prefix", "made_call")
+    __slots__ = ("count", "kind", "prefix", "made_call", "closer")
 
     def __init__(self) -> None:
         self.count = 0  # blocks opened so far
         self.kind: type[Event] | None = None  # the open block's event kind
         self.prefix = b""  # the open block's delta envelope
         self.made_call = False
+        self.closer = JsonCloser()  # the open call's input, closed if the output cuts it
 
     def write(self, events: list[Event]) -> list[bytes]:
         out: list[bytes] = []
@@ -86,17 +91,16 @@ class BlockWriter:
             if type(event) is CallEnd:
                 continue
             if type(event) is CallStart:
-                self._flush(run, out)
-                self._close(out)
+                self._end(run, out)
                 self.made_call = True
+                self.closer = JsonCloser()
                 call: dict[str, object] = {"type": "tool_use", "id": tool_use_id(), "name": event.name, "input": {}}
                 self._open(CallArgs, call, "input_json_delta", "partial_json", out)
                 continue
             if not event.text:
                 continue
             if type(event) is not self.kind:
-                self._flush(run, out)
-                self._close(out)
+                self._end(run, out)
                 if type(event) is Content:
                     self._open(Content, {"type": "text", "text": ""}, "text_delta", "text", out)
                 elif type(event) is Reasoning:
@@ -104,14 +108,25 @@ class BlockWriter:
                     self._open(Reasoning, thinking, "thinking_delta", "thinking", out)
                 else:  # arguments of a call whose block is closed: none are left open to take them
                     continue
-            run.append(event.text)
+            text = self.closer.feed(event.text) if type(event) is CallArgs else event.text
+            if text:
+                run.append(text)
         self._flush(run, out)
         return out
 
     def close(self) -> list[bytes]:
         out: list[bytes] = []
-        self._close(out)
+        self._end([], out)
         return out
+
+    def _end(self, run: list[str], out: list[bytes]) -> None:
+        """Send the open block's last text (a call's held or closing input) and close it."""
+        if self.kind is CallArgs:
+            ending = self.closer.close()
+            if ending:
+                run.append(ending)
+        self._flush(run, out)
+        self._close(out)
 
     def _open(self, kind: type[Event], block: dict, delta_type: str, field: str, out: list[bytes]) -> None:
         out.append(
