@@ -48,11 +48,13 @@ def stop_reason(finish_reason: str | None, stop_sequence: str | None = None) -> 
 
 
 def usage_of(usage: dict | None) -> dict:
-    """Anthropic usage for the backend's OpenAI usage (zeros when absent)."""
+    """Anthropic usage for the backend's OpenAI usage (checked in turns.py;
+    zeros when absent). Anthropic's `input_tokens` are the uncached ones."""
     usage = usage or {}
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    prompt = usage.get("prompt_tokens") or 0
+    cached = min((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0, prompt)
     return {
-        "input_tokens": (usage.get("prompt_tokens") or 0) - cached,
+        "input_tokens": prompt - cached,
         "output_tokens": usage.get("completion_tokens") or 0,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": cached,

@@ -98,6 +98,13 @@ def test_malformed_usage_is_logged_once_per_model(gateway_url, sdks, fake, caplo
     ]
 
 
+def test_more_cached_than_prompt_tokens_never_counts_negative_input_on_messages(sdks, fake):
+    fake.usage = {"prompt_tokens": 3, "completion_tokens": 11, "prompt_tokens_details": {"cached_tokens": 5}}
+    _, anthropic_sdk = sdks
+    usage = anthropic_sdk.messages.create(model="qwen3", max_tokens=64, messages=ASK).usage
+    assert (usage.input_tokens, usage.cache_read_input_tokens, usage.output_tokens) == (0, 3, 11)
+
+
 def expected_reasoning_tokens(completion_tokens: int) -> int:
     """docs/agents.md: completion tokens × reasoning characters / generated characters."""
     return round(completion_tokens * len(REASONING) / len(REPLY))
