@@ -22,7 +22,9 @@ from contextlib import asynccontextmanager
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
+from fastapi.routing import APIRoute
 
+from gateway.api.anthropic_errors import surface_error
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.disconnect import unless_client_leaves
@@ -138,7 +140,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     redact_in_logs(Secrets.of(config))
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
-    install_error_handlers(app)
+    install_error_handlers(app, surface_error)
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
     app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
@@ -146,13 +148,16 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
+    messages = messages_router()
     app.include_router(v1)
-    app.include_router(messages_router())
+    app.include_router(messages)
     app.add_api_route("/health", health, methods=["GET"])
     app.add_api_route(
         "/openapi.json", openapi, methods=["GET"], include_in_schema=False, dependencies=[Depends(require_openapi_key)]
     )
     app.add_api_route("/metrics", metrics.endpoint, methods=["GET"], dependencies=[Depends(require_metrics_key)])
+    routes = (route for router in (app.router, v1, messages) for route in router.routes)
+    metrics.declare_routes([route.path for route in routes if isinstance(route, APIRoute)])
     if config.server.opentelemetry:
         trace_app(app)
     return app

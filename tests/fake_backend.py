@@ -89,6 +89,7 @@ class FakeBackend:
         self.gzip = False  # streamed text completions: sent gzip-compressed, with Content-Encoding
         self.answer: Callable[[dict], str] | None = None  # the reply as a function of the request body
         self.token_count = 42  # what POST /tokenize counts (vLLM's tokenizer endpoint, at the server root)
+        self.usage: object = USAGE  # the chat answers' `usage` (streamed: when the request asks for it)
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -169,7 +170,7 @@ class FakeBackend:
             for i, text in enumerate(replies)
         ]
         completion = {"id": "up-1", "object": "chat.completion", "model": body["model"], "choices": choices}
-        return Response(orjson.dumps({**completion, "usage": USAGE}), media_type="application/json")
+        return Response(orjson.dumps({**completion, "usage": self.usage}), media_type="application/json")
 
     async def _events(self, body: dict, replies: list[str]):
         def event(choices: list[dict], **extra) -> bytes:
@@ -196,7 +197,7 @@ class FakeBackend:
         for i in range(len(replies)):
             yield event([{"index": i, "delta": {}, "finish_reason": self.finish_reason, **self.stop_fields}])
         if (body.get("stream_options") or {}).get("include_usage"):
-            yield event([], usage=USAGE)
+            yield event([], usage=self.usage)
         yield b"data: [DONE]\n\n"
 
     def _parsed(self, body: dict) -> Response:

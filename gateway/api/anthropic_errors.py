@@ -1,24 +1,23 @@
 """Errors in Anthropic's shape, for the Messages routes:
 `{"type": "error", "error": {"type": ..., "message": ...}}`, with the
-HTTP status the gateway chose and the error type Anthropic uses for it.
+HTTP status the gateway chose and the error type Anthropic uses for it
+(https://docs.anthropic.com/en/api/errors).
 
-`AnthropicRoute` answers every `ApiError` and HTTP error its route raises
-(its dependencies' included, so the API-key check too) in this shape.
+`surface_error` is the app's one error renderer: a request to a Messages
+path (a 404 or 405 on one, the concurrency limit's 429 and an unexpected
+500 included) gets Anthropic's shape, every other request OpenAI's. Headers
+the error carries (a relayed `Retry-After`, `Allow`) go out with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from typing import Any
-
 import orjson
 from fastapi import Request
-from fastapi.routing import APIRoute
-from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 from gateway.ops.errors import ApiError
 
+MESSAGES_PATH = "/v1/messages"
 _TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -45,24 +44,13 @@ def from_api_error(error: ApiError) -> dict:
     return anthropic_error(error.status, str(error.body["error"].get("message") or error))
 
 
-def error_response(status: int, body: dict) -> Response:
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+def is_messages_path(path: str) -> bool:
+    return path == MESSAGES_PATH or path.startswith(MESSAGES_PATH + "/")
 
 
-class AnthropicRoute(APIRoute):
-    """A route whose errors leave in Anthropic's shape."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def handle(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except ApiError as error:
-                return error_response(error.status, from_api_error(error))
-            except HTTPException as error:
-                response = error_response(error.status_code, anthropic_error(error.status_code, str(error.detail)))
-                response.headers.update(error.headers or {})
-                return response
-
-        return handle
+def surface_error(request: Request, error: ApiError) -> Response:
+    """`error` in the shape of the surface `request` came to."""
+    if not is_messages_path(request.url.path):
+        return error.response()
+    body = orjson.dumps(from_api_error(error))
+    return Response(body, status_code=error.status, media_type="application/json", headers=error.headers)

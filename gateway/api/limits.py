@@ -9,6 +9,7 @@ from collections.abc import Callable
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.api.anthropic_errors import surface_error
 from gateway.ops.config import ServerConfig
 from gateway.ops.errors import ApiError
 
@@ -36,7 +37,8 @@ def _too_large(limit: int) -> ApiError:
 
 class ConcurrencyLimit:
     """ASGI middleware: past `max_concurrent_requests` requests in flight (a
-    stream counts until it ends), answer 429 with `Retry-After`."""
+    stream counts until it ends), answer 429 with `Retry-After`, in the
+    error shape of the route asked for."""
 
     def __init__(self, app: ASGIApp, server_config: Callable[[], ServerConfig]) -> None:
         self.app = app
@@ -49,10 +51,10 @@ class ConcurrencyLimit:
             return
         limit = self._server_config().max_concurrent_requests
         if self.active >= limit:
-            error = ApiError(429, f"more than {limit} requests in flight; retry later", code="too_many_requests")
-            response = error.response()
-            response.headers["retry-after"] = str(RETRY_AFTER_SECONDS)
-            await response(scope, receive, send)
+            message = f"more than {limit} requests in flight; retry later"
+            headers = {"retry-after": str(RETRY_AFTER_SECONDS)}
+            error = ApiError(429, message, code="too_many_requests", headers=headers)
+            await surface_error(Request(scope), error)(scope, receive, send)
             return
         self.active += 1
         done = False

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from gateway.api.anthropic_errors import AnthropicRoute
+from gateway.api.anthropic_errors import MESSAGES_PATH
 from gateway.api.auth import require_api_key
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
@@ -58,7 +58,7 @@ def _described(checked: type[MessagesRequest]) -> dict:
 
 
 def messages_router() -> APIRouter:
-    router = APIRouter(prefix="/v1/messages", dependencies=[Depends(require_api_key)], route_class=AnthropicRoute)
+    router = APIRouter(prefix=MESSAGES_PATH, dependencies=[Depends(require_api_key)])
     router.add_api_route("", create_message, methods=["POST"], openapi_extra=_described(MessagesRequest))
     router.add_api_route("/count_tokens", count_tokens, methods=["POST"], openapi_extra=_described(CountTokensRequest))
     return router

@@ -8,8 +8,11 @@ A stream is `message_start`, a `ping`, then per content block
 `text` block (`text_delta`s), each tool call a `tool_use` block (id and
 name first, then `input_json_delta` fragments whose concatenation is the
 call's JSON input; the id is `toolu_…`, or the model family's own:
-`ParsePlan.call_id`). A backend that fails mid-stream ends it with an
-`error` event. Only the first choice is rendered (Messages has no `n`).
+`ParsePlan.call_id`). A call the output cut (the token limit, a broken
+stream) keeps its input written so far, closed into valid JSON
+(parsers/core/json_close.py), streamed and not alike. A backend that fails
+mid-stream ends it with an `error` event. Only the first choice is rendered
+(Messages has no `n`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import orjson
 from gateway.api.anthropic_errors import from_api_error
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
 from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+from parsers.core.json_close import JsonCloser
 
 SIGNATURE = "parsegate"  # thinking blocks are not signed; clients replay any opaque string
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -48,11 +52,13 @@ def stop_reason(finish_reason: str | None, stop_sequence: str | None = None) -> 
 
 
 def usage_of(usage: dict | None) -> dict:
-    """Anthropic usage for the backend's OpenAI usage (zeros when absent)."""
+    """Anthropic usage for the backend's OpenAI usage (checked in turns.py;
+    zeros when absent). Anthropic's `input_tokens` are the uncached ones."""
     usage = usage or {}
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    prompt = usage.get("prompt_tokens") or 0
+    cached = min((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0, prompt)
     return {
-        "input_tokens": (usage.get("prompt_tokens") or 0) - cached,
+        "input_tokens": prompt - cached,
         "output_tokens": usage.get("completion_tokens") or 0,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": cached,
@@ -76,7 +82,7 @@ class BlockWriter:
     parser events change kind; each block's delta envelope is encoded once.
     `call_id(name, index)` names each tool_use block."""
 
-    __slots__ = ("call_id", "count", "kind", "prefix", "made_call")
+    __slots__ = ("call_id", "count", "kind", "prefix", "made_call", "closer")
 
     def __init__(self, call_id: Callable[[str, int], str]) -> None:
         self.call_id = call_id
@@ -84,6 +90,7 @@ class BlockWriter:
         self.kind: type[Event] | None = None  # the open block's event kind
         self.prefix = b""  # the open block's delta envelope
         self.made_call = False
+        self.closer = JsonCloser()  # the open call's input, closed if the output cuts it
 
     def write(self, events: list[Event]) -> list[bytes]:
         out: list[bytes] = []
@@ -92,9 +99,9 @@ class BlockWriter:
             if type(event) is CallEnd:
                 continue
             if type(event) is CallStart:
-                self._flush(run, out)
-                self._close(out)
+                self._end(run, out)
                 self.made_call = True
+                self.closer = JsonCloser()
                 call_id = self.call_id(event.name, event.index)
                 call: dict[str, object] = {"type": "tool_use", "id": call_id, "name": event.name, "input": {}}
                 self._open(CallArgs, call, "input_json_delta", "partial_json", out)
@@ -102,8 +109,7 @@ class BlockWriter:
             if not event.text:
                 continue
             if type(event) is not self.kind:
-                self._flush(run, out)
-                self._close(out)
+                self._end(run, out)
                 if type(event) is Content:
                     self._open(Content, {"type": "text", "text": ""}, "text_delta", "text", out)
                 elif type(event) is Reasoning:
@@ -111,14 +117,25 @@ class BlockWriter:
                     self._open(Reasoning, thinking, "thinking_delta", "thinking", out)
                 else:  # arguments of a call whose block is closed: none are left open to take them
                     continue
-            run.append(event.text)
+            text = self.closer.feed(event.text) if type(event) is CallArgs else event.text
+            if text:
+                run.append(text)
         self._flush(run, out)
         return out
 
     def close(self) -> list[bytes]:
         out: list[bytes] = []
-        self._close(out)
+        self._end([], out)
         return out
+
+    def _end(self, run: list[str], out: list[bytes]) -> None:
+        """Send the open block's last text (a call's held or closing input) and close it."""
+        if self.kind is CallArgs:
+            ending = self.closer.close()
+            if ending:
+                run.append(ending)
+        self._flush(run, out)
+        self._close(out)
 
     def _open(self, kind: type[Event], block: dict, delta_type: str, field: str, out: list[bytes]) -> None:
         out.append(

@@ -9,6 +9,7 @@ import uuid
 import orjson
 
 from gateway.api.responses_request import ResponsesRequest, Tools
+from parsers.core.json_close import closed_json
 
 # chat finish reasons that leave a response incomplete, and why
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -34,18 +35,21 @@ def message_item(item_id: str, text: str, status: str = "completed") -> dict:
 def call_item(item_id: str, call_id: str, name: str, arguments: str, tools: Tools, status: str = "completed") -> dict:
     """A call of the tool the model knows as `name`: a `custom_tool_call`
     with its `input` for a custom tool, else a `function_call` (by its own
-    name and namespace, for a tool that came from a namespace)."""
+    name and namespace, for a tool that came from a namespace). An
+    `incomplete` call (the end of output cut it) has the arguments written
+    so far; a custom one, the input inside them."""
     if name in tools.custom:
+        written = closed_json(arguments) if status == "incomplete" else arguments
         return {
             "id": item_id,
             "type": "custom_tool_call",
             "status": status,
             "call_id": call_id,
             "name": name,
-            "input": custom_input(arguments) if status == "completed" else "",
+            "input": custom_input(written),
         }
     item = {"id": item_id, "type": "function_call", "status": status, "call_id": call_id, "name": name}
-    item["arguments"] = arguments if status == "completed" else ""
+    item["arguments"] = arguments
     if name in tools.namespaced:
         item["name"], item["namespace"] = tools.namespaced[name]
     return item

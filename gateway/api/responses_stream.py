@@ -6,8 +6,11 @@ item (reasoning, message, function or custom tool call) opens with
 `response.output_item.added`, streams its deltas and closes with
 `response.output_item.done` carrying the complete item; the stream ends
 with `response.completed` (`response.incomplete` when cut at the token
-limit) holding every item and the usage, or `response.failed`. Every event
-has its `sequence_number`. Only the first choice is rendered (the
+limit) holding every item and the usage, or `response.failed`. A call the
+end of output cut (the token limit, a broken stream) is done with status
+`incomplete` and the arguments written so far, and gets no
+`function_call_arguments.done`: a client that runs calls when they are done
+never runs a half-written one. Every event has its `sequence_number`. Only the first choice is rendered (the
 Responses API has one).
 """
 
@@ -37,9 +40,11 @@ from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 class _Item:
     """The output item being streamed, and the framing of its deltas."""
 
-    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta_head")
+    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta_head", "call_index")
 
-    def __init__(self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "") -> None:
+    def __init__(
+        self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "", call_index: int = -1
+    ) -> None:
         self.kind = kind
         self.id = new_id({"reasoning": "rs", "message": "msg", "call": "ctc" if custom else "fc"}[kind])
         self.index = index
@@ -48,6 +53,7 @@ class _Item:
         self.call_id = call_id
         self.custom = custom
         self.delta_head = b""
+        self.call_index = call_index  # a call's index among the turn's calls
 
 
 _DELTA_TYPES = {
@@ -74,6 +80,7 @@ class ResponseEvents:
         self._output: list[dict] = []
         self._item: _Item | None = None
         self._calls: dict[int, _Item] = {}
+        self._cut: set[int] = set()  # the calls the end of output cut
         self.finish_reason: str | None = None
 
     def event(self, payload: dict) -> bytes:
@@ -89,7 +96,8 @@ class ResponseEvents:
             self.event({"type": "response.in_progress", "response": response}),
         ]
 
-    def render(self, events: list[Event], out: list[bytes]) -> None:
+    def render(self, events: list[Event], out: list[bytes], cut_calls: frozenset[int] = frozenset()) -> None:
+        self._cut.update(cut_calls)
         for event in events:
             if type(event) is Content:
                 self._delta("message", event.text, out)
@@ -100,7 +108,9 @@ class ResponseEvents:
                 self._item = None
                 custom = event.name in self._tools.custom
                 call_id = self._call_id(event.name, event.index)
-                item = self._calls[event.index] = _Item("call", len(self._output), event.name, custom, call_id)
+                item = self._calls[event.index] = _Item(
+                    "call", len(self._output), event.name, custom, call_id, event.index
+                )
                 self._open(item, out)
             elif type(event) is CallArgs:
                 args_item = self._calls.get(event.index)
@@ -174,6 +184,8 @@ class ResponseEvents:
                     {"type": "response.content_part.done", **place, "content_index": 0, "part": output_text(text)}
                 )
             )
+        elif item.call_index in self._cut:
+            done = call_item(item.id, item.call_id, item.name, text, self._tools, status="incomplete")
         else:
             done = call_item(item.id, item.call_id, item.name, text, self._tools)
             if item.custom:
@@ -225,7 +237,7 @@ async def _events(stream: TurnStream, events: ResponseEvents) -> AsyncIterator[b
             if update.choice != 0:
                 continue
             out: list[bytes] = []
-            events.render(update.events, out)
+            events.render(update.events, out, update.cut_calls)
             if update.finish_reason is not None:
                 events.finish_reason = update.finish_reason
                 events.finish(out)
@@ -242,7 +254,7 @@ def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
     out: list[bytes] = []
     if choice is not None:
-        events.render(choice.events, out)
+        events.render(choice.events, out, choice.cut_calls)
     events.finish(out)
     return envelope.finished(events.output, choice.finish_reason if choice is not None else None, answer.usage)
 

@@ -9,6 +9,11 @@ per upstream chunk (and a `UsageUpdate` when the backend reports usage);
 a backend that fails or cuts the stream leaves its `ApiError` in
 `TurnStream.failure` once the updates end, after what the parsers still
 held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
+
+A turn cut short (the stream broke, or the backend stopped at the token
+limit) names the calls it cut in `cut_calls`: their arguments are as far as
+the model got. Usage is read here, once (backend/usage.py: malformed fields
+dropped, reasoning tokens filled in).
 """
 
 from __future__ import annotations
@@ -22,15 +27,16 @@ import httpx
 from fastapi import Request
 
 from gateway.api.request import ChatRequest
-from gateway.backend.backend_parsed import ChoiceReader, read_message
+from gateway.backend.backend_parsed import ChoiceReader
 from gateway.backend.catch_all import route
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.reasoning_switch import with_thinking_switch
 from gateway.backend.upstream import Backend
+from gateway.backend.usage import checked_usage, with_reasoning_tokens
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
-from parsers import Event, ParseResult
+from parsers import CallStart, Event, ParseResult
 
 DRAIN_SECONDS = 1.0
 
@@ -75,6 +81,7 @@ class TurnUpdate:
     logprobs: object = None
     unmet: dict | None = None
     stop_sequence: str | None = None  # the request's stop string the turn ended on
+    cut_calls: frozenset[int] = frozenset()  # calls these events end because the turn was cut
 
 
 @final
@@ -97,6 +104,7 @@ class ChoiceAnswer:
     unmet: dict | None = None
     events: list[Event] = field(default_factory=list)
     stop_sequence: str | None = None  # the request's stop string the turn ended on
+    cut_calls: frozenset[int] = frozenset()  # calls the token limit cut
 
 
 @dataclass(slots=True)
@@ -111,6 +119,24 @@ class _Choice:
     def __init__(self, reader: ChoiceReader) -> None:
         self.reader = reader
         self.finished = False
+
+
+def _finished(reader: ChoiceReader, cut: bool) -> tuple[list[Event], frozenset[int]]:
+    """The events that end a choice, and the calls they end (or open)
+    that the end cut, when it was a cut."""
+    open_calls = reader.open_calls
+    events = reader.finish()
+    if not cut:
+        return events, frozenset()
+    return events, open_calls | {event.index for event in events if type(event) is CallStart}
+
+
+def _usage(usage: object, backend: Backend, readers: list[ChoiceReader]) -> dict | None:
+    checked = checked_usage(usage, backend.name)
+    if checked is None:
+        return None
+    reasoning = sum(reader.reasoning_chars for reader in readers)
+    return with_reasoning_tokens(checked, reasoning, sum(reader.generated_chars for reader in readers))
 
 
 class Turn:
@@ -148,13 +174,17 @@ class Turn:
         except ApiError as error:
             self.record.upstream_failed(upstream_error_kind(error))
             raise
-        choices = []
+        choices, readers = [], []
         for choice in upstream["choices"]:
             if not isinstance(choice, dict):
                 continue
             message = choice.get("message")
-            events, outcomes = read_message(message if isinstance(message, dict) else {}, self.plan)
-            self.record.parsed(outcomes)
+            reader = ChoiceReader(self.plan)
+            readers.append(reader)
+            events = reader.read(message if isinstance(message, dict) else {})
+            ending, cut_calls = _finished(reader, choice.get("finish_reason") == "length")
+            events += ending
+            self.record.parsed(reader.outcomes)
             result = ParseResult()
             result.add(events)
             made_call = bool(result.tool_calls)
@@ -168,9 +198,10 @@ class Turn:
                     self.plan.tool_choice.unmet(made_call),
                     events,
                     matched_stop(choice, reason, self.stops),
+                    cut_calls,
                 )
             )
-        usage = upstream.get("usage")
+        usage = _usage(upstream.get("usage"), self.backend, readers)
         if usage is not None:
             self.record.usage(usage)
         return Answer(choices, usage)
@@ -214,6 +245,8 @@ class TurnStream:
                 if self._carried_text:
                     record.text_chunk()
                 usage = chunk.get("usage")
+                if usage is not None:
+                    usage = _usage(usage, backend, [choice.reader for choice in self._choices.values()])
                 if usage:
                     self.usage = usage
                     yield UsageUpdate(usage)
@@ -230,7 +263,8 @@ class TurnStream:
             failure_kind = "stream_cut"
         for index, choice in self._choices.items():
             if not choice.finished:
-                yield TurnUpdate(index, self._finish(choice))
+                events, cut_calls = self._finish(choice, cut=True)
+                yield TurnUpdate(index, events, cut_calls=cut_calls)
         if failure is not None:
             record.upstream_failed(failure_kind)
             self.failure = failure
@@ -250,18 +284,19 @@ class TurnStream:
         update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
         reason = choice.get("finish_reason")
         if reason is not None:
-            update.events = events + self._finish(state)
+            ending, update.cut_calls = self._finish(state, cut=reason == "length")
+            update.events = events + ending
             made_call = state.reader.made_call
             update.finish_reason = finish_reason(made_call, reason)
             update.unmet = self.turn.plan.tool_choice.unmet(made_call)
             update.stop_sequence = matched_stop(choice, update.finish_reason, self.turn.stops)
         return update
 
-    def _finish(self, choice: _Choice) -> list[Event]:
+    def _finish(self, choice: _Choice, cut: bool) -> tuple[list[Event], frozenset[int]]:
         choice.finished = True
-        events = choice.reader.finish()
+        ending = _finished(choice.reader, cut)
         self.turn.record.parsed(choice.reader.outcomes)
-        return events
+        return ending
 
     @property
     def complete(self) -> bool:

@@ -48,7 +48,18 @@ class ChoiceReader:
     """One choice's input: raw text through our pipeline, or the backend's
     own parsed fields passed through, switching per stage as they appear."""
 
-    __slots__ = ("_plan", "_pipeline", "_calls", "_offset", "_backend_calls", "_tool_stage_only", "_outcomes")
+    __slots__ = (
+        "_plan",
+        "_pipeline",
+        "_calls",
+        "_offset",
+        "_backend_calls",
+        "_tool_stage_only",
+        "_outcomes",
+        "_open_calls",
+        "reasoning_chars",
+        "generated_chars",
+    )
 
     def __init__(self, plan: ParsePlan) -> None:
         self._plan = plan
@@ -58,11 +69,15 @@ class ChoiceReader:
         self._backend_calls: dict[int, int] = {}  # backend index -> our index
         self._tool_stage_only = False
         self._outcomes = CallOutcomes()  # the backend's own calls, and the outcomes of retired pipelines
+        self._open_calls: set[int] = set()  # calls started and not ended (a backend's own: its latest)
+        self.reasoning_chars = 0  # characters of reasoning read so far
+        self.generated_chars = 0  # characters of text the backend generated so far (reasoning, content, calls)
 
     def read(self, part: dict) -> list[Event]:
         """Events for one delta (streamed) or one whole message."""
         reasoning = backend_reasoning(part)
         calls = backend_tool_calls(part)
+        self.generated_chars += len(reasoning or "")
         events: list[Event] = []
         if calls and self._pipeline is not None:
             events += self._retire_pipeline(None)
@@ -73,13 +88,30 @@ class ChoiceReader:
             events.append(Reasoning(reasoning))
         text = part.get("content")
         if isinstance(text, str) and text:
+            self.generated_chars += len(text)
             events += self._renumber(self._pipeline.feed(text)) if self._pipeline else [Content(text)]
         for call in calls:
             events += self._backend_call(call)
-        return events
+        return self._tracked(events)
 
     def finish(self) -> list[Event]:
-        return self._renumber(self._pipeline.finish()) if self._pipeline else []
+        return self._tracked(self._renumber(self._pipeline.finish())) if self._pipeline else []
+
+    @property
+    def open_calls(self) -> frozenset[int]:
+        """The calls started and not yet ended: what a cut now would cut."""
+        return frozenset(self._open_calls)
+
+    def _tracked(self, events: list[Event]) -> list[Event]:
+        """`events`, counted: reasoning characters, calls opened and ended."""
+        for event in events:
+            if type(event) is Reasoning:
+                self.reasoning_chars += len(event.text)
+            elif type(event) is CallStart:
+                self._open_calls.add(event.index)
+            elif type(event) is CallEnd:
+                self._open_calls.discard(event.index)
+        return events
 
     @property
     def made_call(self) -> bool:
@@ -124,11 +156,13 @@ class ChoiceReader:
         index = self._backend_calls.get(backend_index)
         events: list[Event] = []
         if index is None:
+            self._open_calls.difference_update(self._backend_calls.values())  # a backend streams calls in turn
             index = self._backend_calls[backend_index] = self._calls
             self._calls += 1
             self._outcomes.calls += 1
             events.append(CallStart(index, function.get("name") or ""))
         arguments = _arguments_text(function.get("arguments"))
+        self.generated_chars += len(arguments)
         if arguments:
             events.append(CallArgs(index, arguments))
         return events
@@ -136,10 +170,3 @@ class ChoiceReader:
 
 def _sum(a: CallOutcomes, b: CallOutcomes) -> CallOutcomes:
     return CallOutcomes(a.calls + b.calls, a.fallbacks + b.fallbacks, a.invalid_arguments + b.invalid_arguments)
-
-
-def read_message(message: dict, plan: ParsePlan) -> tuple[list[Event], CallOutcomes]:
-    """A whole non-streamed message's events, read as the streamed deltas
-    would be, and the tool-call outcomes of reading it."""
-    reader = ChoiceReader(plan)
-    return reader.read(message) + reader.finish(), reader.outcomes

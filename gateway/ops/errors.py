@@ -1,7 +1,11 @@
-"""Every error leaves the gateway in OpenAI's shape:
-`{"error": {"message", "type", "param", "code"}}` — never a stack trace."""
+"""Every error leaves the gateway as a well-formed body, never a stack
+trace: OpenAI's `{"error": {"message", "type", "param", "code"}}` unless
+the surface the request came to has a shape of its own (the `shape` given
+to `install_error_handlers`)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import orjson
 from fastapi import FastAPI, Request
@@ -10,6 +14,7 @@ from starlette.exceptions import HTTPException
 
 INVALID_REQUEST = "invalid_request_error"
 UPSTREAM_ERROR = "upstream_error"
+REQUEST_ID_HEADER = "x-request-id"
 
 
 def error_body(
@@ -46,31 +51,32 @@ class ApiError(Exception):
         )
 
 
-# Starlette types every handler as taking any Exception; it calls each only
-# with the class it was added for.
-async def _on_api_error(request: Request, error: Exception) -> Response:
-    assert isinstance(error, ApiError)
-    return error.response()
+ErrorShape = Callable[[Request, ApiError], Response]
 
 
-async def _on_http_exception(request: Request, error: Exception) -> Response:
-    assert isinstance(error, HTTPException)
-    code = "not_found" if error.status_code == 404 else None
-    kind = INVALID_REQUEST if error.status_code < 500 else "server_error"
-    api_error = ApiError(error.status_code, str(error.detail), type=kind, code=code)
-    response = api_error.response()
-    response.headers.update(error.headers or {})
-    return response
-
-
-async def _on_unexpected(request: Request, error: Exception) -> Response:
-    # Starlette's ServerErrorMiddleware logs the traceback; the client sees none.
-    return ApiError(500, "internal error in the gateway", type="server_error").response()
-
-
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, shape: ErrorShape) -> None:
     """Answer ApiError, HTTP errors (unknown route, wrong method) and
-    anything unexpected with OpenAI's error body."""
-    app.add_exception_handler(ApiError, _on_api_error)
-    app.add_exception_handler(HTTPException, _on_http_exception)
-    app.add_exception_handler(Exception, _on_unexpected)
+    anything unexpected in the `shape` of the request's surface."""
+
+    # Starlette types every handler as taking any Exception; it calls each
+    # only with the class it was added for.
+    async def on_api_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, ApiError)
+        return shape(request, error)
+
+    async def on_http_exception(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        code = "not_found" if error.status_code == 404 else None
+        kind = INVALID_REQUEST if error.status_code < 500 else "server_error"
+        headers = dict(error.headers or {})
+        return shape(request, ApiError(error.status_code, str(error.detail), type=kind, code=code, headers=headers))
+
+    async def on_unexpected(request: Request, error: Exception) -> Response:
+        # Starlette's ServerErrorMiddleware logs the traceback; the client sees none. It answers
+        # outside every middleware, so the request id (ObserveMiddleware's record) is added here.
+        headers = {REQUEST_ID_HEADER: request.state.record.request_id}
+        return shape(request, ApiError(500, "internal error in the gateway", type="server_error", headers=headers))
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(HTTPException, on_http_exception)
+    app.add_exception_handler(Exception, on_unexpected)

@@ -1,8 +1,9 @@
 """Prometheus metrics, served at `GET /metrics` in the text format.
 
 Each app has its own registry, so several gateways in one process (tests)
-never share counts. Label values are model names, parser names, HTTP statuses and
-the fixed error kinds below. A model name a client writes becomes a label
+never share counts. Label values are model names, parser names, HTTP statuses,
+the app's route paths and the fixed error kinds below: a path that is no route
+(a client's typo) counts as `route="other"`. A model name a client writes becomes a label
 only under a catch-all entry, and only the first `MAX_ROUTED_MODELS` such
 names do: the rest share the label `other`, so the series stay bounded.
 """
@@ -15,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 
 UNKNOWN_MODEL = "unknown"  # the label of requests that named no configured model
 OTHER_MODELS = "other"  # the label of catch-all models past the first MAX_ROUTED_MODELS
+OTHER_ROUTE = "other"  # the `route` label of a path that is none of the app's routes
 MAX_ROUTED_MODELS = 100
 UPSTREAM_ERROR_KINDS = (
     "unreachable",  # connection refused or failed before a response
@@ -37,12 +39,13 @@ class Metrics:
     def __init__(self) -> None:
         self._declared: set[str] = set()
         self._routed: set[str] = set()
+        self._routes: frozenset[str] = frozenset()
         self.registry = CollectorRegistry()
         registry = self.registry
         self.requests = Counter(
             "parsegate_requests",
-            "Chat and text completion requests, by model and HTTP status.",
-            ["model", "status"],
+            "HTTP requests, by model, HTTP status and route.",
+            ["model", "status", "route"],
             registry=registry,
         )
         self.time_to_first_token = Histogram(
@@ -97,6 +100,13 @@ class Metrics:
         for name in names:
             for kind in UPSTREAM_ERROR_KINDS:
                 self.upstream_errors.labels(name, kind)
+
+    def declare_routes(self, paths: list[str]) -> None:
+        """The app's route paths: the values the `route` label may take."""
+        self._routes = frozenset(paths)
+
+    def route_label(self, path: str) -> str:
+        return path if path in self._routes else OTHER_ROUTE
 
     def model_label(self, model: str) -> str:
         """The `model` label of a request served as `model`: its own name if

@@ -20,12 +20,10 @@ from prometheus_client import Histogram
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.ops.errors import ApiError
+from gateway.ops.errors import REQUEST_ID_HEADER, ApiError
 from gateway.ops.metrics import UNKNOWN_MODEL, Metrics
 from parsers import CallOutcomes
 
-REQUEST_ID_HEADER = "x-request-id"
-COUNTED_PATHS = ("/v1/chat/completions", "/v1/completions")  # the requests parsegate_requests_total counts
 NO_PARSER = "none"  # the `parser` label of calls no tool-call parser of ours read
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 
@@ -184,8 +182,7 @@ class ObserveMiddleware:
         """The status is known: count the request (before its body goes out,
         so a scrape after the response always sees it)."""
         record.status = status
-        if scope["path"] in COUNTED_PATHS:
-            self.metrics.requests.labels(record.label, str(status)).inc()
+        self.metrics.requests.labels(record.label, str(status), self.metrics.route_label(scope["path"])).inc()
 
     def _log(self, scope: Scope, record: RequestRecord) -> None:
         fields = record.fields()

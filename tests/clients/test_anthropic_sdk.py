@@ -290,3 +290,42 @@ def test_count_tokens_estimates_without_a_tokenizer(client, fake):
     counted = client.messages.count_tokens(model="qwen3", messages=ASK)
     assert counted.input_tokens == math.ceil(len(ASK[0]["content"]) / 4)
     assert fake.requests == []
+
+
+CUT_CALLS = {  # family: (output cut by the token limit inside a call, the input written so far)
+    "qwen3": (
+        '<tool_call>\n{"name": "Bash", "arguments": {"command": "echo hel',
+        {"command": "echo hel"},
+    ),
+    "qwen3-key": (
+        '<tool_call>\n{"name": "Bash", "arguments": {"command": "ls", "timeout": 12',
+        {"command": "ls", "timeout": 12},
+    ),
+    "qwen3-dangling": (
+        '<tool_call>\n{"name": "Bash", "arguments": {"command": "ls", "descrip',
+        {"command": "ls"},
+    ),
+    "pythonic": ('[Bash(command="echo hel', {"command": "echo hel"}),
+}
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 1000])
+@pytest.mark.parametrize("case", sorted(CUT_CALLS))
+def test_a_call_cut_by_the_token_limit_keeps_its_input_so_far(client, fake, case, chunk_size):
+    text, written = CUT_CALLS[case]
+    fake.script(text, chunk_size=chunk_size)
+    fake.finish_reason = "length"
+    request = {"model": case.split("-")[0], "max_tokens": 20, "messages": ASK, "tools": [BASH]}
+
+    message = client.messages.create(**request)
+    assert blocks(message) == [("tool_use", "Bash", written)] and message.stop_reason == "max_tokens"
+
+    types, fragments = [], []
+    for event in client.messages.create(stream=True, **request):
+        types.append(event.type)
+        if event.type == "content_block_delta":
+            fragments.append(event.delta.partial_json)
+    check_order(types)
+    assert orjson.loads("".join(fragments)) == written
+    with client.messages.stream(**request) as stream:
+        assert blocks(stream.get_final_message()) == [("tool_use", "Bash", written)]

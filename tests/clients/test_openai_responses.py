@@ -308,3 +308,85 @@ def test_same_response_at_every_split(client, fake, reasoning_parser, tool_parse
         outputs.append(without_ids(final["output"]))
     assert all(output == outputs[0] for output in outputs)
     assert [item["type"] for item in outputs[0]] == ["reasoning", "function_call"]
+
+
+def chunk(delta: dict, finish_reason: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+    return (
+        b"data: "
+        + json.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]}).encode()
+        + b"\n\n"
+    )
+
+
+def calls_done(events: list) -> tuple[list[dict], list[str]]:
+    """The call items `output_item.done` carried, and the arguments of every `function_call_arguments.done`."""
+    items = [
+        event.item.to_dict()
+        for event in events
+        if event.type == "response.output_item.done" and event.item.type.endswith("call")
+    ]
+    return items, [event.arguments for event in events if event.type == "response.function_call_arguments.done"]
+
+
+@pytest.mark.parametrize("tool_parser", ["qwen25", "kimi_k2", "pythonic"])
+def test_a_stream_cut_inside_a_call_never_completes_it(client, fake, tool_parser):
+    whole = reply("qwen3", tool_parser, "Need it.", "get_weather", '{"city": "Paris"}')
+    fake.script(whole[: whole.index("Paris") + 2], chunk_size=3)
+    fake.cut = True
+    events = events_of(client, model=tool_parser, input="Weather?", tools=[WEATHER])
+    final = check_sequence(events)
+    assert final["status"] == "failed"
+    items, arguments_done = calls_done(events)
+    assert [(item["name"], item["status"]) for item in items] == [("get_weather", "incomplete")]
+    assert items[0]["arguments"].replace(" ", "").startswith('{"city":"Pa')
+    assert arguments_done == []  # "done" arguments would be a complete call
+    assert final["output"][-1] == items[0]
+
+
+def test_a_call_cut_by_the_token_limit_is_incomplete_streamed_and_not(client, fake):
+    fake.script('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa', chunk_size=4)
+    fake.finish_reason = "length"
+    request = {"model": "qwen25", "input": "Weather?", "tools": [WEATHER]}
+    events = events_of(client, **request)
+    final = check_sequence(events)
+    assert final["status"] == "incomplete" and final["incomplete_details"] == {"reason": "max_output_tokens"}
+    items, arguments_done = calls_done(events)
+    assert [(item["status"], item["arguments"]) for item in items] == [("incomplete", '{"city": "Pa')]
+    assert arguments_done == []
+    whole = client.responses.create(**request).to_dict()
+    assert without_ids(whole["output"]) == without_ids(final["output"])
+
+
+def test_a_cut_custom_call_is_incomplete_with_the_input_written_so_far(client, fake):
+    arguments = '{"input": ' + json.dumps(PATCH) + "}"
+    text = reply("qwen3", "qwen25", "Patch it.", "apply_patch", arguments)
+    fake.script(text[: text.index("hello.txt")], chunk_size=5)
+    fake.cut = True
+    events = events_of(client, model="qwen25", input="Patch", tools=[APPLY_PATCH])
+    final = check_sequence(events)
+    call = final["output"][-1]
+    assert (call["type"], call["status"]) == ("custom_tool_call", "incomplete")
+    assert call["input"] == PATCH[: PATCH.index("hello.txt")]
+    assert not [event for event in events if event.type.startswith("response.custom_tool_call_input")]
+
+
+def test_a_backends_own_call_cut_mid_stream_is_incomplete_and_the_one_before_completed(client, fake):
+    def call(index: int, arguments: str, name: str | None = None) -> dict:
+        function = {"arguments": arguments, **({"name": name} if name else {})}
+        return {"tool_calls": [{"index": index, "type": "function", "function": function}]}
+
+    fake.raw_stream = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk(call(0, '{"city": "Paris"}', "get_weather")),
+        chunk(call(1, '{"city": "Ber', "get_weather")),
+    ]
+    events = events_of(client, model="qwen25", input="Weather?", tools=[WEATHER])
+    final = check_sequence(events)
+    assert final["status"] == "failed"
+    items, arguments_done = calls_done(events)
+    assert [(item["status"], item["arguments"]) for item in items] == [
+        ("completed", '{"city": "Paris"}'),
+        ("incomplete", '{"city": "Ber'),
+    ]
+    assert arguments_done == ['{"city": "Paris"}']

@@ -43,7 +43,9 @@ def test_a_catch_all_makes_at_most_max_routed_models_labels(catch_all, fake):
     labels = model_labels(metrics, "parsegate_requests_total")
     assert len(labels) == MAX_ROUTED_MODELS + 1 and OTHER_MODELS in labels
     assert "client-made-0" in labels and f"client-made-{MAX_ROUTED_MODELS}" not in labels
-    assert f'parsegate_requests_total{{model="{OTHER_MODELS}",status="200"}} 30.0' in metrics
+    assert (
+        f'parsegate_requests_total{{model="{OTHER_MODELS}",route="/v1/chat/completions",status="200"}} 30.0' in metrics
+    )
 
 
 def test_only_the_start_of_a_huge_error_body_is_read(catch_all, fake):

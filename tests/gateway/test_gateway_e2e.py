@@ -200,12 +200,16 @@ def test_finish_reason_length_stays_length(client, fake):
 def test_usage_passes_through(client, fake):
     fake.script(THINK_THEN_ANSWER)
     completion = client.chat.completions.create(model="qwen3", messages=MESSAGES)
-    assert completion.usage.to_dict() == USAGE
+    usage = completion.usage.to_dict()
+    reasoning_tokens = usage.pop("completion_tokens_details")["reasoning_tokens"]  # estimated: test_usage.py
+    assert usage == USAGE and reasoning_tokens > 0
     stream = client.chat.completions.create(
         model="qwen3", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
     )
     chunks = list(stream)
-    assert chunks[-1].choices == [] and chunks[-1].usage.to_dict() == USAGE
+    streamed = chunks[-1].usage.to_dict()
+    assert streamed.pop("completion_tokens_details") == {"reasoning_tokens": reasoning_tokens}
+    assert chunks[-1].choices == [] and streamed == USAGE
     assert all(chunk.usage is None for chunk in chunks[:-1])
     assert fake.last_body["stream_options"] == {"include_usage": True}
 

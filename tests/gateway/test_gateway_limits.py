@@ -79,10 +79,28 @@ def test_past_the_concurrency_limit_clients_get_429_with_retry_after(gateway, fa
             assert client.get("/health").status_code == 200
             scrape = client.get("/metrics")
             assert scrape.status_code == 200
-            assert 'parsegate_requests_total{model="unknown",status="429"} 1.0'  # refused unread in scrape.text
+            refused_line = 'parsegate_requests_total{model="unknown",route="/v1/chat/completions",status="429"} 1.0'
+            assert refused_line in scrape.text.splitlines()
             fake.release()
             assert [line for line in lines if line.startswith("data: ")][-1] == "data: [DONE]"
         assert client.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
+
+
+def test_past_the_concurrency_limit_messages_clients_get_an_anthropic_429(gateway, fake):
+    fake.hold_after = 1
+    body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
+    with (
+        httpx.Client(base_url=gateway, timeout=10) as client,
+        client.stream("POST", "/v1/chat/completions", json=body) as streaming,
+    ):
+        lines = streaming.iter_lines()
+        assert next(lines).startswith("data: ")
+        refused = client.post("/v1/messages", json={"model": "qwen3", "max_tokens": 9, "messages": MESSAGES})
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
+        message = "more than 1 requests in flight; retry later"
+        assert refused.json() == {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+        fake.release()
+        assert [line for line in lines if line.startswith("data: ")][-1] == "data: [DONE]"
 
 
 def test_a_call_not_recognised_within_the_buffer_cap_streams_as_content(gateway, fake):

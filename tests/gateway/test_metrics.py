@@ -58,7 +58,7 @@ def test_a_streamed_tool_call_counts_request_latency_tokens_and_call(gateway, cl
     chunks_with_text = -(-len(ONE_CALL) // 4)
 
     samples = scrape(gateway)
-    assert value(samples, "parsegate_requests_total", model="qwen3", status="200") == 1
+    assert value(samples, "parsegate_requests_total", model="qwen3", status="200", route="/v1/chat/completions") == 1
     assert value(samples, "parsegate_time_to_first_token_seconds_count", model="qwen3") == 1
     assert value(samples, "parsegate_time_to_first_token_seconds_sum", model="qwen3") > 0
     assert value(samples, "parsegate_inter_chunk_latency_seconds_count", model="qwen3") == chunks_with_text - 1
@@ -162,13 +162,13 @@ def test_upstream_errors_are_counted_by_kind(gateway, client, fake):
 
     samples = scrape(gateway)
     assert value(samples, "parsegate_upstream_errors_total", model="down", kind="unreachable") == 1
-    assert value(samples, "parsegate_requests_total", model="down", status="502") == 1
+    assert value(samples, "parsegate_requests_total", model="down", status="502", route="/v1/chat/completions") == 1
     assert value(samples, "parsegate_upstream_errors_total", model="plain", kind="backend_5xx") == 1
-    assert value(samples, "parsegate_requests_total", model="plain", status="503") == 1
+    assert value(samples, "parsegate_requests_total", model="plain", status="503", route="/v1/chat/completions") == 1
     assert value(samples, "parsegate_upstream_errors_total", model="slow", kind="timeout") == 1
-    assert value(samples, "parsegate_requests_total", model="slow", status="504") == 1
+    assert value(samples, "parsegate_requests_total", model="slow", status="504", route="/v1/chat/completions") == 1
     assert value(samples, "parsegate_upstream_errors_total", model="plain", kind="stream_cut") == 1
-    assert value(samples, "parsegate_requests_total", model="plain", status="200") == 1
+    assert value(samples, "parsegate_requests_total", model="plain", status="200", route="/v1/chat/completions") == 1
 
 
 def test_requests_for_unknown_models_share_one_label(gateway, client, fake):
@@ -176,7 +176,7 @@ def test_requests_for_unknown_models_share_one_label(gateway, client, fake):
         with pytest.raises(openai.NotFoundError):
             client.chat.completions.create(model=name, messages=MESSAGES)
     samples = scrape(gateway)
-    assert value(samples, "parsegate_requests_total", model="unknown", status="404") == 2
+    assert value(samples, "parsegate_requests_total", model="unknown", status="404", route="/v1/chat/completions") == 2
     assert not any("no-such-model" in str(labels) for _, labels in samples)
 
 
@@ -184,7 +184,7 @@ def test_metrics_stay_open_when_api_keys_are_set(serve, gateway_config):
     guarded = serve(create_app(Config.model_validate({**gateway_config, "server": {"api_keys": ["k"]}})))
     assert httpx.post(f"{guarded}/v1/chat/completions", json={}).status_code == 401
     samples = scrape(guarded)
-    assert value(samples, "parsegate_requests_total", model="unknown", status="401") == 1
+    assert value(samples, "parsegate_requests_total", model="unknown", status="401", route="/v1/chat/completions") == 1
 
 
 def test_text_completions_are_counted_as_requests(serve, gateway_config, fake):
@@ -193,8 +193,8 @@ def test_text_completions_are_counted_as_requests(serve, gateway_config, fake):
     assert httpx.post(f"{gateway}/v1/completions", json={"model": "plain", "prompt": "Hi"}).status_code == 200
     assert httpx.post(f"{gateway}/v1/completions", json={"model": "down", "prompt": "Hi"}).status_code == 502
     samples = scrape(gateway)
-    assert value(samples, "parsegate_requests_total", model="plain", status="200") == 1
-    assert value(samples, "parsegate_requests_total", model="down", status="502") == 1
+    assert value(samples, "parsegate_requests_total", model="plain", status="200", route="/v1/completions") == 1
+    assert value(samples, "parsegate_requests_total", model="down", status="502", route="/v1/completions") == 1
 
 
 def test_text_completion_failures_are_counted_by_kind(serve, gateway_config, fake):

@@ -49,12 +49,17 @@ def test_sampling_and_output_fields_reach_the_backend_untouched(client, fake, st
 
 
 def test_usage_comes_back_streamed_and_not(client, fake):
+    """As the backend sent it, with the reasoning tokens filled in (their
+    value is tested in test_usage.py)."""
     fake.script(ONE_CALL)
-    assert client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS).usage.to_dict() == USAGE
+    usage = client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS).usage.to_dict()
+    assert usage.pop("completion_tokens_details")["reasoning_tokens"] > 0
+    assert usage == USAGE
     stream = client.chat.completions.create(
         model="qwen3", messages=MESSAGES, tools=TOOLS, stream=True, stream_options={"include_usage": True}
     )
     usages = [chunk.usage.to_dict() for chunk in stream if chunk.usage]
+    assert len(usages) == 1 and usages[0].pop("completion_tokens_details")["reasoning_tokens"] > 0
     assert usages == [USAGE]
 
 
