@@ -158,6 +158,7 @@ class ChatTemplate:
         *,
         bos_token: str | None = None,
         eos_token: str | None = None,
+        add_bos_token: bool | None = None,
         where: str = "chat template",
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
@@ -167,6 +168,7 @@ class ChatTemplate:
         self.sources = named
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self.add_bos_token = add_bos_token  # whether the model's tokenizer adds BOS itself (None: not said)
         self._compiled = {name: compile_template(text, where) for name, text in named.items()}
 
     @property
