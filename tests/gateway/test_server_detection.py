@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import anthropic
 import openai
 import pytest
 
@@ -41,11 +42,12 @@ CONSTRAINTS = {"structured_outputs", "response_format", "json_schema", "grammar"
 
 @pytest.fixture(scope="module")
 def servers() -> dict[str, ScriptedBackend]:
-    return {name: ScriptedBackend() for name in [*KINDS, "explicit", "no-tools", "late-loading", "late-hanging"]}
+    names = [*KINDS, "explicit", "no-tools", "late-loading", "late-hanging", "counted"]
+    return {name: ScriptedBackend() for name in names}
 
 
 @pytest.fixture(scope="module")
-def client(serve, servers) -> openai.OpenAI:
+def gateway(serve, servers) -> str:
     def entry(name: str, **backend) -> dict:
         url = servers[name].url.replace("//", f"//parsegate:{PASSWORD}@")
         return {
@@ -56,10 +58,14 @@ def client(serve, servers) -> openai.OpenAI:
         }
 
     models = [entry(kind) for kind in KINDS]
-    models += [entry("explicit", server="vllm"), entry("no-tools")]
+    models += [entry("explicit", server="vllm"), entry("no-tools"), entry("counted")]
     models += [entry(name, first_byte_timeout=0.3) for name in ("late-loading", "late-hanging")]
-    app = create_app(Config.model_validate({"models": models}))
-    return openai.OpenAI(base_url=f"{serve(app)}/v1", api_key="unused", max_retries=0, timeout=10)
+    return serve(create_app(Config.model_validate({"models": models})))
+
+
+@pytest.fixture(scope="module")
+def client(gateway: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
 
 
 @pytest.fixture
@@ -124,3 +130,13 @@ def test_a_server_that_cannot_answer_yet_is_asked_again_later(client, servers, d
     assert asked_while_down >= 1 and backend.asked("/v1/models") == asked_while_down + 1
     first, found = detections()
     assert f"model {model!r}: cannot tell the server kind" in first and "is a 'vllm' server" in found
+
+
+def test_count_tokens_asks_the_tokenizer_of_the_server_it_found(gateway, servers):
+    backend = servers["counted"]
+    backend.routes["/v1/models"] = listing("vllm")
+    backend.routes["/tokenize"] = (200, {"count": 321, "max_model_len": 4096})
+    claude = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    for _ in range(2):
+        assert claude.messages.count_tokens(model="counted", messages=MESSAGES).input_tokens == 321
+    assert backend.asked("/v1/models") == 1 and backend.asked("/tokenize") == 2
