@@ -280,11 +280,10 @@ class ModelConfig(_Section):
 
     @model_validator(mode="after")
     def _server_dialect(self) -> ModelConfig:
-        """Unset `guided_decoding` is the backend server's dialect (once
-        known, when `backend.server` is detected: `with_server`)."""
+        """Unset `guided_decoding` is the backend server's dialect (a detected one's: `with_server`)."""
         if self.guided_decoding is not None or self.backend.server is None:
             return self
-        return self.model_copy(update={"guided_decoding": SERVERS[self.backend.server].guided_decoding})
+        return self.with_server(self.backend.server)
 
     def with_server(self, kind: ServerKind) -> ModelConfig:
         """This entry on a server found to be of `kind`: its `backend.server`
