@@ -122,10 +122,11 @@ class TemplateBackend(Backend):
         try:
             props = await self.fetch(PROPS_PATH, at_root=True)
         except ApiError as error:
-            if error.body["error"]["code"] in _PASSED_ON:
+            code = error.body["error"]["code"]
+            if code in _PASSED_ON:
                 raise
-            message = f"{problem}: it answered HTTP {error.status}: {error}"
-            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_no_template") from None
+            answered = str(error) if code == "upstream_malformed" else f"it answered HTTP {error.status}: {error}"
+            raise ApiError(502, f"{problem}: {answered}", type=UPSTREAM_ERROR, code="upstream_no_template") from None
         try:
             return props_template(props, self.config, PROPS_PATH)
         except ChatTemplateError as error:
