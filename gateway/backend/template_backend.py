@@ -128,11 +128,29 @@ class TemplateBackend(Backend):
             answered = str(error) if code == "upstream_malformed" else f"it answered HTTP {error.status}: {error}"
             raise ApiError(502, f"{problem}: {answered}", type=UPSTREAM_ERROR, code="upstream_no_template") from None
         try:
-            return props_template(props, self.config, PROPS_PATH)
+            template = props_template(props, self.config, PROPS_PATH)
         except ChatTemplateError as error:
             raise ApiError(
                 502, f"{problem}: {error.problem}", type=UPSTREAM_ERROR, code="upstream_no_template"
             ) from None
+        if self.config.backend.server_kind in ADDS_BOS_ITSELF and template.bos_token:
+            template.add_bos_token = await self._server_adds_bos(template.bos_token)
+        return template
+
+    async def _server_adds_bos(self, bos_token: str) -> bool | None:
+        """Whether llama.cpp's server puts `bos_token` before a prompt, which
+        `/props` does not say: the tokens it makes of an empty text with its
+        special tokens (`POST /tokenize` with `add_special`, `with_pieces`;
+        llama.cpp tools/server). None when it cannot tell."""
+        asked = {"content": "", "add_special": True, "with_pieces": True}
+        try:
+            answer = await self.fetch("/tokenize", asked, at_root=True)
+        except ApiError:
+            return None
+        tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        if not isinstance(tokens, list) or not all(isinstance(token, dict) for token in tokens):
+            return None
+        return any(token.get("piece") == bos_token for token in tokens)
 
 
 def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplate:

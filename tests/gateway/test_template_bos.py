@@ -1,7 +1,9 @@
 """Template mode against llama.cpp's server: the template's BOS is taken off
 the prompt only when the server will add its own, which llama.cpp does when
 the model says so (GGUF `tokenizer.ggml.add_bos_token`, tokenizer_config.json
-`add_bos_token`); the prompt the backend receives shows which."""
+`add_bos_token`). With `chat_template: backend` the server is asked, since
+its `GET /props` does not say: what its `POST /tokenize` makes of an empty
+text with its special tokens. The prompt the backend receives shows which."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.scripted_backend import ScriptedBackend, completion_answer
 
 TEMPLATE = "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
 MESSAGES = [{"role": "user", "content": "Hi"}]
@@ -81,3 +84,30 @@ def test_the_bos_is_stripped_only_when_llama_cpp_adds_its_own(client, fake, mode
     fake.script("Hello.")
     client.chat.completions.create(model=model, messages=MESSAGES)
     assert fake.last_body["prompt"] == prompt
+
+
+@pytest.fixture(scope="module")
+def asked(serve) -> tuple[openai.OpenAI, dict[bool, ScriptedBackend]]:
+    """A gateway with a `chat_template: backend` model on a llama.cpp-like
+    server that adds a BOS, and one on a server that adds none."""
+    servers = {adds: ScriptedBackend() for adds in (True, False)}
+    models = []
+    for adds, server in servers.items():
+        server.routes["/props"] = (200, {"chat_template": TEMPLATE, "bos_token": "<s>", "eos_token": "</s>"})
+        server.routes["/tokenize"] = (200, {"tokens": [{"id": 1, "piece": "<s>"}] if adds else []})
+        server.routes["/v1/completions"] = completion_answer("Hello.")
+        backend = {"url": f"{server.url}/v1", "server": "llamacpp"}
+        models.append(
+            {"name": f"adds-{adds}", "backend": backend, "chat_template": "backend", "tool_call_parser": "none"}
+        )
+    app = create_app(Config.model_validate({"models": models}))
+    client = openai.OpenAI(base_url=f"{serve(app)}/v1", api_key="unused", max_retries=0, timeout=10)
+    return client, servers
+
+
+@pytest.mark.parametrize(("adds", "prompt"), [(True, RENDERED.removeprefix("<s>")), (False, RENDERED)])
+def test_with_the_server_s_template_the_server_says_whether_it_adds_a_bos(asked, adds, prompt):
+    client, servers = asked
+    client.chat.completions.create(model=f"adds-{adds}", messages=MESSAGES)
+    assert servers[adds].received("/v1/completions")[-1]["prompt"] == prompt
+    assert servers[adds].received("/tokenize") == [{"content": "", "add_special": True, "with_pieces": True}]
