@@ -2,16 +2,17 @@
 debugging of template mode, from a template source or as a configured
 model entry would render it (its extra_body and thinking switch applied,
 its template from its file or, with `chat_template: backend`, from the
-server's `GET /props`)."""
+server's `GET /props`, asked as the gateway asks it: with the backend's
+key, URLs and deadlines)."""
 
 from __future__ import annotations
 
-import httpx
+import anyio
 import orjson
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
 from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.template_backend import model_template, props_template, render_prompt
+from gateway.backend.template_backend import TemplateBackend, model_template, render_prompt
 from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import ConfigError, ModelConfig, load_config
 from gateway.ops.errors import ApiError
@@ -67,10 +68,16 @@ def _entry(config: str, model: str) -> ModelConfig:
 
 
 def _server_template(entry: ModelConfig) -> ChatTemplate:
-    """The template a llama.cpp server reports at `GET /props`."""
-    url = entry.backend.base_urls[0].removesuffix("/v1") + "/props"
+    """The template the entry's server reports at `GET /props`."""
+
+    async def ask() -> ChatTemplate:
+        backend = TemplateBackend(entry)
+        try:
+            return await backend.template()
+        finally:
+            await backend.client.aclose()
+
     try:
-        props = httpx.get(url, timeout=entry.backend.connect_seconds).json()
-    except (httpx.HTTPError, ValueError) as error:
-        raise RenderError(f"{url}: cannot read the server's chat template: {error}") from None
-    return props_template(props, entry, url)
+        return anyio.run(ask)
+    except ApiError as error:
+        raise RenderError(str(error)) from None

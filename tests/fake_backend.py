@@ -81,6 +81,7 @@ class FakeBackend:
         self.held = threading.Event()  # a request is waiting for `release()`
         self.sent_bytes = 0  # bytes of stream events the server has taken (written or buffered)
         self.requests: list[tuple[dict, dict]] = []
+        self.listings: list[dict] = []  # the headers of each GET /v1/models (a listing, or the server-kind probe)
         self.client_ports: list[int | None] = []  # the gateway's end of each chat request's connection
         self.parsed_deltas: list[dict] | None = None  # a backend running its own parsers
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
@@ -271,7 +272,7 @@ class FakeBackend:
         return StreamingResponse(self._faulty(_raw(events)), media_type="text/event-stream")
 
     async def _models(self, request: Request) -> Response:
-        self.requests.append((dict(request.headers), {}))
+        self.listings.append(dict(request.headers))
         if self.error is not None:
             status, content = self.error
             return Response(content, status_code=status, media_type="application/json")

@@ -48,7 +48,7 @@ async def count_tokens(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
     _, payload, chat = read_messages_request(raw, CountTokensRequest)
     backend = backend_for(request, chat.model)
-    return _json({"input_tokens": await count_prompt_tokens(backend, payload)})
+    return _json({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(backend, payload))})
 
 
 def _described(checked: type[MessagesRequest]) -> dict:

@@ -31,6 +31,7 @@ from gateway.backend.backend_parsed import ChoiceReader
 from gateway.backend.catch_all import route
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.reasoning_switch import with_thinking_switch
+from gateway.backend.server_kind import with_server_kind
 from gateway.backend.upstream import Backend
 from gateway.backend.usage import checked_usage, with_reasoning_tokens
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -343,6 +344,8 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     request's record told what serves it."""
     server = request.app.state.config.server
     backend = backend_for(request, chat.model)
+    if chat.tools_active() or backend.config.chat_template:  # what the server's kind changes (servers.py)
+        backend = await with_server_kind(backend)
     payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
     plan = ParsePlan.for_request(
         payload, backend.config, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars

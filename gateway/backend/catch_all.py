@@ -7,11 +7,11 @@ the requested name is what goes upstream): those are the names it can serve.
 
 from __future__ import annotations
 
-import httpx
-import orjson
+import anyio
 
 from gateway.backend.upstream import Backend
 from gateway.ops.config import CATCH_ALL
+from gateway.ops.errors import ApiError
 
 LISTING_TIMEOUT = 5.0
 
@@ -40,11 +40,13 @@ async def _upstream_model_ids(catch_all: Backend) -> list[str]:
     request to one fixed `backend.model`, or when it cannot say."""
     if catch_all.config.backend.model:
         return []
-    try:
-        response = await catch_all.client.get(catch_all.models_url, headers=catch_all.headers, timeout=LISTING_TIMEOUT)
-        listed = orjson.loads(response.content)["data"] if response.is_success else []
-    except (httpx.HTTPError, orjson.JSONDecodeError, KeyError, TypeError):
-        return []
+    listing: object = None
+    with anyio.move_on_after(LISTING_TIMEOUT):
+        try:
+            listing = await catch_all.fetch("/models")
+        except ApiError:
+            return []
+    listed = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(listed, list):
         return []
     return [model["id"] for model in listed if isinstance(model, dict) and isinstance(model.get("id"), str)]

@@ -170,6 +170,7 @@ class ChatTemplate:
         *,
         bos_token: str | None = None,
         eos_token: str | None = None,
+        add_bos_token: bool | None = None,
         where: str = "chat template",
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
@@ -179,6 +180,7 @@ class ChatTemplate:
         self.sources = named
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self.add_bos_token = add_bos_token  # whether the model's tokenizer adds BOS itself (None: not said)
         self._compiled = {name: compile_template(text, where) for name, text in named.items()}
         self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
 

@@ -13,7 +13,7 @@ single, and whether special tokens are asked for, is the server's dialect:
 | server | BOS the template wrote | special tokens |
 |---|---|---|
 | `vllm`, `sglang` | kept; `add_special_tokens: false` | `skip_special_tokens: false` |
-| `llamacpp` | stripped (the server adds its own) | always rendered as text |
+| `llamacpp` | stripped (the server adds its own), unless the template source says the model adds none | always rendered as text |
 | `other` | kept as rendered | not asked |
 
 In: each completions choice's `text` is the chat choice's content, with

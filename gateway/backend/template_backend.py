@@ -5,7 +5,8 @@ without a chat template, or a base model, still serves chat requests.
 
 The template comes from a file (`template_sources.py`), or, with
 `chat_template: backend`, from the server itself: llama.cpp's `GET /props`
-(`chat_template`, `bos_token`, `eos_token`), asked once on first use.
+(`chat_template`, `bos_token`, `eos_token`), asked on first use within the
+backend's first-byte deadline, and kept once it answered (once.py).
 What is sent, and how the answer is read back, is `completion_request.py`.
 A prompt that ends inside a reasoning block the template opened makes the
 reasoning stage start in reasoning.
@@ -16,12 +17,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import anyio
 import httpx
 import orjson
 
 from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
 from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, chat_chunk, completion_body
+from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.template_sources import load_chat_template
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
@@ -30,6 +31,7 @@ from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.secrets import Secrets
 
 PROPS_PATH = "/props"
+_PASSED_ON = ("upstream_unreachable", "upstream_timeout", "upstream_auth_failed")  # /props failures said as they are
 
 
 def model_template(model: ModelConfig) -> ChatTemplate | None:
@@ -76,15 +78,16 @@ class TemplateBackend(Backend):
 
     def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
         super().__init__(model, secrets)
-        self._template = model_template(model)
-        self._template_lock = anyio.Lock()
+        self._file_template = model_template(model)
+        self._server_template: Once[ChatTemplate] = Once()
 
     async def template(self) -> ChatTemplate:
-        if self._template is None:
-            async with self._template_lock:
-                if self._template is None:
-                    self._template = await self._server_template()
-        return self._template
+        """The file's template, else the server's: a request waits for it at
+        most the first-byte deadline, then fails with a 504."""
+        if self._file_template is not None:
+            return self._file_template
+        async with self._within(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
+            return await self._server_template.get(self._ask_template)
 
     async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
         template = await self.template()
@@ -100,15 +103,15 @@ class TemplateBackend(Backend):
             raise ApiError(400, self.redact(message), param="messages", code="chat_template_error") from None
         if plan.reasoning_parser is not None and prompt_opens_reasoning(prompt):
             plan = dataclasses.replace(plan, starts_in_reasoning=True)
-        server = self.config.backend.server
-        if server in ADDS_BOS_ITSELF:
+        server = self.config.backend.server_kind
+        if server in ADDS_BOS_ITSELF and template.add_bos_token is not False:
             prompt = template.strip_bos(prompt)
         body = completion_body(chat, prompt, template.stop_texts(), server)
         body["model"] = self.upstream_model
         return orjson.dumps(body), plan
 
-    async def open(self, body: bytes, path: str = "/completions") -> httpx.Response:
-        return await super().open(body, path)
+    async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> httpx.Response:
+        return await super().open(body, path, at_root=at_root)
 
     def read_chunk(self, data: bytes) -> object:
         chunk = super().read_chunk(data)
@@ -117,21 +120,43 @@ class TemplateBackend(Backend):
     async def complete(self, body: bytes) -> dict:
         return chat_answer(await super().complete(body))
 
-    async def _server_template(self) -> ChatTemplate:
-        """The template the server reports at `GET /props` (llama.cpp)."""
-        url = self.balancer.pick().url.removesuffix("/v1") + PROPS_PATH
+    async def _ask_template(self) -> ChatTemplate:
+        """The template the server reports at `GET /props` (llama.cpp). A
+        server that cannot be reached or answers late is said to be so; one
+        that answers without a template is a 502 saying that."""
         problem = f"the backend for model {self.name!r} did not report its chat template at {PROPS_PATH}"
         try:
-            response = await self.client.get(url, headers=self.headers)
-            props = response.json() if response.is_success else None
-        except (httpx.HTTPError, ValueError):
-            props = None
+            props = await self.fetch(PROPS_PATH, at_root=True)
+        except ApiError as error:
+            code = error.body["error"]["code"]
+            if code in _PASSED_ON:
+                raise
+            answered = str(error) if code == "upstream_malformed" else f"it answered HTTP {error.status}: {error}"
+            raise ApiError(502, f"{problem}: {answered}", type=UPSTREAM_ERROR, code="upstream_no_template") from None
         try:
-            return props_template(props, self.config, url)
+            template = props_template(props, self.config, PROPS_PATH)
         except ChatTemplateError as error:
             raise ApiError(
                 502, f"{problem}: {error.problem}", type=UPSTREAM_ERROR, code="upstream_no_template"
             ) from None
+        if self.config.backend.server_kind in ADDS_BOS_ITSELF and template.bos_token:
+            template.add_bos_token = await self._server_adds_bos(template.bos_token)
+        return template
+
+    async def _server_adds_bos(self, bos_token: str) -> bool | None:
+        """Whether llama.cpp's server puts `bos_token` before a prompt, which
+        `/props` does not say: the tokens it makes of an empty text with its
+        special tokens (`POST /tokenize` with `add_special`, `with_pieces`;
+        llama.cpp tools/server). None when it cannot tell."""
+        asked = {"content": "", "add_special": True, "with_pieces": True}
+        try:
+            answer = await self.fetch("/tokenize", asked, at_root=True)
+        except ApiError:
+            return None
+        tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        if not isinstance(tokens, list) or not all(isinstance(token, dict) for token in tokens):
+            return None
+        return any(token.get("piece") == bos_token for token in tokens)
 
 
 def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplate:

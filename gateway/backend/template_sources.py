@@ -5,12 +5,14 @@
   `{"name", "template"}` (a `default` one, often a `tool_use` one, which
   the renderer picks when tools are given). A `chat_template.jinja` beside
   the file wins over both, as transformers has it. `bos_token` and
-  `eos_token` are strings or `{"content": …}` objects.
+  `eos_token` are strings or `{"content": …}` objects; `add_bos_token`
+  says whether the tokenizer adds BOS itself.
 - `.gguf`: the metadata's `tokenizer.chat_template` (and
   `tokenizer.chat_template.tool_use`), with BOS and EOS texts looked up
   from `tokenizer.ggml.bos_token_id` / `eos_token_id` in
-  `tokenizer.ggml.tokens`. Only metadata is read: the reader maps the file
-  and never loads a tensor.
+  `tokenizer.ggml.tokens`, and `tokenizer.ggml.add_bos_token`, which
+  llama.cpp's server obeys when it tokenizes a prompt. Only metadata is
+  read: the reader maps the file and never loads a tensor.
 
 Every failure is a ChatTemplateError naming the file.
 """
@@ -48,6 +50,7 @@ def load_chat_template(path: str | Path, *, bos_token: str | None = None, eos_to
         loaded.sources,
         bos_token=loaded.bos_token if bos_token is None else bos_token,
         eos_token=loaded.eos_token if eos_token is None else eos_token,
+        add_bos_token=loaded.add_bos_token,
         where=loaded.where,
     )
 
@@ -77,6 +80,7 @@ def from_tokenizer_config(path: str | Path) -> ChatTemplate:
         source,
         bos_token=_token_text(config.get("bos_token")),
         eos_token=_token_text(config.get("eos_token")),
+        add_bos_token=_flag(config.get("add_bos_token")),
         where=where,
     )
 
@@ -105,6 +109,10 @@ def _token_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
 def from_gguf(path: str | Path) -> ChatTemplate:
     """The chat template and BOS/EOS texts in a GGUF file's metadata."""
     path = Path(path)
@@ -129,6 +137,7 @@ def from_gguf(path: str | Path) -> ChatTemplate:
         named,
         bos_token=_gguf_token(reader, "tokenizer.ggml.bos_token_id"),
         eos_token=_gguf_token(reader, "tokenizer.ggml.eos_token_id"),
+        add_bos_token=_flag(_gguf_value(reader, "tokenizer.ggml.add_bos_token")),
         where=str(path),
     )
 

@@ -8,10 +8,13 @@ tokenizer where its server kind (`backend.server`) offers one:
 - `sglang`: `POST /tokenize` on the messages' and tools' text, without the
   chat template (the model's real tokenizer; the template's few tokens
   are not counted).
-- `other`, or a tokenizer that fails: an estimate of one token per four
-  characters of that text (JSON included).
+- `other`, or a tokenizer that fails, answers late (the backend's
+  first-byte and idle deadlines) or answers a count that is not a whole
+  number from 0 to 2^53: an estimate of one token per four characters of
+  that text (JSON included).
 
-These endpoints sit at the server's root, beside its `/v1`.
+These endpoints sit at the server's root, beside its `/v1`, and are asked
+as every call to the backend is (`Backend.fetch`).
 """
 
 from __future__ import annotations
@@ -19,13 +22,15 @@ from __future__ import annotations
 import logging
 import math
 
-import httpx
 import orjson
 
+from gateway.backend.server_kind import with_server_kind
 from gateway.backend.upstream import Backend
+from gateway.ops.errors import ApiError
 
 logger = logging.getLogger("parsegate.tokens")
 CHARS_PER_TOKEN = 4
+MAX_COUNT = 2**53  # the largest count a JSON client reads exactly
 
 
 def prompt_text(payload: dict) -> str:
@@ -51,32 +56,38 @@ def estimate(payload: dict) -> int:
 
 async def count_prompt_tokens(backend: Backend, payload: dict) -> int:
     """The prompt tokens of `payload` (module docstring for how)."""
-    kind = backend.config.backend.server
+    backend = await with_server_kind(backend)
+    kind = backend.config.backend.server_kind
     if kind == "other" or backend.config.backend.demo:
         return estimate(payload)
-    root = backend.balancer.pick().url.removesuffix("/v1")
+    try:
+        count = await _tokenizer_count(backend, kind, payload)
+    except ApiError as error:
+        problem = str(error)
+    else:
+        if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT:
+            return count
+        problem = f"an invalid count: {backend.redact(repr(count))[:100]}"
+    logger.warning("count_tokens: the %s tokenizer of model %r failed (%s); estimating", kind, backend.name, problem)
+    return estimate(payload)
+
+
+async def _tokenizer_count(backend: Backend, kind: str, payload: dict) -> object:
+    """What the server's tokenizer counts (not yet checked)."""
     chat = {"model": backend.upstream_model, "messages": payload["messages"], "add_generation_prompt": True}
     if payload.get("tools"):
         chat["tools"] = payload["tools"]
-    try:
-        if kind == "vllm":
-            return int((await _post(backend, f"{root}/tokenize", chat))["count"])
-        if kind == "llamacpp":
-            prompt = (await _post(backend, f"{root}/apply-template", chat))["prompt"]
-            return len((await _post(backend, f"{root}/tokenize", {"content": prompt}))["tokens"])
-        answer = await _post(
-            backend, f"{root}/tokenize", {"model": backend.upstream_model, "prompt": prompt_text(payload)}
-        )
-        return int(answer["count"])
-    except (httpx.HTTPError, KeyError, TypeError, ValueError) as error:
-        logger.warning("count_tokens: the %s tokenizer of model %r failed (%s); estimating", kind, backend.name, error)
-        return estimate(payload)
+    if kind == "vllm":
+        return _field(await backend.fetch("/tokenize", chat, at_root=True), "count")
+    if kind == "llamacpp":
+        prompt = _field(await backend.fetch("/apply-template", chat, at_root=True), "prompt")
+        if not isinstance(prompt, str):
+            return None
+        tokens = _field(await backend.fetch("/tokenize", {"content": prompt}, at_root=True), "tokens")
+        return len(tokens) if isinstance(tokens, list) else tokens
+    sglang = {"model": backend.upstream_model, "prompt": prompt_text(payload)}
+    return _field(await backend.fetch("/tokenize", sglang, at_root=True), "count")
 
 
-async def _post(backend: Backend, url: str, body: dict) -> dict:
-    response = await backend.client.post(url, content=orjson.dumps(body), headers=backend.headers)
-    response.raise_for_status()
-    answer = orjson.loads(response.content)
-    if not isinstance(answer, dict):
-        raise ValueError("the tokenizer's answer is not a JSON object")
-    return answer
+def _field(answer: object, key: str) -> object:
+    return answer.get(key) if isinstance(answer, dict) else None

@@ -94,7 +94,7 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
         tag = structural_tag(tool_format(parser).name, tools)
         if tag is not None:
             upstream = {**dialect.structural_tag(tag), "tool_choice": dialect.tool_choice}
-    server_choice = SERVERS[model.backend.server].tool_choice_when_parsing
+    server_choice = SERVERS[model.backend.server_kind].tool_choice_when_parsing
     if parser and server_choice:
         upstream = {**upstream, "tool_choice": server_choice}
     return ToolChoicePlan(parser, upstream=upstream, names=names, max_calls=max_calls)

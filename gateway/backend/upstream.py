@@ -18,13 +18,14 @@ import orjson
 from gateway.backend.balancer import Balancer
 from gateway.backend.demo_backend import DemoTransport
 from gateway.backend.idle import IdleExpired, within_idle
+from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
-from gateway.ops.secrets import Secrets
-from gateway.ops.servers import VLLM_REFUSES_AUTO_TOOL_CHOICE
+from gateway.ops.secrets import Secrets, backend_secrets
+from gateway.ops.servers import VLLM_REFUSES_AUTO_TOOL_CHOICE, ServerKind
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -77,11 +78,12 @@ class Backend:
             threshold=backend.breaker_failures,
             cooldown=backend.breaker_cooldown,
         )
-        self.secrets = secrets if secrets is not None else Secrets([backend.api_key or ""])
+        self.secrets = secrets if secrets is not None else Secrets(backend_secrets(backend))
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
+        self.server_kind: Once[ServerKind | None] = Once()  # detected when `backend.server` is unset (server_kind.py)
         self.client = httpx.AsyncClient(
             transport=DemoTransport() if backend.demo else None,
             timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
@@ -116,12 +118,16 @@ class Backend:
             message = f"the backend for model {self.name!r} sent a malformed chunk"
             raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
-    async def open(self, body: bytes, path: str = "/chat/completions") -> httpx.Response:
-        """Send `body` to `path` on the backend; return the still-streaming
-        response once it is a success. Give it back with `release`."""
+    async def open(
+        self, body: bytes | None, path: str = "/chat/completions", *, at_root: bool = False
+    ) -> httpx.Response:
+        """POST `body` (GET when None) to `path` under the backend's base URL
+        (at its server root, beside `/v1`, with `at_root`); return the
+        still-streaming response once it is a success. Give it back with
+        `release`."""
         self._in_flight.opening += 1
         try:
-            response = await self._attempts(body, path)
+            response = await self._attempts(body, path, at_root)
             self._in_flight.responses.add(response)
             return response
         finally:
@@ -144,14 +150,15 @@ class Backend:
         if self._in_flight.retired and self._in_flight.idle and not self.client.is_closed:
             await self.client.aclose()
 
-    async def _attempts(self, body: bytes, path: str) -> httpx.Response:
+    async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> httpx.Response:
         """A failed connection, 502 or 503 is retried (`retries` times, on the
         next URL in turn): nothing has reached the client yet."""
         attempts = self.config.backend.retries + 1
         for attempt in range(1, attempts + 1):
             endpoint = self.balancer.pick()
             try:
-                response = await self._send(endpoint.url + path, body)
+                base = endpoint.url.removesuffix("/v1") if at_root else endpoint.url
+                response = await self._send(base + path, body)
             except _ConnectFailed as failed:
                 self.balancer.failed(endpoint)
                 if attempt == attempts:
@@ -173,8 +180,9 @@ class Backend:
                 raise self._http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _send(self, url: str, body: bytes) -> httpx.Response:
-        request = self.client.build_request("POST", url, content=body, headers={**self.headers, **request_id_headers()})
+    async def _send(self, url: str, body: bytes | None) -> httpx.Response:
+        method = "GET" if body is None else "POST"
+        request = self.client.build_request(method, url, content=body, headers={**self.headers, **request_id_headers()})
         async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
             try:
                 return await self.client.send(request, stream=True)
@@ -251,6 +259,22 @@ class Backend:
             message = f"the backend for model {self.name!r} sent an invalid response"
             raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
         return answer
+
+    async def fetch(self, path: str, body: dict | None = None, *, at_root: bool = False) -> object:
+        """The JSON answer to a call that is not a generation (`GET /props`,
+        `GET /v1/models`, a tokenizer's `POST /tokenize`): POST `body` (GET
+        when None) to `path` as `open` does, so with the backend's headers,
+        URLs and deadlines, and its failures as the same redacted 502/504."""
+        response = await self.open(None if body is None else orjson.dumps(body), path, at_root=at_root)
+        try:
+            content = await self.read(response)
+        finally:
+            await self.release(response)
+        try:
+            return orjson.loads(content)
+        except orjson.JSONDecodeError:
+            message = f"the backend for model {self.name!r} sent malformed JSON at {path}"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
     @contextmanager
     def transport_errors(self) -> Iterator[None]:
@@ -330,10 +354,6 @@ class Backend:
             param=param[:_FIELD_LIMIT] if isinstance(param, str) else None,
             code=None if code is None else self.redact(str(code))[:_FIELD_LIMIT],
         )
-
-    @property
-    def models_url(self) -> str:
-        return f"{self.balancer.pick().url}/models"
 
     def routed(self, model: ModelConfig) -> Backend:
         """This backend serving `model` (a catch-all entry's pick for one

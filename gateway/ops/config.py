@@ -131,7 +131,7 @@ class BackendConfig(_Section):
     retries: int = Field(default=2, ge=0, le=10)
     breaker_failures: int = Field(default=3, ge=1)
     breaker_cooldown: float = Field(default=30.0, gt=0)
-    server: ServerKind = "other"  # what the backend is (servers.py)
+    server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
 
     @field_validator("url")
     @classmethod
@@ -159,6 +159,11 @@ class BackendConfig(_Section):
     def first_byte_seconds(self) -> float:
         """Seconds from sending the request to the response's start (default: `timeout`)."""
         return self.first_byte_timeout or self.timeout
+
+    @property
+    def server_kind(self) -> ServerKind:
+        """`server`, or `other` while it is unset and not yet detected."""
+        return self.server or "other"
 
     @property
     def idle_seconds(self) -> float:
@@ -266,10 +271,17 @@ class ModelConfig(_Section):
 
     @model_validator(mode="after")
     def _server_dialect(self) -> ModelConfig:
-        """Unset `guided_decoding` is the backend server's dialect."""
-        if self.guided_decoding is not None:
+        """Unset `guided_decoding` is the backend server's dialect (a detected one's: `with_server`)."""
+        if self.guided_decoding is not None or self.backend.server is None:
             return self
-        return self.model_copy(update={"guided_decoding": SERVERS[self.backend.server].guided_decoding})
+        return self.with_server(self.backend.server)
+
+    def with_server(self, kind: ServerKind) -> ModelConfig:
+        """This entry on a server found to be of `kind`: its `backend.server`
+        set, and its `guided_decoding` that server's unless the entry sets one."""
+        backend = self.backend.model_copy(update={"server": kind})
+        dialect = self.guided_decoding or SERVERS[kind].guided_decoding
+        return self.model_copy(update={"backend": backend, "guided_decoding": dialect})
 
     @model_validator(mode="after")
     def _effective_parsers(self) -> ModelConfig:

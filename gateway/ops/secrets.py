@@ -9,8 +9,9 @@ by a length limit can never leave a prefix behind.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
-from gateway.ops.config import Config
+from gateway.ops.config import BackendConfig, Config
 
 MASK = "***"
 
@@ -24,9 +25,10 @@ class Secrets:
 
     @classmethod
     def of(cls, config: Config) -> Secrets:
-        """Every backend key and client key in `config`."""
-        backend_keys = (model.backend.api_key for model in config.models)
-        return cls([*config.server.api_keys, *(key for key in backend_keys if key)])
+        """Every client key in `config`, and every backend's secrets."""
+        return cls(
+            [*config.server.api_keys, *(secret for model in config.models for secret in backend_secrets(model.backend))]
+        )
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -49,3 +51,9 @@ class Secrets:
         if isinstance(value, list):
             return [self.redact_all(item) for item in value]
         return value
+
+
+def backend_secrets(backend: BackendConfig) -> list[str]:
+    """A backend's key and the passwords in its URLs (`http://user:password@host`)."""
+    passwords = (urlsplit(url).password for url in backend.base_urls)
+    return [secret for secret in (backend.api_key, *passwords) if secret]

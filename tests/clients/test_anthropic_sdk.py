@@ -48,7 +48,8 @@ THINKS = {"qwen3": True, "deepseek": True, "gpt-oss": True, "pythonic": False}
 @pytest.fixture(scope="module")
 def messages_gateway(serve, fake_backend_server) -> str:
     """A gateway with one model per format family (and one on a vLLM-kind
-    server, for its tokenizer), all on the scripted backend."""
+    server, for its tokenizer, one on an `other` server, without one), all
+    on the scripted backend."""
     _, fake_url = fake_backend_server
     backend = {"url": f"{fake_url}/v1"}
     config = {
@@ -63,6 +64,7 @@ def messages_gateway(serve, fake_backend_server) -> str:
             {"name": "gpt-oss", "backend": backend, "reasoning_parser": "gpt-oss", "tool_call_parser": "gpt-oss"},
             {"name": "pythonic", "backend": backend, "tool_call_parser": "pythonic"},
             {"name": "on-vllm", "backend": {**backend, "server": "vllm"}, "reasoning_parser": "qwen3"},
+            {"name": "on-other", "backend": {**backend, "server": "other"}},
         ]
     }
     return serve(create_app(Config.model_validate(config)))
@@ -287,7 +289,7 @@ def test_count_tokens_asks_a_vllm_tokenizer(client, fake):
 
 
 def test_count_tokens_estimates_without_a_tokenizer(client, fake):
-    counted = client.messages.count_tokens(model="qwen3", messages=ASK)
+    counted = client.messages.count_tokens(model="on-other", messages=ASK)
     assert counted.input_tokens == math.ceil(len(ASK[0]["content"]) / 4)
     assert fake.requests == []
 

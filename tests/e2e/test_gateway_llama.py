@@ -9,6 +9,7 @@ client must get what parsegate's parsers make of that text."""
 from __future__ import annotations
 
 import json
+import logging
 
 import jsonschema_rs
 import openai
@@ -112,6 +113,20 @@ def test_the_client_gets_what_the_parsers_make_of_the_model_s_text(client, case,
     assert reasoning == (expected.reasoning_content or "")
     assert content == (expected.content or "")
     assert finish == ("tool_calls" if expected.tool_calls else "stop")
+
+
+def test_a_server_left_unset_is_found_to_be_llama_cpp_and_served_as_such(serve, llama_server, caplog):
+    """llama-server refuses a grammar beside tools unless tool_choice is
+    "none", which parsegate sends only to a server it knows is llama.cpp."""
+    caplog.set_level(logging.INFO, logger="parsegate.backend")
+    entry = {"name": "found", "backend": {"url": f"{llama_server.url}/v1", "timeout": 60}}
+    entry |= {"reasoning_parser": "qwen3", "tool_call_parser": "qwen25"}
+    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    found = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=60)
+    grammar = {"grammar": literal_grammar(CASES["qwen3"][2])}
+    choice = found.chat.completions.create(model="found", messages=MESSAGES, tools=TOOLS, extra_body=grammar).choices[0]
+    assert [json.loads(call.function.arguments)["city"] for call in choice.message.tool_calls] == ["Zürich", "東京"]
+    assert any("is a 'llamacpp' server" in record.getMessage() for record in caplog.records)
 
 
 def test_a_client_grammar_with_required_tool_choice_is_a_clear_400(client):

@@ -74,7 +74,7 @@ def test_named_entries_still_win(client, fake):
 def test_models_lists_the_entries_then_what_the_default_backend_serves(client, fake):
     fake.models = ["Qwen/Qwen3-8B", "plain", "zai-org/GLM-4.6"]
     assert [model.id for model in client.models.list().data] == ["plain", "Qwen/Qwen3-8B", "zai-org/GLM-4.6"]
-    assert fake.requests[-1][0]["authorization"] == f"Bearer {BACKEND_KEY}"  # asked with the entry's key
+    assert fake.listings[-1]["authorization"] == f"Bearer {BACKEND_KEY}"  # asked with the entry's key
 
 
 def test_models_still_answers_when_the_default_backend_cannot_list(client, fake):
