@@ -41,7 +41,7 @@ def model_line(model: ModelConfig, secrets: Secrets) -> str:
         urls = server = "demo"
     else:
         urls = ",".join(masked_url(url, secrets) for url in backend.base_urls)
-        server = backend.server if "server" in backend.model_fields_set else SERVER_UNSET
+        server = backend.server or SERVER_UNSET
     mode = f"template chat_template={model.chat_template}" if model.chat_template else "chat"
     if model.response_template is not None:
         parsers = f"response_template={model.response_template}"
