@@ -16,7 +16,9 @@
   loads it later), nor is a server tool (`type` other than `custom`), which
   only Anthropic runs. `tool_choice` `auto` / `any` / `tool` / `none` map to
   `auto` / `required` / a named function / `none`, and
-  `disable_parallel_tool_use` to `parallel_tool_calls: false`.
+  `disable_parallel_tool_use` to `parallel_tool_calls: false`. The chat
+  request goes through chat's check (request.py), its errors naming the
+  offered tools as sent (`tools[1].input_schema...`).
 - `thinking.type` `enabled` / `disabled` sets the chat-template thinking
   switches; `adaptive` leaves them to the template, unless an
   `output_config.effort` is given, which becomes `reasoning_effort` (`max`

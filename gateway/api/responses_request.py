@@ -8,7 +8,10 @@ as the assistant's `reasoning_content`. Tools: `function` as it is;
 `custom` as a function with one string parameter `input`; `namespace`
 flattened (a name another tool already has gets its namespace as
 prefix); hosted tools dropped with a log line. `Tools` remembers what each
-offered name was, so the reply's calls go back out in their own kind.
+offered name was, so the reply's calls go back out in their own kind, and
+where the request held it, so that chat's check (request.py), which the
+converted request goes through, names the field as sent. A content part
+the conversion would drop (a file, an image without a URL) is a 400.
 """
 
 from __future__ import annotations
@@ -213,11 +216,12 @@ def _content(content: object) -> str | list[dict]:
     return parts
 
 
-def _check_parts(content: object, where: str) -> None:
+def _check_parts(content: object, where: str, role: object) -> None:
     """400 naming a content part the conversion would drop: a file (this
     gateway keeps no files, and passes on only text and image URLs), an
-    image given by `file_id` instead of `image_url`, or a part whose type it
-    does not know."""
+    image given by `file_id` instead of `image_url` or outside a user
+    message (as chat, which takes images from the user only), or a part
+    whose type it does not know."""
     for index, part in enumerate(_list(content)):
         kind = part.get("type") if isinstance(part, dict) else None
         place = f"{where}.content[{index}]"
@@ -225,6 +229,8 @@ def _check_parts(content: object, where: str) -> None:
             message = "input_file parts are not supported (this gateway keeps no files): send the file's text"
         elif kind == "input_image" and not (isinstance(part.get("image_url"), str) and part["image_url"]):
             message = "an input_image needs an image_url (this gateway keeps no files, so file_id is not supported)"
+        elif kind == "input_image" and role != "user":
+            message = "input_image parts are taken in user messages only"
         elif kind not in (*_TEXT_PARTS, "input_image"):
             message = f"content parts of type {kind!r} are not supported"
         else:
@@ -254,8 +260,8 @@ class _Conversation:
             raise ApiError(400, f"input items of type {kind!r} are not supported by this gateway", param="input")
 
     def _message(self, item: dict, where: str) -> None:
-        _check_parts(item.get("content"), where)
         role = item.get("role")
+        _check_parts(item.get("content"), where, role)
         if role in ("system", "developer"):
             text = _text(item.get("content"))
             if not self.messages:

@@ -124,6 +124,14 @@ def test_a_content_part_the_gateway_would_drop_is_a_400_naming_it(client, fake, 
     assert fake.requests == []
 
 
+def test_an_image_outside_a_user_message_is_a_400(client, fake):
+    image = {"type": "input_image", "image_url": "https://example.com/cat.png"}
+    developer = {"type": "message", "role": "developer", "content": [image]}
+    error = responses_400(client, input=[developer, *user_parts()])
+    assert error["param"] == "input[0].content[0]"
+    assert fake.requests == []
+
+
 def test_an_image_with_a_url_is_passed_on(client, fake):
     image = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}
     client.responses.create(model="qwen3", input=user_parts(image))
