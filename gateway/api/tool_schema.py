@@ -102,18 +102,16 @@ class ToolPlaces:
 CHAT_TOOLS = ToolPlaces()
 
 
-def check_tools(tools: object, places: ToolPlaces = CHAT_TOOLS) -> None:
-    """Every tool has a name no other tool has, and a well-formed schema."""
+def check_tools(tools: list[dict] | None, places: ToolPlaces = CHAT_TOOLS) -> None:
+    """Every tool (each `{"type": "function", "function": {"name": str, …}}`,
+    as the chat request's fields are checked first) has a name no other
+    tool has, and a well-formed schema."""
     names: set[str] = set()
-    for index, tool in enumerate(tools if isinstance(tools, list) else ()):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(function, dict):
-            continue
+    for index, tool in enumerate(tools or ()):
+        function = tool["function"]
         if "parameters" in function:
             check_parameters(function["parameters"], places.of(index, places.schema))
-        name = function.get("name")
-        if isinstance(name, str):
-            if name in names:
-                where = places.of(index, places.name)
-                raise ApiError(400, f"{where}: two tools are named {name!r}", param=where)
-            names.add(name)
+        if function["name"] in names:
+            where = places.of(index, places.name)
+            raise ApiError(400, f"{where}: two tools are named {function['name']!r}", param=where)
+        names.add(function["name"])
