@@ -16,7 +16,9 @@
   loads it later), nor is a server tool (`type` other than `custom`), which
   only Anthropic runs. `tool_choice` `auto` / `any` / `tool` / `none` map to
   `auto` / `required` / a named function / `none`, and
-  `disable_parallel_tool_use` to `parallel_tool_calls: false`.
+  `disable_parallel_tool_use` to `parallel_tool_calls: false`. The chat
+  request goes through chat's check (request.py), its errors naming the
+  offered tools as sent (`tools[1].input_schema...`).
 - `thinking.type` `enabled` / `disabled` sets the chat-template thinking
   switches; `adaptive` leaves them to the template, unless an
   `output_config.effort` is given, which becomes `reasoning_effort` (`max`
@@ -32,11 +34,11 @@ import logging
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.api.request import ChatRequest, read_checked
+from gateway.api.request import ChatRequest, checked_payload, read_checked
+from gateway.api.tool_schema import ToolPlaces
 from gateway.ops.errors import ApiError
-from gateway.ops.validation_errors import describe_errors
 
 logger = logging.getLogger("parsegate.messages")
 
@@ -79,12 +81,8 @@ def read_messages_request(
     payload checked as the chat route checks it."""
     _, request = read_checked(raw, checked)
     payload = chat_payload(request)
-    try:
-        chat = ChatRequest.model_validate(payload)
-    except ValidationError as error:
-        raise ApiError(400, describe_errors(error)) from None
-    chat.check_tool_choice()
-    return request, payload, chat
+    offered = [f"tools[{index}]" for index, tool in enumerate(request.tools or ()) if _offered(tool)]
+    return request, payload, checked_payload(payload, ToolPlaces(offered, schema="input_schema", name="name"))
 
 
 def chat_payload(request: MessagesRequest) -> dict:
@@ -242,10 +240,7 @@ def _tool_call(block: dict, where: str) -> dict:
 
 def _offered(tool: dict) -> bool:
     """A client tool the model may call now (not deferred, not a server tool)."""
-    if tool.get("type", "custom") != "custom":
-        logger.info("messages: server tool %r dropped: only Anthropic runs it", tool.get("name") or tool.get("type"))
-        return False
-    return tool.get("defer_loading") is not True
+    return tool.get("type", "custom") == "custom" and tool.get("defer_loading") is not True
 
 
 def _tool_fields(tools: list[dict] | None, choice: dict | None) -> dict:
@@ -253,8 +248,11 @@ def _tool_fields(tools: list[dict] | None, choice: dict | None) -> dict:
     for i, tool in enumerate(tools or ()):
         if not isinstance(tool.get("name"), str):
             raise ApiError(400, f"tools[{i}].name must be a string", param="tools")
+        if tool.get("type", "custom") != "custom":
+            logger.info("messages: server tool %r dropped: only Anthropic runs it", tool["name"] or tool.get("type"))
         if _offered(tool):
-            function = {"name": tool["name"], "parameters": tool.get("input_schema") or {"type": "object"}}
+            schema = tool.get("input_schema")
+            function = {"name": tool["name"], "parameters": {"type": "object"} if schema in (None, {}) else schema}
             if isinstance(tool.get("description"), str):
                 function["description"] = tool["description"]
             functions.append({"type": "function", "function": function})

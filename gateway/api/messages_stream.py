@@ -236,19 +236,18 @@ class BlockCollector(BlockWriter):
 def message_object(answer: Answer, turn: Turn) -> dict:
     """The non-streamed `message` for a turn's answer (its first choice),
     with the blocks a stream of the same turn would have, in their order."""
-    choice = answer.choices[0] if answer.choices else None
+    choice = answer.choices[0]
     blocks = BlockCollector(tool_use_ids(turn))
-    if choice is not None:
-        blocks.write(choice.events)
-        blocks.close()
+    blocks.write(choice.events)
+    blocks.close()
     return {
         "id": message_id(),
         "type": "message",
         "role": "assistant",
         "model": turn.model,
         "content": blocks.blocks,
-        "stop_reason": stop_reason(choice.finish_reason, choice.stop_sequence) if choice else stop_reason(None),
-        "stop_sequence": choice.stop_sequence if choice else None,
+        "stop_reason": stop_reason(choice.finish_reason, choice.stop_sequence),
+        "stop_sequence": choice.stop_sequence,
         "usage": usage_of(answer.usage),
     }
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from gateway.api.tool_schema import check_tools
+from gateway.api.tool_schema import CHAT_TOOLS, ToolPlaces, check_tools
 from gateway.ops.errors import ApiError
 from gateway.ops.validation_errors import describe_errors, key_path
 
@@ -124,20 +124,22 @@ def read_checked(raw: bytes, checked: type[_Request]) -> tuple[dict, _Request]:
         raise ApiError(400, describe_errors(error), param=param) from None
 
 
-def checked_payload(payload: dict) -> ChatRequest:
-    """The checked fields of a chat payload another surface built."""
+def checked_payload(payload: dict, places: ToolPlaces = CHAT_TOOLS) -> ChatRequest:
+    """The checked fields of a chat payload, the one check every surface's
+    request goes through (chat's as sent, the others' as converted): its
+    fields' types, its tools (named by `places`, where the client's request
+    holds them), and its tool choice."""
     try:
         request = ChatRequest.model_validate(payload)
     except ValidationError as error:
         param = key_path(error.errors(include_url=False)[0]["loc"]) or None
         raise ApiError(400, describe_errors(error), param=param) from None
+    check_tools(payload.get("tools"), places)
     request.check_tool_choice()
     return request
 
 
 def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
     """A chat completion request's JSON object and its checked fields."""
-    payload, request = read_checked(raw, ChatRequest)
-    check_tools(payload.get("tools"))
-    request.check_tool_choice()
-    return payload, request
+    payload = read_object(raw)
+    return payload, checked_payload(payload)

@@ -8,7 +8,10 @@ as the assistant's `reasoning_content`. Tools: `function` as it is;
 `custom` as a function with one string parameter `input`; `namespace`
 flattened (a name another tool already has gets its namespace as
 prefix); hosted tools dropped with a log line. `Tools` remembers what each
-offered name was, so the reply's calls go back out in their own kind.
+offered name was, so the reply's calls go back out in their own kind, and
+where the request held it, so that chat's check (request.py), which the
+converted request goes through, names the field as sent. A content part
+the conversion would drop (a file, an image without a URL) is a 400.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.api.request import ChatRequest, checked_payload
+from gateway.api.tool_schema import ToolPlaces
 from gateway.ops.errors import ApiError
 from gateway.ops.validation_errors import describe_errors, key_path
 
@@ -73,29 +77,29 @@ class Tools:
     namespace (name and namespace to call them by)."""
 
     chat: list[dict] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # where the request holds each of `chat`
     custom: set[str] = field(default_factory=set)
     namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def add_function(self, tool: dict, namespace: str | None = None) -> None:
+    def add_function(self, tool: dict, path: str, namespace: str | None = None) -> None:
         name = tool.get("name")
         if not isinstance(name, str) or not name:
-            raise ApiError(400, "every function tool needs a name", param="tools")
+            raise ApiError(400, f"{path}.name must be a non-empty string", param=f"{path}.name")
         offered = name if not self._has(name) else f"{namespace}__{name}" if namespace else name
-        if self._has(offered):
-            raise ApiError(400, f"two tools are named {offered!r}", param="tools")
-        function: dict = {"name": offered, "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+        parameters = tool.get("parameters")
+        if parameters is None or parameters == {}:
+            parameters = {"type": "object", "properties": {}}
+        function: dict = {"name": offered, "parameters": parameters}
         if isinstance(tool.get("description"), str) and tool["description"]:
             function["description"] = tool["description"]
         if namespace:
             self.namespaced[offered] = (name, namespace)
-        self.chat.append({"type": "function", "function": function})
+        self._add(function, path)
 
-    def add_custom(self, tool: dict) -> None:
+    def add_custom(self, tool: dict, path: str) -> None:
         name = tool.get("name")
         if not isinstance(name, str) or not name:
-            raise ApiError(400, "every custom tool needs a name", param="tools")
-        if self._has(name):
-            raise ApiError(400, f"two tools are named {name!r}", param="tools")
+            raise ApiError(400, f"{path}.name must be a non-empty string", param=f"{path}.name")
         description = tool["description"] if isinstance(tool.get("description"), str) else ""
         grammar = tool.get("format")
         if not isinstance(grammar, dict):
@@ -109,12 +113,22 @@ class Tools:
             "required": ["input"],
         }
         self.custom.add(name)
-        self.chat.append(
-            {
-                "type": "function",
-                "function": {"name": name, "description": description.strip(), "parameters": parameters},
-            }
-        )
+        self._add({"name": name, "description": description.strip(), "parameters": parameters}, path)
+
+    def keep(self, names: set[str]) -> None:
+        """Offer only the tools of these names."""
+        kept = [
+            (tool, path) for tool, path in zip(self.chat, self.paths, strict=True) if tool["function"]["name"] in names
+        ]
+        self.chat, self.paths = [tool for tool, _ in kept], [path for _, path in kept]
+
+    def places(self) -> ToolPlaces:
+        """Where the request holds each offered tool, for the chat request's check."""
+        return ToolPlaces(self.paths, schema="parameters", name="name")
+
+    def _add(self, function: dict, path: str) -> None:
+        self.chat.append({"type": "function", "function": function})
+        self.paths.append(path)
 
     def _has(self, name: str) -> bool:
         return any(tool["function"]["name"] == name for tool in self.chat)
@@ -126,16 +140,16 @@ def _list(value: object) -> list:
 
 def _tools(tools: list[dict]) -> Tools:
     offered = Tools()
-    for tool in tools:
+    for index, tool in enumerate(tools):
         kind = tool.get("type")
         if kind == "function":
-            offered.add_function(tool)
+            offered.add_function(tool, f"tools[{index}]")
         elif kind == "custom":
-            offered.add_custom(tool)
+            offered.add_custom(tool, f"tools[{index}]")
         elif kind == "namespace":
-            for inner in _list(tool.get("tools")):
+            for place, inner in enumerate(_list(tool.get("tools"))):
                 if isinstance(inner, dict) and inner.get("type", "function") == "function":
-                    offered.add_function(inner, namespace=str(tool.get("name") or ""))
+                    offered.add_function(inner, f"tools[{index}].tools[{place}]", namespace=str(tool.get("name") or ""))
         else:
             log.info("responses: dropped the hosted tool %r, which this gateway cannot run", kind)
     return offered
@@ -149,12 +163,30 @@ def _tool_choice(choice: object, tools: Tools) -> object:
         if kind in ("function", "custom") and isinstance(choice.get("name"), str):
             return {"type": "function", "function": {"name": choice["name"]}}
         if kind == "allowed_tools":
-            allowed = {tool.get("name") for tool in _list(choice.get("tools")) if isinstance(tool, dict)}
-            tools.chat = [tool for tool in tools.chat if tool["function"]["name"] in allowed]
-            return choice.get("mode") if choice.get("mode") in ("auto", "required") else "auto"
+            return _allowed_tools(choice, tools)
     raise ApiError(
         400, f"tool_choice {orjson.dumps(choice).decode()} names no tool this gateway serves", param="tool_choice"
     )
+
+
+def _allowed_tools(choice: dict, tools: Tools) -> str:
+    """Offer only the tools an `allowed_tools` choice names (a hosted tool
+    it lists has no name here); its mode is the chat tool choice."""
+    listed = choice.get("tools")
+    if not isinstance(listed, list) or not all(isinstance(tool, dict) for tool in listed):
+        raise ApiError(400, "tool_choice.tools must be an array of tool objects", param="tool_choice.tools")
+    for index, tool in enumerate(listed):
+        if "name" in tool and not isinstance(tool["name"], str):
+            raise ApiError(
+                400, f"tool_choice.tools[{index}].name must be a string", param=f"tool_choice.tools[{index}].name"
+            )
+    mode = choice.get("mode", "auto")
+    if mode not in ("auto", "required"):
+        raise ApiError(400, 'tool_choice.mode must be "auto" or "required"', param="tool_choice.mode")
+    tools.keep({tool["name"] for tool in listed if "name" in tool})
+    if not tools.chat:
+        raise ApiError(400, "tool_choice.tools allows none of the tools in tools", param="tool_choice.tools")
+    return mode
 
 
 def _text(content: object) -> str:
@@ -171,20 +203,39 @@ def _text(content: object) -> str:
 
 
 def _content(content: object) -> str | list[dict]:
-    """A user message's content: text, or text and image parts in chat's shape."""
-    if not isinstance(content, list) or not any(
-        isinstance(part, dict) and part.get("type") == "input_image" for part in content
-    ):
+    """A user message's content (its parts checked): text, or text and
+    image parts in chat's shape."""
+    if not isinstance(content, list) or not any(part["type"] == "input_image" for part in content):
         return _text(content)
     parts: list[dict] = []
     for part in content:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "input_image" and part.get("image_url"):
+        if part["type"] == "input_image":
             parts.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
-        elif part.get("type") in _TEXT_PARTS:
+        else:
             parts.append({"type": "text", "text": part.get("text") or ""})
     return parts
+
+
+def _check_parts(content: object, where: str, role: object) -> None:
+    """400 naming a content part the conversion would drop: a file (this
+    gateway keeps no files, and passes on only text and image URLs), an
+    image given by `file_id` instead of `image_url` or outside a user
+    message (as chat, which takes images from the user only), or a part
+    whose type it does not know."""
+    for index, part in enumerate(_list(content)):
+        kind = part.get("type") if isinstance(part, dict) else None
+        place = f"{where}.content[{index}]"
+        if kind == "input_file":
+            message = "input_file parts are not supported (this gateway keeps no files): send the file's text"
+        elif kind == "input_image" and not (isinstance(part.get("image_url"), str) and part["image_url"]):
+            message = "an input_image needs an image_url (this gateway keeps no files, so file_id is not supported)"
+        elif kind == "input_image" and role != "user":
+            message = "input_image parts are taken in user messages only"
+        elif kind not in (*_TEXT_PARTS, "input_image"):
+            message = f"content parts of type {kind!r} are not supported"
+        else:
+            continue
+        raise ApiError(400, f"{place}: {message}", param=place)
 
 
 class _Conversation:
@@ -194,10 +245,10 @@ class _Conversation:
         self.messages: list[dict] = []
         self.system: list[str] = [instructions] if instructions else []
 
-    def add(self, item: dict) -> None:
+    def add(self, item: dict, where: str) -> None:
         kind = item.get("type", "message")
         if kind == "message":
-            self._message(item)
+            self._message(item, where)
         elif kind in _ASSISTANT_ITEMS:
             self._assistant_item(kind, item)
         elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -208,8 +259,9 @@ class _Conversation:
         else:
             raise ApiError(400, f"input items of type {kind!r} are not supported by this gateway", param="input")
 
-    def _message(self, item: dict) -> None:
+    def _message(self, item: dict, where: str) -> None:
         role = item.get("role")
+        _check_parts(item.get("content"), where, role)
         if role in ("system", "developer"):
             text = _text(item.get("content"))
             if not self.messages:
@@ -284,17 +336,17 @@ def chat_request(raw: dict) -> tuple[dict, ChatRequest, ResponsesRequest, Tools]
         raise ApiError(400, f"{param} is not supported: this gateway keeps no state; send the whole input", param=param)
     conversation = _Conversation(request.instructions)
     if isinstance(request.input, str):
-        conversation.add({"type": "message", "role": "user", "content": request.input})
+        conversation.add({"type": "message", "role": "user", "content": request.input}, "input")
     else:
-        for item in request.input:
-            conversation.add(item)
+        for index, item in enumerate(request.input):
+            conversation.add(item, f"input[{index}]")
     payload: dict = {"model": request.model, "messages": conversation.finished()}
     tools = _tools(request.tools or [])
     choice = _tool_choice(request.tool_choice, tools)
     if tools.chat:
         payload["tools"] = tools.chat
-        if choice is not None:
-            payload["tool_choice"] = choice
+    if choice is not None and (tools.chat or choice not in ("auto", "none")):
+        payload["tool_choice"] = choice  # required or named with no tools: the check below answers 400
     for name in _SAMPLING + _CHAT_EXTENSIONS:
         if raw.get(name) is not None:
             payload[name] = raw[name]
@@ -309,7 +361,7 @@ def chat_request(raw: dict) -> tuple[dict, ChatRequest, ResponsesRequest, Tools]
     if request.stream:
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
-    return payload, checked_payload(payload), request, tools
+    return payload, checked_payload(payload, tools.places()), request, tools
 
 
 def _response_format(text_format: object) -> dict | None:

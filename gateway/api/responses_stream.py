@@ -250,13 +250,12 @@ async def _events(stream: TurnStream, events: ResponseEvents) -> AsyncIterator[b
 def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> dict:
     """The non-streamed response: the first choice's items as a stream of
     the same events would complete them, in their order."""
-    choice = answer.choices[0] if answer.choices else None
+    choice = answer.choices[0]
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
     out: list[bytes] = []
-    if choice is not None:
-        events.render(choice.events, out, choice.cut_calls)
+    events.render(choice.events, out, choice.cut_calls)
     events.finish(out)
-    return envelope.finished(events.output, choice.finish_reason if choice is not None else None, answer.usage)
+    return envelope.finished(events.output, choice.finish_reason, answer.usage)
 
 
 async def stream_response(turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> EventStream:

@@ -1,8 +1,11 @@
-"""The shape of a tool's `parameters` schema, checked at the request
-boundary: the parsers and the decoding constraints read these keywords, so
-each must have the type JSON Schema gives it. A schema that breaks one is a
-400 naming the field (`tools[0].function.parameters.properties`), never a
-failure deep inside a parser.
+"""The tools of the internal chat request, checked at the request
+boundary for every surface: each tool's name is offered once (a call names
+the tool it calls), and each `parameters` schema has the shape JSON Schema
+gives its keywords, since the parsers and the decoding constraints read
+them. A tool that breaks either is a 400 naming the field as the client
+sent it (`tools[0].function.parameters.properties` on chat,
+`tools[0].parameters...` on Responses, `tools[0].input_schema...` on
+Messages), never a failure deep inside a parser.
 
 Only the shape is checked, not the meaning: unknown keywords and loose
 type names (`"int"`, `"str"`) pass, as the parsers read them.
@@ -10,7 +13,8 @@ type names (`"int"`, `"str"`) pass, as the parsers read them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from gateway.ops.errors import ApiError
 
@@ -80,9 +84,34 @@ def check_parameters(parameters: object, where: str) -> None:
                 pending.append((field, child))
 
 
-def check_tools(tools: object) -> None:
-    """Every tool's `function.parameters` has a well-formed schema."""
-    for index, tool in enumerate(tools if isinstance(tools, list) else ()):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and "parameters" in function:
-            check_parameters(function["parameters"], f"tools[{index}].function.parameters")
+@dataclass(frozen=True)
+class ToolPlaces:
+    """Where the client's request holds each tool of the chat payload: the
+    path of each (`tools[{index}]` unless given), and the keys of its
+    schema and its name inside it (chat's by default)."""
+
+    paths: Sequence[str] | None = None
+    schema: str = "function.parameters"
+    name: str = "function.name"
+
+    def of(self, index: int, key: str) -> str:
+        path = self.paths[index] if self.paths is not None else f"tools[{index}]"
+        return f"{path}.{key}"
+
+
+CHAT_TOOLS = ToolPlaces()
+
+
+def check_tools(tools: list[dict] | None, places: ToolPlaces = CHAT_TOOLS) -> None:
+    """Every tool (each `{"type": "function", "function": {"name": str, …}}`,
+    as the chat request's fields are checked first) has a name no other
+    tool has, and a well-formed schema."""
+    names: set[str] = set()
+    for index, tool in enumerate(tools or ()):
+        function = tool["function"]
+        if "parameters" in function:
+            check_parameters(function["parameters"], places.of(index, places.schema))
+        if function["name"] in names:
+            where = places.of(index, places.name)
+            raise ApiError(400, f"{where}: two tools are named {function['name']!r}", param=where)
+        names.add(function["name"])

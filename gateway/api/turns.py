@@ -202,6 +202,10 @@ class Turn:
                     cut_calls,
                 )
             )
+        if not choices:  # as a stream that ends with no choice: a backend fault, not an empty answer
+            self.record.upstream_failed("invalid_response")
+            message = f"the backend for model {self.backend.name!r} answered no choices"
+            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
         usage = _usage(upstream.get("usage"), self.backend, readers)
         if usage is not None:
             self.record.usage(usage)

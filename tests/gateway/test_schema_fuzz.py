@@ -28,6 +28,8 @@ FUZZED = [
     ("/v1/completions", "POST", GenerationMode.NEGATIVE, 10),
     ("/v1/responses", "POST", GenerationMode.POSITIVE, CHAT_EXAMPLES),
     ("/v1/responses", "POST", GenerationMode.NEGATIVE, CHAT_EXAMPLES),
+    ("/v1/messages", "POST", GenerationMode.POSITIVE, CHAT_EXAMPLES),
+    ("/v1/messages", "POST", GenerationMode.NEGATIVE, CHAT_EXAMPLES),
     *((path, method, GenerationMode.POSITIVE, 3) for path, method in OPERATIONS[1:]),
 ]
 SERVED_MODELS = ["qwen3", "plain", "kimi", "gpt-oss"]  # from the test config; random names get 404

@@ -1,0 +1,170 @@
+"""Requests the agent surfaces used to accept silently, or answer with a
+500: each is now what chat answers, or what the OpenAI / Anthropic APIs
+answer. `/v1/responses` through the openai SDK, `/v1/messages` through the
+anthropic SDK, against the real gateway in front of the scripted backend."""
+
+from __future__ import annotations
+
+import anthropic
+import openai
+import orjson
+import pytest
+
+from tests.fake_backend import USAGE
+
+WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+CLOCK = {"type": "function", "name": "get_time", "parameters": {"type": "object"}}
+SEARCH = {"type": "web_search"}  # a hosted tool: dropped, the gateway cannot run it
+USER = {"role": "user", "content": "Hi"}
+
+
+@pytest.fixture(scope="module")
+def messages_client(gateway_url: str) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=gateway_url, api_key="client-key", max_retries=0, timeout=10)
+
+
+def responses_400(client: openai.OpenAI, **body) -> dict:
+    """The error body of a Responses request that must be a 400, streamed and not."""
+    bodies = []
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as raised:
+            client.responses.create(model="qwen3", stream=stream, **{"input": "Hi", **body})
+        bodies.append(raised.value.body)
+    assert bodies[0] == bodies[1] and bodies[0]["type"] == "invalid_request_error"
+    return bodies[0]
+
+
+@pytest.mark.parametrize("name", [["get_weather"], {"name": "get_weather"}])
+def test_an_allowed_tool_whose_name_is_not_a_string_is_a_400(client, fake, name):
+    choice = {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": name}]}
+    error = responses_400(client, tools=[WEATHER], tool_choice=choice)
+    assert error["param"] == "tool_choice.tools[0].name"
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("choice", "param"),
+    [
+        ({"type": "allowed_tools", "mode": "auto", "tools": "get_weather"}, "tool_choice.tools"),
+        ({"type": "allowed_tools", "mode": "sometimes", "tools": []}, "tool_choice.mode"),
+    ],
+)
+def test_a_malformed_allowed_tools_is_a_400(client, fake, choice, param):
+    assert responses_400(client, tools=[WEATHER], tool_choice=choice)["param"] == param
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("tools", "choice", "param"),
+    [
+        ([], "required", "tool_choice"),
+        ([SEARCH], "required", "tool_choice"),
+        ([], {"type": "function", "name": "get_weather"}, "tool_choice"),
+        ([CLOCK], {"type": "function", "name": "get_weather"}, "tool_choice"),
+        ([WEATHER], {"type": "allowed_tools", "mode": "required", "tools": [CLOCK]}, "tool_choice.tools"),
+        ([WEATHER], {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "web_search"}]}, "tool_choice.tools"),
+    ],
+)
+def test_a_tool_choice_no_offered_tool_can_meet_is_a_400(client, fake, tools, choice, param):
+    error = responses_400(client, tools=tools, tool_choice=choice)
+    assert error["param"] == param, error
+    assert fake.requests == []
+
+
+def test_allowed_tools_offers_only_the_tools_it_names(client, fake):
+    choice = {"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get_time"}]}
+    client.responses.create(model="qwen3", input="Hi", tools=[WEATHER, CLOCK], tool_choice=choice)
+    assert [tool["function"]["name"] for tool in fake.last_body["tools"]] == ["get_time"]
+    assert fake.last_body["tool_choice"] == "required"
+
+
+def test_auto_or_none_with_no_tools_still_answers(client, fake):
+    for choice in ("auto", "none"):
+        assert client.responses.create(model="qwen3", input="Hi", tools=[], tool_choice=choice).status == "completed"
+        assert "tool_choice" not in fake.last_body and "tools" not in fake.last_body
+
+
+def test_duplicate_tool_names_are_a_400_on_every_surface(client, messages_client, fake):
+    function = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="qwen3", messages=[USER], tools=[function, function])
+    assert raised.value.body["param"] == "tools[1].function.name"
+    assert responses_400(client, tools=[WEATHER, CLOCK, WEATHER])["param"] == "tools[2].name"
+    tool = {"name": "Bash", "input_schema": {"type": "object"}}
+    for stream in (False, True):
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            messages_client.messages.create(
+                model="qwen3", max_tokens=10, messages=[USER], tools=[tool, tool], stream=stream
+            )
+        assert caught.value.body == {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "tools[1].name: two tools are named 'Bash'"},
+        }
+    assert fake.requests == []
+
+
+def user_parts(*parts: dict) -> list[dict]:
+    return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Look:"}, *parts]}]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"},
+        {"type": "input_file", "file_id": "file-123"},
+        {"type": "input_image", "file_id": "file-123", "detail": "auto"},
+        {"type": "input_image", "image_url": None, "detail": "auto"},
+        {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
+    ],
+)
+def test_a_content_part_the_gateway_would_drop_is_a_400_naming_it(client, fake, part):
+    error = responses_400(client, input=user_parts(part))
+    assert error["param"] == "input[0].content[1]"
+    assert error["message"].startswith("input[0].content[1]: ")
+    assert fake.requests == []
+
+
+def test_an_image_outside_a_user_message_is_a_400(client, fake):
+    image = {"type": "input_image", "image_url": "https://example.com/cat.png"}
+    developer = {"type": "message", "role": "developer", "content": [image]}
+    error = responses_400(client, input=[developer, *user_parts()])
+    assert error["param"] == "input[0].content[0]"
+    assert fake.requests == []
+
+
+def test_an_image_with_a_url_is_passed_on(client, fake):
+    image = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}
+    client.responses.create(model="qwen3", input=user_parts(image))
+    assert fake.last_body["messages"][-1]["content"] == [
+        {"type": "text", "text": "Look:"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
+
+
+NO_CHOICES = [  # a stream whose only chunk carries the usage
+    b"data: "
+    + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [], "usage": USAGE})
+    + b"\n\n",
+    b"data: [DONE]\n\n",
+]
+
+
+def test_a_backend_answer_with_no_choice_fails_the_same_streamed_or_not(client, messages_client, fake):
+    fake.script()  # no reply: `choices: []`
+    with pytest.raises(openai.APIStatusError) as raised:
+        client.responses.create(model="qwen3", input="Hi")
+    assert raised.value.status_code == 502 and raised.value.body["type"] == "upstream_error"
+    with pytest.raises(openai.APIStatusError) as raised:
+        client.chat.completions.create(model="qwen3", messages=[USER])
+    assert raised.value.status_code == 502 and raised.value.body["code"] == "upstream_invalid_response"
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        messages_client.messages.create(model="qwen3", max_tokens=10, messages=[USER])
+    assert caught.value.status_code == 502 and caught.value.body["error"]["type"] == "api_error"
+    assert "answered no choices" in caught.value.body["error"]["message"]
+
+    fake.raw_stream = NO_CHOICES
+    events = list(client.responses.create(model="qwen3", input="Hi", stream=True))
+    assert events[-1].type == "response.failed"
+    assert "ended the stream early" in events[-1].response.error.message
+    with pytest.raises(anthropic.APIStatusError, match="ended the stream early"):
+        list(messages_client.messages.create(model="qwen3", max_tokens=10, messages=[USER], stream=True))
