@@ -263,6 +263,8 @@ def _tool_fields(tools: list[dict] | None, choice: dict | None) -> dict:
     if kind == "auto":
         fields["tool_choice"] = "auto"
     elif kind == "any":
+        if not functions:  # said in the client's words, before the chat check says "required"
+            raise ApiError(400, 'tool_choice is {"type": "any"} but the request offers no tools', param="tool_choice")
         fields["tool_choice"] = "required"
     elif kind == "tool" and isinstance(choice.get("name"), str):
         fields["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}

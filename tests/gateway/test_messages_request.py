@@ -112,6 +112,14 @@ def test_tools_tool_choice_and_parallelism():
     assert chat(request(tools=[BASH], tool_choice={"type": "auto"}))["tool_choice"] == "auto"
 
 
+@pytest.mark.parametrize("tools", [None, [{**BASH, "defer_loading": True}]])
+def test_tool_choice_any_with_no_tool_to_call_is_refused_in_the_clients_words(tools):
+    with pytest.raises(ApiError) as refused:
+        chat(request(tools=tools, tool_choice={"type": "any"}))
+    assert refused.value.status == 400
+    assert str(refused.value) == 'tool_choice is {"type": "any"} but the request offers no tools'
+
+
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
