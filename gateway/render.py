@@ -10,8 +10,9 @@ import httpx
 import orjson
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
+from gateway.backend.prompt_render import render_prompt
 from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.template_backend import model_template, props_template, render_prompt
+from gateway.backend.template_backend import model_template, props_template
 from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import ConfigError, ModelConfig, load_config
 from gateway.ops.extra_body import with_extra_body

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gateway.api.request import ChatRequest, read_checked
+from gateway.api.request import ChatRequest, ItemBound, read_checked
 from gateway.ops.errors import ApiError
 from gateway.ops.validation_errors import describe_errors
 
@@ -73,11 +73,11 @@ class CountTokensRequest(MessagesRequest):
 
 
 def read_messages_request(
-    raw: bytes, checked: type[MessagesRequest] = MessagesRequest
+    raw: bytes, checked: type[MessagesRequest] = MessagesRequest, items: ItemBound | None = None
 ) -> tuple[MessagesRequest, dict, ChatRequest]:
     """The checked Messages request, its internal chat payload, and that
     payload checked as the chat route checks it."""
-    _, request = read_checked(raw, checked)
+    _, request = read_checked(raw, checked, items)
     payload = chat_payload(request)
     try:
         chat = ChatRequest.model_validate(payload)

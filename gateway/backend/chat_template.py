@@ -42,6 +42,10 @@ class ChatTemplateError(Exception):
         super().__init__(f"{where}: {self.problem}")
 
 
+class PromptTooLong(ChatTemplateError):
+    """A prompt the template writes past the model's `max_prompt_chars`."""
+
+
 class TemplateRaised(jinja2.TemplateError):
     """What a template's `raise_exception(message)` raises."""
 
@@ -115,6 +119,9 @@ def _environment() -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
         extensions=[_GenerationBlock, jinja2.ext.loopcontrols],
     )
+    # not folded at compile time (`{{ 'x' * 10**10 }}` would be built while
+    # loading the template); at render time they are bounded with the render
+    environment.intercepted_binops = frozenset({"*", "**"})
     environment.filters["tojson"] = _tojson
     environment.globals["raise_exception"] = _raise_exception
     environment.globals["strftime_now"] = _strftime_now
@@ -159,6 +166,7 @@ class ChatTemplate:
         bos_token: str | None = None,
         eos_token: str | None = None,
         where: str = "chat template",
+        max_prompt_chars: int | None = None,
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
         if "default" not in named:
@@ -167,6 +175,7 @@ class ChatTemplate:
         self.sources = named
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self.max_prompt_chars = max_prompt_chars
         self._compiled = {name: compile_template(text, where) for name, text in named.items()}
 
     @property
@@ -188,20 +197,36 @@ class ChatTemplate:
         replace bos_token / eos_token if they name them, as in transformers.
         A template that raises
         (its own `raise_exception`, a sandbox refusal, a failing operation)
-        raises ChatTemplateError carrying its message."""
+        raises ChatTemplateError carrying its message; one that writes more
+        than `max_prompt_chars` is stopped there with PromptTooLong."""
         tools = tools or None
         template = self._compiled["tool_use" if tools and "tool_use" in self._compiled else "default"]
         variables = {**self._special_tokens(), **template_kwargs}
         try:
-            return template.render(
+            pieces = template.generate(
                 messages=template_messages(messages),
                 tools=tools,
                 documents=documents,
                 add_generation_prompt=add_generation_prompt,
                 **variables,
             )
+            return self._joined(pieces)
         except _RENDER_FAILURES as error:
             raise ChatTemplateError(self.where, _describe(error)) from error
+
+    def _joined(self, pieces: Iterable[str]) -> str:
+        """The rendered pieces as one prompt, checked against
+        `max_prompt_chars` as they come."""
+        if self.max_prompt_chars is None:
+            return "".join(pieces)
+        written: list[str] = []
+        length = 0
+        for piece in pieces:
+            length += len(piece)
+            if length > self.max_prompt_chars:
+                raise PromptTooLong(self.where, f"the prompt is longer than {self.max_prompt_chars} characters")
+            written.append(piece)
+        return "".join(written)
 
     def _special_tokens(self) -> dict[str, str]:
         tokens = {"bos_token": self.bos_token, "eos_token": self.eos_token}

@@ -14,7 +14,6 @@ reasoning stage start in reasoning.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import anyio
 import httpx
@@ -23,6 +22,7 @@ import orjson
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError, prompt_opens_reasoning
 from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, chat_chunk, completion_body
 from gateway.backend.parse_plan import ParsePlan
+from gateway.backend.render_pool import RenderPool
 from gateway.backend.template_sources import load_chat_template
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
@@ -50,20 +50,6 @@ def check_templates(models: list[ModelConfig]) -> None:
         model_template(model)
 
 
-def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
-    """The prompt for a chat request, as `apply_chat_template` renders it;
-    `add_generation_prompt: false` in the request (vLLM's extension) leaves
-    the assistant's turn unopened."""
-    kwargs = chat.get("chat_template_kwargs")
-    return template.render(
-        chat["messages"],
-        tools=chat.get("tools"),
-        documents=chat.get("documents"),
-        add_generation_prompt=chat.get("add_generation_prompt") is not False,
-        **(kwargs if isinstance(kwargs, dict) else {}),
-    )
-
-
 class TemplateBackend(Backend):
     """A model's backend in template mode: chat requests rendered into
     prompts for `/v1/completions`, the answers read back as chat answers."""
@@ -72,6 +58,7 @@ class TemplateBackend(Backend):
         super().__init__(model, secrets)
         self._template = model_template(model)
         self._template_lock = anyio.Lock()
+        self._renderer = RenderPool(model.render_workers, model.render_timeout, model.max_prompt_chars)
 
     async def template(self) -> ChatTemplate:
         if self._template is None:
@@ -88,7 +75,7 @@ class TemplateBackend(Backend):
             message = f"model {self.name!r} is served in template mode, whose prompt is text: it takes no images"
             raise ApiError(400, message, param="messages", code="images_not_supported")
         try:
-            prompt = render_prompt(template, chat)
+            prompt = await self._renderer.render(template, chat, self.name)
         except ChatTemplateError as error:
             message = f"the chat template of model {self.name!r} refused the request: {error.problem}"
             raise ApiError(400, message, param="messages", code="chat_template_error") from None
@@ -100,6 +87,10 @@ class TemplateBackend(Backend):
         body = completion_body(chat, prompt, template.stop_texts(), server)
         body["model"] = self.upstream_model
         return orjson.dumps(body), plan
+
+    async def close(self) -> None:
+        await super().close()
+        await self._renderer.close()
 
     async def open(self, body: bytes, path: str = "/completions") -> httpx.Response:
         return await super().open(body, path)
