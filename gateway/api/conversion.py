@@ -1,5 +1,5 @@
 """Request bodies read and converted off the event loop, within the item
-bound (docs/operations.md#limits).
+bound (docs/configuration.md#request-bounds).
 
 Reading a request walks all of it: the nesting check, the field checks,
 the conversion of Responses items or Messages blocks into chat messages.

@@ -1,7 +1,7 @@
 """Template mode's prompts, rendered off the event loop within the model's
 bounds (docs/template-mode.md#bounds): at most `render_workers` at once,
 each in a worker process (`prompt_render.py`) that is killed when it runs
-past `render_timeout` or the client leaves, writing at most
+past `render_timeout` (or its caller is cancelled), writing at most
 `max_prompt_chars`. Workers start on first use and are kept for the next
 render; a killed one is replaced by a fresh one when next needed.
 

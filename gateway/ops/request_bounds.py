@@ -5,15 +5,16 @@ model alone (`with_server_bounds` fills what an entry leaves unset).
 The defaults are far from any real agent conversation, and far below what
 stalls the gateway:
 
-- `max_input_items` 50,000 messages / input items: a long coding-agent
-  session holds a few thousand (a tool step is 2-3 items), and 50,000
-  items of 20 tokens each already pass a 1M-token context. Anthropic's own
-  Messages API stops at 100,000 messages.
+- `max_input_items` 20,000 messages / input items: a long coding-agent
+  session holds a few thousand (a tool step is 2-3 items), and 20,000
+  items of 50 tokens each fill a 1M-token context. Anthropic's own
+  Messages API stops at 100,000 messages. Checking 20,000 messages takes
+  pydantic about 40 ms, which it spends holding the interpreter.
 - `max_prompt_chars` 8 Mi characters: text runs at 3-4 characters a token
   (1-2 for CJK), so a prompt this long exceeds a 1M-token context; a
   backend would refuse it anyway, after reading it.
-- `render_timeout` 10 s: rendering a 50,000-message conversation with a
-  real template takes well under a second.
+- `render_timeout` 10 s: rendering 20,000 messages with a real template
+  (Qwen3's) takes well under a second.
 - `render_workers` 2 renders of a model at once; more wait their turn.
 """
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-MAX_INPUT_ITEMS = 50_000
+MAX_INPUT_ITEMS = 20_000
 MAX_PROMPT_CHARS = 8 << 20
 RENDER_TIMEOUT = 10.0
 RENDER_WORKERS = 2
