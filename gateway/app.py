@@ -27,13 +27,14 @@ from fastapi.routing import APIRoute
 from gateway.api.anthropic_errors import surface_error
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.api.conversion import converted, converting_limiter, item_bound
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.messages import messages_router
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
-from gateway.api.request import read_checked, read_object, read_request
+from gateway.api.request import ItemBound, read_checked, read_object, read_request
 from gateway.api.respond import completion
-from gateway.api.responses_request import chat_request
+from gateway.api.responses_request import ResponsesChat, chat_request
 from gateway.api.responses_shapes import ResponseEnvelope
 from gateway.api.responses_stream import stream_response, whole_response
 from gateway.api.stream import stream_completion
@@ -56,17 +57,25 @@ def _json(payload: dict) -> Response:
 
 async def chat_completions(request: Request) -> Response:
     server = request.app.state.config.server
-    payload, chat = read_request(await read_body(request, server.max_body_bytes))
+    raw = await read_body(request, server.max_body_bytes)
+    payload, chat = await converted(request, read_request, raw, item_bound(request, "messages"))
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
         return await unless_client_leaves(request, stream_completion(turn))
     return _json(completion(await unless_client_leaves(request, turn.answer()), turn))
 
 
+def _read_responses_request(body: bytes, items: ItemBound) -> tuple[dict, ResponsesChat]:
+    raw = read_object(body, items)
+    return raw, chat_request(raw)
+
+
 async def responses(request: Request) -> Response:
     server = request.app.state.config.server
-    raw = read_object(await read_body(request, server.max_body_bytes))
-    payload, chat, asked, tools = chat_request(raw)
+    body = await read_body(request, server.max_body_bytes)
+    raw, (payload, chat, asked, tools) = await converted(
+        request, _read_responses_request, body, item_bound(request, "input")
+    )
     turn = await chat_turn(request, payload, chat)
     envelope = ResponseEnvelope(asked, raw)
     if chat.stream:
@@ -137,6 +146,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     )
     app.state.created = int(time.time())
     app.state.config = config
+    app.state.converting = converting_limiter()
     redact_in_logs(Secrets.of(config))
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])

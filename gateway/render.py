@@ -11,8 +11,9 @@ import anyio
 import orjson
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
+from gateway.backend.prompt_render import render_prompt
 from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.template_backend import TemplateBackend, model_template, render_prompt
+from gateway.backend.template_backend import TemplateBackend, check_template_kwargs, model_template
 from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import ConfigError, ModelConfig, load_config
 from gateway.ops.errors import ApiError
@@ -42,6 +43,7 @@ def render_request(
             template = model_template(entry) or _server_template(entry)
         else:
             template = load_chat_template(str(path), bos_token=bos_token, eos_token=eos_token)
+        check_template_kwargs(payload)
         return render_prompt(template, payload)
     except (ChatTemplateError, ConfigError, ApiError) as error:
         raise RenderError(str(error)) from None

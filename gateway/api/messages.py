@@ -20,6 +20,7 @@ from starlette.background import BackgroundTask
 
 from gateway.api.anthropic_errors import MESSAGES_PATH
 from gateway.api.auth import require_api_key
+from gateway.api.conversion import converted, item_bound
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.messages_request import CountTokensRequest, MessagesRequest, read_messages_request
@@ -35,7 +36,9 @@ def _json(payload: dict) -> Response:
 
 async def create_message(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
-    messages, payload, chat = read_messages_request(raw)
+    messages, payload, chat = await converted(
+        request, read_messages_request, raw, MessagesRequest, item_bound(request, "messages")
+    )
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
         stream = await unless_client_leaves(request, turn.stream())
@@ -46,7 +49,9 @@ async def create_message(request: Request) -> Response:
 
 async def count_tokens(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
-    _, payload, chat = read_messages_request(raw, CountTokensRequest)
+    _, payload, chat = await converted(
+        request, read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
+    )
     backend = backend_for(request, chat.model)
     return _json({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(backend, payload))})
 

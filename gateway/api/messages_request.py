@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.api.request import ChatRequest, checked_payload, read_checked
+from gateway.api.request import ChatRequest, ItemBound, checked_payload, read_checked
 from gateway.api.tool_schema import ToolPlaces
 from gateway.ops.errors import ApiError
 
@@ -75,11 +75,11 @@ class CountTokensRequest(MessagesRequest):
 
 
 def read_messages_request(
-    raw: bytes, checked: type[MessagesRequest] = MessagesRequest
+    raw: bytes, checked: type[MessagesRequest] = MessagesRequest, items: ItemBound | None = None
 ) -> tuple[MessagesRequest, dict, ChatRequest]:
     """The checked Messages request, its internal chat payload, and that
     payload checked as the chat route checks it."""
-    _, request = read_checked(raw, checked)
+    _, request = read_checked(raw, checked, items)
     payload = chat_payload(request)
     offered = [f"tools[{index}]" for index, tool in enumerate(request.tools or ()) if _offered(tool)]
     return request, payload, checked_payload(payload, ToolPlaces(offered, schema="input_schema", name="name"))

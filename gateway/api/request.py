@@ -6,6 +6,8 @@ what goes upstream, so unknown fields pass through untouched.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -100,23 +102,48 @@ def _too_deep(payload: dict) -> str | None:
     return None
 
 
-def read_object(raw: bytes) -> dict:
-    """The request body's JSON object; 400 when it is not one."""
+@dataclass(frozen=True)
+class ItemBound:
+    """The most items (`messages`, `input`) a request may hold: `limit`
+    gives it for the request's `model` value."""
+
+    field: str
+    limit: Callable[[object], int]
+
+    def check(self, payload: dict) -> None:
+        """400 when the payload's list holds more (OpenAI's answer to an
+        array over its maximum length, and Anthropic's to a request past its
+        100,000 messages)."""
+        items = payload.get(self.field)
+        if not isinstance(items, list):
+            return
+        limit = self.limit(payload.get("model"))
+        if len(items) > limit:
+            message = f"{self.field} holds {len(items)} items; this gateway takes at most {limit} (max_input_items)"
+            raise ApiError(400, message, param=self.field, code="array_above_max_length")
+
+
+def read_object(raw: bytes, items: ItemBound | None = None) -> dict:
+    """The request body's JSON object; 400 when it is not one, or when it
+    holds more `items` than their bound (checked before anything else
+    walks them)."""
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         raise ApiError(400, f"request body is not valid JSON: {error}") from None
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object")
+    if items is not None:
+        items.check(payload)
     deep = _too_deep(payload)
     if deep is not None:
         raise ApiError(400, f"{deep} nests arrays and objects more than {MAX_NESTING} levels deep", param=deep)
     return payload
 
 
-def read_checked(raw: bytes, checked: type[_Request]) -> tuple[dict, _Request]:
+def read_checked(raw: bytes, checked: type[_Request], items: ItemBound | None = None) -> tuple[dict, _Request]:
     """The request's JSON object and its `checked` fields; 400 when malformed."""
-    payload = read_object(raw)
+    payload = read_object(raw, items)
     try:
         return payload, checked.model_validate(payload)
     except ValidationError as error:
@@ -139,7 +166,7 @@ def checked_payload(payload: dict, places: ToolPlaces = CHAT_TOOLS) -> ChatReque
     return request
 
 
-def read_request(raw: bytes) -> tuple[dict, ChatRequest]:
+def read_request(raw: bytes, items: ItemBound | None = None) -> tuple[dict, ChatRequest]:
     """A chat completion request's JSON object and its checked fields."""
-    payload = read_object(raw)
+    payload = read_object(raw, items)
     return payload, checked_payload(payload)

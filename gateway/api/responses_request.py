@@ -323,7 +323,10 @@ def _checked(raw: dict) -> ResponsesRequest:
         raise ApiError(400, describe_errors(error), param=param) from None
 
 
-def chat_request(raw: dict) -> tuple[dict, ChatRequest, ResponsesRequest, Tools]:
+ResponsesChat = tuple[dict, ChatRequest, ResponsesRequest, Tools]
+
+
+def chat_request(raw: dict) -> ResponsesChat:
     """The chat payload (checked) for a Responses request's JSON object,
     the Responses fields it came from, and the tools offered."""
     request = _checked(raw)

@@ -22,4 +22,4 @@ def open_backends(config: Config) -> dict[str, Backend]:
 
 async def close_backends(backends: dict[str, Backend]) -> None:
     for backend in backends.values():
-        await backend.client.aclose()
+        await backend.close()

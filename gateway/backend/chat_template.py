@@ -54,6 +54,10 @@ class ChatTemplateError(Exception):
         super().__init__(f"{where}: {self.problem}")
 
 
+class PromptTooLong(ChatTemplateError):
+    """A prompt the template writes past the model's `max_prompt_chars`."""
+
+
 class TemplateRaised(jinja2.TemplateError):
     """What a template's `raise_exception(message)` raises."""
 
@@ -127,6 +131,9 @@ def _environment() -> ImmutableSandboxedEnvironment:
         lstrip_blocks=True,
         extensions=[_GenerationBlock, jinja2.ext.loopcontrols],
     )
+    # not folded at compile time (`{{ 'x' * 10**10 }}` would be built while
+    # loading the template); at render time they are bounded with the render
+    environment.intercepted_binops = frozenset({"*", "**"})
     environment.filters["tojson"] = _tojson
     environment.globals["raise_exception"] = _raise_exception
     environment.globals["strftime_now"] = _strftime_now
@@ -172,6 +179,7 @@ class ChatTemplate:
         eos_token: str | None = None,
         add_bos_token: bool | None = None,
         where: str = "chat template",
+        max_prompt_chars: int | None = None,
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
         if "default" not in named:
@@ -181,6 +189,7 @@ class ChatTemplate:
         self.bos_token = bos_token
         self.eos_token = eos_token
         self.add_bos_token = add_bos_token  # whether the model's tokenizer adds BOS itself (None: not said)
+        self.max_prompt_chars = max_prompt_chars
         self._compiled = {name: compile_template(text, where) for name, text in named.items()}
         self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
 
@@ -205,7 +214,8 @@ class ChatTemplate:
         with (mappings at first), else in the other (module docstring).
         A template that raises
         (its own `raise_exception`, a sandbox refusal, a failing operation)
-        raises ChatTemplateError carrying its message."""
+        raises ChatTemplateError carrying its message; one that writes more
+        than `max_prompt_chars` is stopped there with PromptTooLong."""
         tools = tools or None
         name = "tool_use" if tools and "tool_use" in self._compiled else "default"
         template = self._compiled[name]
@@ -220,17 +230,31 @@ class ChatTemplate:
         text_arguments = self._text_arguments.get(name, False)
         served = template_messages(messages, text_arguments=text_arguments)
         try:
-            return template.render(messages=served, **variables)
+            return self._joined(template.generate(messages=served, **variables))
         except _RENDER_FAILURES as error:
             other = template_messages(messages, text_arguments=not text_arguments)
             if other == served:
                 raise ChatTemplateError(self.where, _describe(error)) from error
             try:
-                prompt = template.render(messages=other, **variables)
+                prompt = self._joined(template.generate(messages=other, **variables))
             except _RENDER_FAILURES:
                 raise ChatTemplateError(self.where, _describe(error)) from error
             self._text_arguments[name] = not text_arguments
             return prompt
+
+    def _joined(self, pieces: Iterable[str]) -> str:
+        """The rendered pieces as one prompt, checked against
+        `max_prompt_chars` as they come."""
+        if self.max_prompt_chars is None:
+            return "".join(pieces)
+        written: list[str] = []
+        length = 0
+        for piece in pieces:
+            length += len(piece)
+            if length > self.max_prompt_chars:
+                raise PromptTooLong(self.where, f"the prompt is longer than {self.max_prompt_chars} characters")
+            written.append(piece)
+        return "".join(written)
 
     def _special_tokens(self) -> dict[str, str]:
         tokens = {"bos_token": self.bos_token, "eos_token": self.eos_token}

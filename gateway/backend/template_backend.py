@@ -15,7 +15,6 @@ reasoning stage start in reasoning.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import httpx
 import orjson
@@ -24,6 +23,7 @@ from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTe
 from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, chat_chunk, completion_body
 from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
+from gateway.backend.render_pool import RenderPool
 from gateway.backend.template_sources import load_chat_template
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
@@ -52,24 +52,14 @@ def check_templates(models: list[ModelConfig]) -> None:
         model_template(model)
 
 
-def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
-    """The prompt for a chat request, as `apply_chat_template` renders it;
-    `add_generation_prompt: false` in the request (vLLM's extension) leaves
-    the assistant's turn unopened. `chat_template_kwargs` naming a variable
-    the request's own fields give is a 400 naming it."""
+def check_template_kwargs(chat: dict) -> None:
+    """`chat_template_kwargs` naming a variable the request's own fields
+    give the template is a 400 naming it (checked before any render)."""
     kwargs = chat.get("chat_template_kwargs")
-    kwargs = kwargs if isinstance(kwargs, dict) else {}
-    taken = next((name for name in RENDER_ARGUMENTS if name in kwargs), None)
+    taken = next((name for name in RENDER_ARGUMENTS if name in kwargs), None) if isinstance(kwargs, dict) else None
     if taken is not None:
         message = f"chat_template_kwargs may not set {taken!r}: the template gets it from the request itself"
         raise ApiError(400, message, param="chat_template_kwargs", code="invalid_chat_template_kwargs")
-    return template.render(
-        chat["messages"],
-        tools=chat.get("tools"),
-        documents=chat.get("documents"),
-        add_generation_prompt=chat.get("add_generation_prompt") is not False,
-        **kwargs,
-    )
 
 
 class TemplateBackend(Backend):
@@ -80,6 +70,7 @@ class TemplateBackend(Backend):
         super().__init__(model, secrets)
         self._file_template = model_template(model)
         self._server_template: Once[ChatTemplate] = Once()
+        self._renderer = RenderPool(model.render_workers, model.render_timeout, model.max_prompt_chars)
 
     async def template(self) -> ChatTemplate:
         """The file's template, else the server's: a request waits for it at
@@ -96,8 +87,9 @@ class TemplateBackend(Backend):
         if _has_images(chat["messages"]):
             message = f"model {self.name!r} is served in template mode, whose prompt is text: it takes no images"
             raise ApiError(400, message, param="messages", code="images_not_supported")
+        check_template_kwargs(chat)
         try:
-            prompt = render_prompt(template, chat)
+            prompt = await self._renderer.render(template, chat, self.name)
         except ChatTemplateError as error:
             message = f"the chat template of model {self.name!r} refused the request: {error.problem}"
             raise ApiError(400, self.redact(message), param="messages", code="chat_template_error") from None
@@ -109,6 +101,10 @@ class TemplateBackend(Backend):
         body = completion_body(chat, prompt, template.stop_texts(), server)
         body["model"] = self.upstream_model
         return orjson.dumps(body), plan
+
+    async def close(self) -> None:
+        await super().close()
+        await self._renderer.close()
 
     async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> httpx.Response:
         return await super().open(body, path, at_root=at_root)

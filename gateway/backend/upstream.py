@@ -148,7 +148,11 @@ class Backend:
 
     async def _close_if_retired(self) -> None:
         if self._in_flight.retired and self._in_flight.idle and not self.client.is_closed:
-            await self.client.aclose()
+            await self.close()
+
+    async def close(self) -> None:
+        """Close the pooled client (and whatever else the backend holds)."""
+        await self.client.aclose()
 
     async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> httpx.Response:
         """A failed connection, 502 or 503 is retried (`retries` times, on the

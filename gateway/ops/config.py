@@ -27,6 +27,7 @@ from pydantic import (
 from gateway.ops.env_overlay import apply_environment, config_variables, expand_variables, from_variables, variable_at
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
+from gateway.ops.request_bounds import RequestBounds, with_server_bounds
 from gateway.ops.response_template_file import load_response_template
 from gateway.ops.servers import SERVERS, ServerKind
 from gateway.ops.validation_errors import describe_errors, described, error_items, unknown_name
@@ -61,7 +62,7 @@ class _Section(BaseModel):
         return data
 
 
-class ServerConfig(_Section):
+class ServerConfig(_Section, RequestBounds):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=1, le=65535)
     api_keys: list[str] = Field(default=[], repr=False)
@@ -192,7 +193,7 @@ def _http_url(url: str) -> str:
     return expanded.rstrip("/")
 
 
-class ModelConfig(_Section):
+class ModelConfig(_Section, RequestBounds):
     name: str = Field(min_length=1)
     backend: BackendConfig
     reasoning_parser: str | None = None
@@ -365,6 +366,12 @@ class Config(_Section):
                 raise ValueError(f"duplicate model name {model.name!r}; model names must be unique")
             seen.add(model.name)
         return models
+
+    @model_validator(mode="after")
+    def _server_bounds(self) -> Config:
+        """Each model entry takes the server's request bounds it does not set."""
+        models = [model.model_copy(update=with_server_bounds(model, self.server)) for model in self.models]
+        return self.model_copy(update={"models": models})
 
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> Config:

@@ -1,0 +1,92 @@
+"""The one way a chat request becomes a prompt (`render_prompt`), and the
+worker process that renders prompts for the gateway (`python -m
+gateway.backend.prompt_render MEMORY_BYTES`).
+
+A render runs a template from a model's files or its server: untrusted
+code in jinja's sandbox, which bounds what it may touch but not how long
+it loops or how much it writes. So the gateway renders in worker processes
+(`render_pool.py`) that it can kill: a worker reads jobs from stdin and
+writes replies to stdout, each one JSON document after its length (4 bytes,
+big-endian), and caps its own address space, so that a template that
+builds a huge string gets a MemoryError instead of the host's memory.
+It imports nothing but the template code, to start fast and small.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from typing import Any, BinaryIO
+
+import orjson
+
+from gateway.backend.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
+
+LENGTH_BYTES = 4
+_CACHED_TEMPLATES = 16
+
+
+def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
+    """The prompt for a chat request, as `apply_chat_template` renders it;
+    `add_generation_prompt: false` in the request (vLLM's extension) leaves
+    the assistant's turn unopened."""
+    kwargs = chat.get("chat_template_kwargs")
+    return template.render(
+        chat["messages"],
+        tools=chat.get("tools"),
+        documents=chat.get("documents"),
+        add_generation_prompt=chat.get("add_generation_prompt") is not False,
+        **(kwargs if isinstance(kwargs, dict) else {}),
+    )
+
+
+def render_job(template: ChatTemplate, chat: dict[str, Any], max_prompt_chars: int) -> bytes:
+    """A worker's job: render `chat` with `template`, up to `max_prompt_chars`."""
+    source = {"sources": template.sources, "bos_token": template.bos_token, "eos_token": template.eos_token}
+    return orjson.dumps({"template": source, "where": template.where, "max_chars": max_prompt_chars, "chat": chat})
+
+
+def framed(document: bytes) -> bytes:
+    return len(document).to_bytes(LENGTH_BYTES, "big") + document
+
+
+def _reply(job: dict, templates: dict[bytes, ChatTemplate]) -> dict[str, str]:
+    """`{"prompt": …}`, or `{"error": "template" | "too_long" | "memory", "problem": …}`."""
+    key = orjson.dumps([job["template"], job["where"], job["max_chars"]])
+    try:
+        if key not in templates:
+            if len(templates) >= _CACHED_TEMPLATES:
+                templates.clear()
+            source = job["template"]
+            templates[key] = ChatTemplate(
+                source["sources"],
+                bos_token=source["bos_token"],
+                eos_token=source["eos_token"],
+                where=job["where"],
+                max_prompt_chars=job["max_chars"],
+            )
+        return {"prompt": render_prompt(templates[key], job["chat"])}
+    except PromptTooLong as error:
+        return {"error": "too_long", "problem": error.problem}
+    except ChatTemplateError as error:
+        return {"error": "template", "problem": error.problem}
+    except MemoryError:
+        return {"error": "memory", "problem": "the render ran out of memory"}
+
+
+def _serve(jobs: BinaryIO, replies: BinaryIO) -> None:
+    """Answer jobs until stdin closes (the gateway has gone)."""
+    templates: dict[bytes, ChatTemplate] = {}
+    while True:
+        header = jobs.read(LENGTH_BYTES)
+        if len(header) < LENGTH_BYTES:
+            return
+        job = orjson.loads(jobs.read(int.from_bytes(header, "big")))
+        replies.write(framed(orjson.dumps(_reply(job, templates))))
+        replies.flush()
+
+
+if __name__ == "__main__":
+    memory = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    _serve(sys.stdin.buffer, sys.stdout.buffer)

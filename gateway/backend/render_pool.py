@@ -1,0 +1,122 @@
+"""Template mode's prompts, rendered off the event loop within the model's
+bounds (docs/template-mode.md#bounds): at most `render_workers` at once,
+each in a worker process (`prompt_render.py`) that is killed when it runs
+past `render_timeout` (or its caller is cancelled), writing at most
+`max_prompt_chars`. Workers start on first use and are kept for the next
+render; a killed one is replaced by a fresh one when next needed.
+
+A render holds a worker, and no thread or lock of the gateway's, so the
+event loop (`/health`, every other stream) keeps answering whatever the
+template does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import anyio.abc
+import orjson
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
+from gateway.backend.prompt_render import LENGTH_BYTES, framed, render_job
+from gateway.ops.errors import ApiError
+
+WORKER_MODULE = "gateway.backend.prompt_render"
+BASE_MEMORY_BYTES = 1 << 30  # a worker's address space: this, plus 16 bytes a prompt character
+MEMORY_BYTES_PER_PROMPT_CHAR = 16
+_WORKER_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+class _Worker:
+    """One worker process and the replies it writes."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.jobs = process.stdin
+        self.replies = BufferedByteReceiveStream(process.stdout)
+
+    @classmethod
+    async def start(cls, memory_bytes: int) -> _Worker:
+        command = [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)]
+        return cls(await anyio.open_process(command, stderr=None))
+
+    async def ask(self, job: bytes) -> dict:
+        await self.jobs.send(framed(job))
+        length = int.from_bytes(await self.replies.receive_exactly(LENGTH_BYTES), "big")
+        reply = orjson.loads(await self.replies.receive_exactly(length))
+        return reply if isinstance(reply, dict) else {}
+
+    async def stop(self) -> None:
+        with anyio.CancelScope(shield=True):
+            if self.process.returncode is None:
+                self.process.kill()
+            await self.process.aclose()
+
+
+class RenderPool:
+    """A model's render workers, and its bounds on a render."""
+
+    def __init__(self, workers: int, timeout: float, max_prompt_chars: int) -> None:
+        self.timeout = timeout
+        self.max_prompt_chars = max_prompt_chars
+        self._memory_bytes = BASE_MEMORY_BYTES + MEMORY_BYTES_PER_PROMPT_CHAR * max_prompt_chars
+        self._slots = anyio.Semaphore(workers)
+        self._idle: list[_Worker] = []
+        self._closed = False
+
+    async def render(self, template: ChatTemplate, chat: dict, model: str) -> str:
+        """The prompt for `chat`; ChatTemplateError when the template refuses
+        it, ApiError 400 when it breaks a bound."""
+        job = render_job(template, chat, self.max_prompt_chars)
+        async with self._slots:
+            reply = await self._run(job, model)
+        if isinstance(reply.get("prompt"), str):
+            return reply["prompt"]
+        problem = str(reply.get("problem", ""))
+        if reply.get("error") == "template":
+            raise ChatTemplateError(template.where, problem)
+        if reply.get("error") == "too_long":
+            message = (
+                f"the prompt for model {model!r} is longer than its max_prompt_chars "
+                f"({self.max_prompt_chars} characters)"
+            )
+            raise ApiError(400, message, param="messages", code="prompt_too_long")
+        raise _render_failed(model, f"the render stopped: {problem or 'the worker ended'}", "render_failed")
+
+    async def _run(self, job: bytes, model: str) -> dict:
+        """The reply of an idle (or a new) worker; a worker that does not
+        answer within the deadline, or whose caller is cancelled, is killed."""
+        worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
+        try:
+            with anyio.fail_after(self.timeout):
+                reply = await worker.ask(job)
+        except TimeoutError:
+            await worker.stop()
+            problem = f"the prompt did not render within its render_timeout ({self.timeout:g} s)"
+            raise _render_failed(model, problem, "render_timeout") from None
+        except _WORKER_GONE:
+            await worker.stop()
+            return {"error": "gone"}
+        except BaseException:
+            await worker.stop()
+            raise
+        if self._closed or reply.get("error") == "memory":
+            await worker.stop()
+        else:
+            self._idle.append(worker)
+        return reply
+
+    async def close(self) -> None:
+        """Stop the idle workers; a busy one stops when its render ends."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for worker in idle:
+            await worker.stop()
+
+
+def _render_failed(model: str, problem: str, code: str) -> ApiError:
+    message = f"the chat template of model {model!r} could not render the request: {problem}"
+    return ApiError(400, message, param="messages", code=code)
