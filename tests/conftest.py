@@ -6,6 +6,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -14,6 +15,25 @@ from hypothesis import settings
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
+
+# Markers by place (registered in pyproject.toml; `slow` is set by hand).
+MARKERS_BY_PLACE = {
+    "e2e": ("e2e/",),
+    "clients": ("clients/",),
+    "bench": ("parsers/test_linearity.py", "project/test_card_libraries.py", "project/test_parser_bench.py"),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(tests):
+            continue
+        place = item.path.relative_to(tests).as_posix()
+        for marker, places in MARKERS_BY_PLACE.items():
+            if place.startswith(places):
+                item.add_marker(marker)
+
 
 # CI runs the same property examples every time, so that a red build is
 # always this commit's doing; elsewhere every run explores new ones.
