@@ -15,23 +15,15 @@ from hypothesis import settings
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
-
-# Markers by place (registered in pyproject.toml; `slow` is set by hand).
-MARKERS_BY_PLACE = {
-    "e2e": ("e2e/",),
-    "clients": ("clients/",),
-    "bench": ("parsers/test_linearity.py", "project/test_card_libraries.py", "project/test_parser_bench.py"),
-}
+from tests.markers import markers_of
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The markers of tests/markers.py, by each test's place."""
     tests = Path(__file__).parent
     for item in items:
-        if not item.path.is_relative_to(tests):
-            continue
-        place = item.path.relative_to(tests).as_posix()
-        for marker, places in MARKERS_BY_PLACE.items():
-            if place.startswith(places):
+        if isinstance(item, pytest.Function) and item.path.is_relative_to(tests):
+            for marker in markers_of(item.path.relative_to(tests).as_posix(), item.originalname):
                 item.add_marker(marker)
 
 
