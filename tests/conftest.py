@@ -6,6 +6,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -14,6 +15,17 @@ from hypothesis import settings
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
+from tests.markers import markers_of
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The markers of tests/markers.py, by each test's place."""
+    tests = Path(__file__).parent
+    for item in items:
+        if isinstance(item, pytest.Function) and item.path.is_relative_to(tests):
+            for marker in markers_of(item.path.relative_to(tests).as_posix(), item.originalname):
+                item.add_marker(marker)
+
 
 # CI runs the same property examples every time, so that a red build is
 # always this commit's doing; elsewhere every run explores new ones.

@@ -3,7 +3,8 @@
 The server runs a tiny random model made in the test (tiny_gguf.py) whose
 output is forced with a grammar (llama.literal_grammar). Without the binary
 these tests skip, except in CI, where they fail: CI builds the binary with
-.ci/llama_server.sh before pytest.
+.ci/llama_server.sh before pytest. The same holds for the one real model,
+SmolLM2 (smollm2.py), which .ci/run installs.
 """
 
 from __future__ import annotations
@@ -16,17 +17,27 @@ import httpx
 import pytest
 
 from tests.e2e.llama import RAW_TEXT_ARGS, LlamaServer, StartServer, find_llama_server
+from tests.e2e.smollm2 import find_smollm2
 from tests.e2e.tiny_gguf import BOS, CHAT_TEMPLATE, EOS, MARKERS, write_tiny_gguf
+
+
+def _required(found: tuple[Path | None, str], what: str) -> Path:
+    path, why = found
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provide {what}: {why}")
+        pytest.skip(why)
+    return path
 
 
 @pytest.fixture(scope="session")
 def llama_server_binary() -> Path:
-    binary, why = find_llama_server()
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must provide llama-server (.ci/run builds it): {why}")
-        pytest.skip(why)
-    return binary
+    return _required(find_llama_server(), "llama-server (.ci/run builds it)")
+
+
+@pytest.fixture(scope="session")
+def smollm2_model() -> Path:
+    return _required(find_smollm2(), "the SmolLM2 GGUF (.ci/run installs it)")
 
 
 @pytest.fixture(scope="session")

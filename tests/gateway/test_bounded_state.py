@@ -5,7 +5,6 @@ error body that is read, and the length of one event line."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import httpx
 import orjson
@@ -15,6 +14,7 @@ from gateway.app import create_app
 from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
 from gateway.ops.config import Config
 from gateway.ops.metrics import MAX_ROUTED_MODELS, OTHER_MODELS
+from tests.cpu_cost import least_costs, thread_cpu_seconds
 from tests.gateway.test_gateway_faults import wait_until_steady
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
@@ -82,13 +82,20 @@ async def _payloads(pieces) -> list[bytes]:
 
 
 def test_a_long_line_in_small_pieces_costs_linear_time():
-    """6 MB in 256-byte pieces: joining the held piece to each new one
-    (quadratic) copies ~70 GB; holding the pieces in a list copies 6 MB."""
-    line = b"data: " + b"y" * (6 << 20)
-    pieces = [line[i : i + 256] for i in range(0, len(line), 256)] + [b"\n\n"]
-    started = time.perf_counter()
-    assert asyncio.run(_payloads(pieces)) == [line[6:]]
-    assert time.perf_counter() - started < 3.0
+    """A line in 256-byte pieces: joining the held piece to each new one
+    copies the line once per piece (2 MB: 8 GB, 64 times what 256 KB
+    costs); holding the pieces in a list copies it once (8 times)."""
+
+    def cost(kilobytes: int) -> float:
+        line = b"data: " + b"y" * (kilobytes << 10)
+        pieces = [line[i : i + 256] for i in range(0, len(line), 256)] + [b"\n\n"]
+        payloads: list[list[bytes]] = []
+        spent = thread_cpu_seconds(lambda: payloads.append(asyncio.run(_payloads(pieces))))
+        assert payloads == [[line[6:]]]
+        return spent
+
+    small, large = least_costs(lambda: cost(256), lambda: cost(2048), bound=16, max_runs=6)
+    assert large < 16 * small, f"256 KB: {small:.4f}s, 2 MB: {large:.4f}s"
 
 
 def test_a_line_past_the_cap_stops_the_reading():

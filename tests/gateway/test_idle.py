@@ -1,4 +1,6 @@
-"""The per-stream idle deadline: only time spent waiting for the backend counts."""
+"""The per-stream idle deadline: only time spent waiting for the backend
+counts. On a virtual clock (tests/virtual_clock.py), so that a loaded
+machine neither fires the deadline early nor late."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import pytest
 
 from gateway.backend.idle import IdleExpired, within_idle
+from tests import virtual_clock
 
 SECONDS = 0.05
 
@@ -17,15 +20,18 @@ async def lines_then_wait(gate: asyncio.Event):
     yield "second"
 
 
-def test_a_wait_longer_than_the_deadline_expires():
+def test_a_wait_longer_than_the_deadline_expires_when_the_deadline_has_passed():
     async def run():
+        loop = asyncio.get_running_loop()
         seen = []
         with pytest.raises(IdleExpired):
             async for line in within_idle(lines_then_wait(asyncio.Event()), SECONDS):
-                seen.append(line)
-        return seen
+                seen.append((line, loop.time()))
+        return seen, loop.time()
 
-    assert asyncio.run(run()) == ["first"]
+    seen, expired_at = virtual_clock.run(run())
+    assert [line for line, _ in seen] == ["first"]
+    assert expired_at - seen[0][1] == pytest.approx(SECONDS)
 
 
 def test_time_spent_by_a_slow_consumer_does_not_count():
@@ -38,7 +44,7 @@ def test_time_spent_by_a_slow_consumer_does_not_count():
             gate.set()
         return seen
 
-    assert asyncio.run(run()) == ["first", "second"]
+    assert virtual_clock.run(run()) == ["first", "second"]
 
 
 def test_another_cancellation_stays_a_cancellation():

@@ -3,8 +3,8 @@
 Streamed in 4-character chunks, 64 KB must cost less than 16x what 8 KB
 costs: a linear parser costs 8x, a parser that re-reads its buffer on every
 chunk about 64x. CPU time of this process, the best of interleaved runs,
-so that other load on the machine does not count. bench/parser_bench.py
-prints the figures."""
+so that other load on the machine does not count (tests/cpu_cost.py).
+bench/parser_bench.py prints the figures."""
 
 from __future__ import annotations
 
@@ -19,19 +19,18 @@ from bench.workloads import (
     streamed_cpu_seconds,
     tool_pipeline,
 )
+from tests.cpu_cost import least_costs
 
 BOUND = 16
-RUNS = 3
-MAX_RUNS = 12
 
 
 def _costs(make, text_of) -> tuple[float, float]:
     small_text, large_text = text_of(8), text_of(64)
-    small, large = [], []
-    while len(small) < RUNS or (min(large) >= BOUND * min(small) and len(small) < MAX_RUNS):
-        small.append(streamed_cpu_seconds(make(), small_text)[0])
-        large.append(streamed_cpu_seconds(make(), large_text)[0])
-    return min(small), min(large)
+    return least_costs(
+        lambda: streamed_cpu_seconds(make(), small_text)[0],
+        lambda: streamed_cpu_seconds(make(), large_text)[0],
+        BOUND,
+    )
 
 
 @pytest.mark.parametrize("parser", distinct_tool_parsers())

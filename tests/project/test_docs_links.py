@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+from tests.project import ROOT
+
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 README = ROOT / "README.md"
 TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install '.[test,speed]' && .venv/bin/python -m pytest"

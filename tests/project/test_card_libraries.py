@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from bench.partial_json_bench import REWRITTEN
+from tests.project import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 NUMBER = r"\d+\.\d+"
 
 

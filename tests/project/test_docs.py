@@ -1,16 +1,12 @@
 """docs/parsers.md (and docs/peer-formats.md, for the formats only vLLM
 and llama.cpp parse) documents every parser name users can configure."""
 
-from pathlib import Path
-
 import pytest
 
 from parsers import reasoning_parser_names, tool_call_parser_names
+from tests.project import ROOT
 
-PARSERS_DOC = "".join(
-    (Path(__file__).parent.parent / "docs" / doc).read_text(encoding="utf-8")
-    for doc in ("parsers.md", "peer-formats.md")
-)
+PARSERS_DOC = "".join((ROOT / "docs" / doc).read_text(encoding="utf-8") for doc in ("parsers.md", "peer-formats.md"))
 
 
 @pytest.mark.parametrize("name", sorted(set(tool_call_parser_names()) | set(reasoning_parser_names())))
@@ -19,6 +15,6 @@ def test_parsers_doc_lists_parser(name):
 
 
 def test_readme_counts_the_parser_names():
-    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     counts = f"{len(tool_call_parser_names())} tool-call and {len(reasoning_parser_names())} reasoning parser names"
     assert counts in readme

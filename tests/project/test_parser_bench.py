@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
+
+from tests.project import ROOT
 
 
 def test_names_select_a_format_by_any_alias():
     run = subprocess.run(
         [sys.executable, "-m", "bench.parser_bench", "--quick", "--names", "hy_v4,deepseek_v4"],
-        cwd=Path(__file__).parent.parent,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,

@@ -26,13 +26,13 @@ from packaging.version import Version
 
 from gateway.ops.config import Config, load_config
 from parsers import reasoning_parser_names, tool_call_parser_names
+from tests.project import ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCKER = ROOT / "docker"
 K8S = DOCKER / "k8s"
 IMAGE_PORT = 8080

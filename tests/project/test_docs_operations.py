@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
 from gateway.ops.config import Config
+from tests.project import ROOT
 
-OPERATIONS = (Path(__file__).parent.parent / "docs" / "operations.md").read_text(encoding="utf-8")
+OPERATIONS = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
 DEMO_MODEL = {"name": "demo", "backend": {"demo": True}}
 
 
