@@ -49,3 +49,15 @@ def test_the_model_s_answer_comes_back_whole_and_ends_at_its_end_of_turn(client,
     assert "Paris" in content, content
     assert not any(marker in content for marker in TURN_MARKERS), content
     assert finish == "stop" and usage is not None and usage.completion_tokens < MAX_TOKENS, (finish, usage)
+
+
+def test_template_mode_sends_the_prompt_the_server_itself_renders(client):
+    """The GGUF says its tokenizer adds no BOS (`add_bos_token` false), and
+    its BOS is `<|im_start|>`: template mode must keep the template's
+    leading `<|im_start|>`, so the server counts the same prompt tokens as
+    when it renders the template itself."""
+    request = {"messages": QUESTION, "max_tokens": 1, "temperature": 0}
+    chat = client.chat.completions.create(model="smollm2", **request).usage
+    template = client.chat.completions.create(model="smollm2-template", **request).usage
+    assert chat is not None and template is not None
+    assert template.prompt_tokens == chat.prompt_tokens, (template, chat)
