@@ -19,7 +19,6 @@ MARKED = {
         "gateway/test_bad_input.py::test_malformed_tool_shapes_never_get_a_5xx",  # 148 s
         "gateway/test_cli.py::test_serve_with_workers_starts_them_all_and_answers",  # 17 s
         "gateway/test_cli.py::test_serve_runs_the_shipped_config_with_no_flags_but_port",  # 7 s
-        "gateway/test_gateway_faults.py::test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request",  # 4 x 10 s
         "gateway/test_gateway_lifecycle.py",  # 10 to 16 s each
         "gateway/test_gateway_security.py::test_no_key_reaches_a_response_or_the_log",  # 10 s
         "gateway/test_metrics.py::test_calls_the_backend_parsed_itself_are_counted_with_ours",  # 11 s, 7 s
