@@ -85,10 +85,14 @@ def closed_port() -> Iterator[int]:
 
 
 @pytest.fixture(scope="session")
-def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: int) -> dict:
-    """A gateway config (as YAML would give it) with models on the fake backend."""
+def gateway_config(
+    fake_backend_server: tuple[FakeBackend, str], closed_port: int, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
+    """A gateway config (as YAML would give it) with models on the fake
+    backend, storing responses in a SQLite file of the session's own."""
     _, fake_url = fake_backend_server
     return {
+        "store": {"url": str(tmp_path_factory.mktemp("store") / "responses.db")},
         "models": [
             {
                 "name": "qwen3",
@@ -137,7 +141,7 @@ def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: in
             },
             {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
             {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},
-        ]
+        ],
     }
 
 
