@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import Iterator
 
 import asyncpg
@@ -20,7 +21,8 @@ import pytest
 import redis
 
 from gateway.app import create_app
-from gateway.ops.config import Config
+from gateway.ops.config import Config, StoreConfig
+from gateway.ops.store import StoredResponse, open_store
 from tests.conftest import GatewayProcess
 from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
 
@@ -105,11 +107,12 @@ def stopped(gateway: GatewayProcess) -> None:
 
 def test_a_chain_survives_a_restart_with_sqlite(gateway_process, fake_backend_server, fake, tmp_path):
     fake.answer = numbered_answers
-    store = {"backend": "sqlite", "url": str(tmp_path / "store.db")}
-    before = gateway_process(config(fake_backend_server, store))
+    environment = {"PARSEGATE_STORE__URL": str(tmp_path / "store.db")}  # the config's store.url, from the environment
+    before = gateway_process(config(fake_backend_server, {}), environment)
     first = sdk(before.url).responses.create(model="qwen3", input="Say 1")
     stopped(before)
-    after = gateway_process(config(fake_backend_server, store))
+    assert (tmp_path / "store.db").exists()
+    after = gateway_process(config(fake_backend_server, {}), environment)
     second = sdk(after.url).responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
     assert second.output_text == "Answer 2."
     assert fake.last_body["messages"] == [*history(1), {"role": "user", "content": "Say 2"}]
@@ -170,3 +173,38 @@ def test_a_store_that_is_down_answers_503_to_what_needs_it(serve, fake_backend_s
     assert stream[-1].type == "response.failed" and stream[-1].response.error.code == "store_unavailable"
     fake.answer = numbered_answers
     assert client.responses.create(model="qwen3", input="Say 1", store=False).output_text == "Answer 1."
+
+
+async def _rows(store_config: dict) -> int:
+    """The records in the store's database."""
+    if store_config["backend"] == "sqlite":
+        with sqlite3.connect(store_config["url"]) as db:
+            return db.execute("SELECT count(*) FROM records").fetchone()[0]
+    connection = await asyncpg.connect(store_config["url"])
+    count = await connection.fetchval("SELECT count(*) FROM parsegate_records")
+    await connection.close()
+    return count
+
+
+async def _expire_and_purge(store_config: dict) -> tuple[bool, int, int]:
+    """Whether a response stored with a retention already past reads as
+    missing, and the records in the database before and after a purge."""
+    store = open_store(StoreConfig.model_validate(store_config))
+    assert store is not None
+    await store.save_response("", StoredResponse({"id": "resp_expired", "output": []}, [], []))
+    missing = await store.response("", "resp_expired") is None
+    before = await _rows(store_config)
+    await store.purge_expired()
+    await store.close()
+    return missing, before, await _rows(store_config)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_expired_responses_are_missing_then_purged(request, tmp_path, backend):
+    if backend == "sqlite":
+        url = str(tmp_path / "store.db")
+    else:
+        url = request.getfixturevalue("postgres_server").url
+        request.addfinalizer(lambda: asyncio.run(_drop_tables(url)))
+    store_config = {"backend": backend, "url": url, "retention_days": 1e-9}  # expired 86 µs after the write
+    assert asyncio.run(_expire_and_purge(store_config)) == (True, 1, 0)

@@ -92,11 +92,14 @@ class ResponseStore:
     async def _owned(self, owner: str, key: str) -> bool:
         return await self._record(key, owner) is not None
 
+    async def purge_expired(self) -> None:
+        await self._storage.purge(time.time())
+
     async def purge_periodically(self) -> None:
         """Delete expired records now and every `PURGE_SECONDS`, until cancelled."""
         while True:
             try:
-                await self._storage.purge(time.time())
+                await self.purge_expired()
             except StoreUnavailable as error:
                 log.warning("store purge failed, retried in %.0f s: %s", PURGE_SECONDS, error)
             await asyncio.sleep(PURGE_SECONDS)
