@@ -26,7 +26,7 @@ from gateway.api.limits import read_body
 from gateway.api.pages import page
 from gateway.api.request import read_object
 from gateway.api.responses_shapes import new_id
-from gateway.api.responses_state import not_found, store_of, stored, with_ids
+from gateway.api.responses_state import as_stored_items, not_found, store_of, stored
 from gateway.ops.errors import ApiError
 
 _MAX_ITEMS = 20  # per create or add call, as OpenAI's API
@@ -42,7 +42,7 @@ def _items(body: dict) -> list[dict]:
         raise ApiError(400, "items must be an array of item objects", param="items")
     if len(items) > _MAX_ITEMS:
         raise ApiError(400, f"items may hold at most {_MAX_ITEMS} items, got {len(items)}", param="items")
-    return with_ids(items)
+    return as_stored_items(items)
 
 
 def _metadata(body: dict) -> dict:

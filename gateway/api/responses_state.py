@@ -48,7 +48,7 @@ def not_found(kind: str, object_id: str, param: str | None = None) -> ApiError:
     return ApiError(404, f"{kind} with id '{object_id}' not found", param=param, code="not_found")
 
 
-def with_ids(items: list[dict]) -> list[dict]:
+def as_stored_items(items: list[dict]) -> list[dict]:
     """Input items as stored and listed: each with an id (kept if it has
     one); a message in OpenAI's item shape, its text content a part."""
     return [_stored_item(item) for item in items]
@@ -117,7 +117,7 @@ async def recall(request: Request, asked: ResponsesRequest) -> Memory | None:
     store = store_of(request, param)
     if asked.previous_response_id is not None and asked.conversation is not None:
         raise ApiError(400, "previous_response_id and conversation cannot both be set", param="conversation")
-    memory = Memory(store, owner_of(request), keeps=asked.store is not False, input=with_ids(input_items(asked)))
+    memory = Memory(store, owner_of(request), keeps=asked.store is not False, input=as_stored_items(input_items(asked)))
     if asked.previous_response_id is not None:
         previous = await stored(store.response(memory.owner, asked.previous_response_id))
         if previous is None:
