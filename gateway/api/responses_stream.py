@@ -240,10 +240,10 @@ class ResponseEvents:
 
 
 async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None) -> AsyncIterator[bytes]:
-    for opening in events.opening():
-        yield opening
     usage = None
     try:
+        for opening in events.opening():
+            yield opening
         async with aclosing(aiter(stream)) as updates:
             async for update in updates:
                 if type(update) is UsageUpdate:
