@@ -22,7 +22,10 @@ COPY gateway ./gateway
 RUN pip install --no-cache-dir --no-deps .
 
 COPY config.yaml /etc/parsegate/config.yaml
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin parsegate
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin parsegate \
+    && mkdir /var/lib/parsegate && chown 10001 /var/lib/parsegate
+# The working directory holds the default SQLite store, parsegate-store.db (docs/state.md).
+WORKDIR /var/lib/parsegate
 USER 10001
 
 EXPOSE 8080

@@ -1,7 +1,9 @@
 """The HTTP service: `create_app(config)` builds the FastAPI app.
 
     POST /v1/chat/completions   OpenAI chat completions, streamed or not
-    POST /v1/responses          OpenAI Responses API (stateless), streamed or not
+    POST /v1/responses          OpenAI Responses API, streamed or not; stored unless
+                                `store: false` (gateway/api/stored_responses.py,
+                                gateway/api/conversations.py, docs/state.md)
     POST /v1/completions        text completions, passed through unparsed
     POST /v1/messages           Anthropic Messages, streamed or not (gateway/api/messages.py)
     POST /v1/messages/count_tokens
@@ -15,6 +17,7 @@ With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +30,7 @@ from fastapi.routing import APIRoute
 from gateway.api.anthropic_errors import surface_error
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.api.conversations import add_conversation_routes
 from gateway.api.conversion import converted, converting_limiter, item_bound
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
@@ -34,9 +38,11 @@ from gateway.api.messages import messages_router
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
 from gateway.api.request import ItemBound, read_checked, read_object, read_request
 from gateway.api.respond import completion
-from gateway.api.responses_request import ResponsesChat, chat_request
+from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
 from gateway.api.responses_shapes import ResponseEnvelope
+from gateway.api.responses_state import recall
 from gateway.api.responses_stream import stream_response, whole_response
+from gateway.api.stored_responses import add_stored_response_routes
 from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
 from gateway.backend.backends import close_backends, open_backends
@@ -47,6 +53,7 @@ from gateway.ops.logs import redact_in_logs
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
 from gateway.ops.secrets import Secrets
+from gateway.ops.store import open_store
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
 
@@ -65,22 +72,29 @@ async def chat_completions(request: Request) -> Response:
     return _json(completion(await unless_client_leaves(request, turn.answer()), turn))
 
 
-def _read_responses_request(body: bytes, items: ItemBound) -> tuple[dict, ResponsesChat]:
+def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:
     raw = read_object(body, items)
-    return raw, chat_request(raw)
+    return raw, responses_fields(raw)
 
 
 async def responses(request: Request) -> Response:
     server = request.app.state.config.server
     body = await read_body(request, server.max_body_bytes)
-    raw, (payload, chat, asked, tools) = await converted(
-        request, _read_responses_request, body, item_bound(request, "input")
-    )
+    raw, asked = await converted(request, _read_responses_fields, body, item_bound(request, "input"))
+    memory = await recall(request, asked)
+    history = memory.history if memory is not None else []
+    payload, chat, tools = await converted(request, chat_request, asked, raw, history)
     turn = await chat_turn(request, payload, chat)
-    envelope = ResponseEnvelope(asked, raw)
+    if memory is None:
+        envelope = ResponseEnvelope(asked, raw)
+    else:
+        envelope = ResponseEnvelope(asked, raw, stored=memory.keeps, conversation=memory.conversation)
     if chat.stream:
-        return await unless_client_leaves(request, stream_response(turn, envelope, tools))
-    return _json(whole_response(await unless_client_leaves(request, turn.answer()), turn, envelope, tools))
+        return await unless_client_leaves(request, stream_response(turn, envelope, tools, memory))
+    response = whole_response(await unless_client_leaves(request, turn.answer()), turn, envelope, tools)
+    if memory is not None:
+        await memory.keep(response)
+    return _json(response)
 
 
 async def completions(request: Request) -> Response:
@@ -127,6 +141,8 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.backends = open_backends(app.state.config)
+        store = app.state.store = open_store(app.state.config.store)
+        purging = asyncio.create_task(store.purge_periodically()) if store is not None else None
         if config.server.opentelemetry:
             trace_clients(backend.client for backend in app.state.backends.values())
         if config_path is not None:
@@ -135,6 +151,9 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
             yield
         finally:
             await close_backends(app.state.backends)
+            if store is not None and purging is not None:
+                purging.cancel()
+                await store.close()
 
     app = FastAPI(
         title="parsegate",
@@ -156,6 +175,8 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
     v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
+    add_stored_response_routes(v1)
+    add_conversation_routes(v1)
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
     messages = messages_router()

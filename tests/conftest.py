@@ -12,6 +12,7 @@ import pytest
 import uvicorn
 from hypothesis import settings
 
+import gateway.ops.config as config_module
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
@@ -46,6 +47,16 @@ class _Server(uvicorn.Server):
             await super().startup(sockets)
         finally:
             self.ready.set()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def default_store_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """An app made in a test with no `store:` of its own keeps its responses
+    in a file of the session's, not in `parsegate-store.db` of the checkout."""
+    default = config_module.DEFAULT_SQLITE_FILE
+    config_module.DEFAULT_SQLITE_FILE = str(tmp_path_factory.mktemp("default-store") / "parsegate-store.db")
+    yield
+    config_module.DEFAULT_SQLITE_FILE = default
 
 
 @pytest.fixture(scope="session")
@@ -97,10 +108,14 @@ def closed_port() -> Iterator[int]:
 
 
 @pytest.fixture(scope="session")
-def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: int) -> dict:
-    """A gateway config (as YAML would give it) with models on the fake backend."""
+def gateway_config(
+    fake_backend_server: tuple[FakeBackend, str], closed_port: int, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
+    """A gateway config (as YAML would give it) with models on the fake
+    backend, storing responses in a SQLite file of the session's own."""
     _, fake_url = fake_backend_server
     return {
+        "store": {"url": str(tmp_path_factory.mktemp("store") / "responses.db")},
         "models": [
             {
                 "name": "qwen3",
@@ -149,7 +164,7 @@ def gateway_config(fake_backend_server: tuple[FakeBackend, str], closed_port: in
             },
             {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
             {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},
-        ]
+        ],
     }
 
 

@@ -8,6 +8,7 @@ reload takes effect at once. No key is ever logged or echoed.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 
 from fastapi import Request
@@ -48,3 +49,12 @@ async def require_metrics_key(request: Request) -> None:
     """For a metrics route: `require_api_key` when `server.metrics_auth` is true."""
     if request.app.state.config.server.metrics_auth:
         await require_api_key(request)
+
+
+def owner_of(request: Request) -> str:
+    """Whose stored responses and conversations a request may reach: a
+    SHA-256 of its API key (the key itself is never stored), or "" for
+    everyone when no key is configured (docs/state.md, "Isolation")."""
+    if not request.app.state.config.server.api_keys:
+        return ""
+    return hashlib.sha256(_given_key(request) or b"").hexdigest()

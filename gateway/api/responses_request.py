@@ -1,5 +1,6 @@
-"""A Responses API request (`POST /v1/responses`, stateless) as the
-internal chat-completions payload.
+"""A Responses API request (`POST /v1/responses`) as the internal
+chat-completions payload, after the stored items it continues
+(responses_state.py).
 
 Input items become chat messages: consecutive assistant items (reasoning,
 message, calls) fold into one assistant message, leading system and
@@ -65,6 +66,7 @@ class ResponsesRequest(BaseModel):
     store: bool | None = None
     previous_response_id: str | None = None
     conversation: Any = None
+    background: bool | None = None
     max_output_tokens: int | None = None
     reasoning: dict[str, Any] | None = None
     text: dict[str, Any] | None = None
@@ -315,29 +317,26 @@ class _Conversation:
             self.system = []
 
 
-def _checked(raw: dict) -> ResponsesRequest:
+def responses_fields(raw: dict) -> ResponsesRequest:
+    """The Responses request's fields, checked (400 naming the first wrong one)."""
     try:
-        return ResponsesRequest.model_validate(raw)
+        request = ResponsesRequest.model_validate(raw)
     except ValidationError as error:
         param = key_path(error.errors(include_url=False)[0]["loc"]) or None
         raise ApiError(400, describe_errors(error), param=param) from None
-
-
-ResponsesChat = tuple[dict, ChatRequest, ResponsesRequest, Tools]
-
-
-def chat_request(raw: dict) -> ResponsesChat:
-    """The chat payload (checked) for a Responses request's JSON object,
-    the Responses fields it came from, and the tools offered."""
-    request = _checked(raw)
-    if request.store:
+    if request.background:
         raise ApiError(
-            400, "store: true is not supported: this gateway keeps no responses (send store: false)", param="store"
+            400, "background: true is not supported: this gateway answers while you wait", param="background"
         )
-    if request.previous_response_id is not None or request.conversation is not None:
-        param = "previous_response_id" if request.previous_response_id is not None else "conversation"
-        raise ApiError(400, f"{param} is not supported: this gateway keeps no state; send the whole input", param=param)
+    return request
+
+
+def chat_request(request: ResponsesRequest, raw: dict, history: list[dict]) -> tuple[dict, ChatRequest, Tools]:
+    """The chat payload (checked) for a Responses request (its fields and
+    JSON object), continuing the stored `history` items, and the tools offered."""
     conversation = _Conversation(request.instructions)
+    for index, item in enumerate(history):
+        conversation.add(item, f"previous item {index}")
     if isinstance(request.input, str):
         conversation.add({"type": "message", "role": "user", "content": request.input}, "input")
     else:
@@ -364,7 +363,7 @@ def chat_request(raw: dict) -> ResponsesChat:
     if request.stream:
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
-    return payload, checked_payload(payload, tools.places()), request, tools
+    return payload, checked_payload(payload, tools.places()), tools
 
 
 def _response_format(text_format: object) -> dict | None:

@@ -3,8 +3,8 @@ them: ids, complete output items, usage and the `response` object."""
 
 from __future__ import annotations
 
+import secrets
 import time
-import uuid
 
 import orjson
 
@@ -16,7 +16,8 @@ _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
+    """An unguessable id (192 random bits): a stored object's id is all it takes to read it without keys."""
+    return f"{prefix}_{secrets.token_hex(24)}"
 
 
 def reasoning_item(item_id: str, text: str) -> dict:
@@ -88,7 +89,9 @@ def usage(chat_usage: dict | None) -> dict | None:
 class ResponseEnvelope:
     """The `response` object of one request, in any of its states."""
 
-    def __init__(self, request: ResponsesRequest, raw: dict) -> None:
+    def __init__(
+        self, request: ResponsesRequest, raw: dict, stored: bool = False, conversation: str | None = None
+    ) -> None:
         self.id = new_id("resp")
         self._fields = {
             "id": self.id,
@@ -104,7 +107,9 @@ class ResponseEnvelope:
             "output": [],
             "parallel_tool_calls": raw.get("parallel_tool_calls") is not False,
             "reasoning": request.reasoning,
-            "store": False,
+            "store": stored,
+            "previous_response_id": request.previous_response_id,
+            "conversation": {"id": conversation} if conversation is not None else None,
             "temperature": raw.get("temperature"),
             "text": request.text or {"format": {"type": "text"}},
             "tool_choice": request.tool_choice or "auto",
@@ -124,6 +129,16 @@ class ResponseEnvelope:
             **self._fields,
             "status": "incomplete" if incomplete else "completed",
             "incomplete_details": {"reason": incomplete} if incomplete else None,
+            "output": output,
+            "usage": usage(chat_usage),
+        }
+
+    def interrupted(self, output: list[dict], chat_usage: dict | None) -> dict:
+        """The response of a stream its client left before the end: what was written, incomplete."""
+        return {
+            **self._fields,
+            "status": "incomplete",
+            "incomplete_details": {"reason": "client_disconnected"},
             "output": output,
             "usage": usage(chat_usage),
         }

@@ -6,7 +6,9 @@ item (reasoning, message, function or custom tool call) opens with
 `response.output_item.added`, streams its deltas and closes with
 `response.output_item.done` carrying the complete item; the stream ends
 with `response.completed` (`response.incomplete` when cut at the token
-limit) holding every item and the usage, or `response.failed`. A call the
+limit) holding every item and the usage, or `response.failed`. A stored
+response is written before that last event (docs/state.md); a stream the
+client leaves is stored `incomplete` (reason `client_disconnected`). A call the
 end of output cut (the token limit, a broken stream) is done with status
 `incomplete` and the arguments written so far, and gets no
 `function_call_arguments.done`: a client that runs calls when they are done
@@ -32,8 +34,10 @@ from gateway.api.responses_shapes import (
     output_text,
     reasoning_item,
 )
+from gateway.api.responses_state import Memory
 from gateway.api.sse import EventStream
 from gateway.api.turns import Answer, Turn, TurnStream, UsageUpdate
+from gateway.ops.errors import ApiError
 from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 
 
@@ -214,37 +218,58 @@ class ResponseEvents:
         """The complete items so far, in their order."""
         return self._output
 
-    def ending(self, usage: dict | None, failure: dict | None) -> bytes:
+    def ending(self, usage: dict | None, failure: dict | None) -> tuple[bytes, dict]:
+        """The events closing the items still open, and the final response."""
         out: list[bytes] = []
         self.finish(out)
         if failure is not None:
-            response = self._envelope.failed(self._output, failure, usage)
-            return b"".join(out) + self.event({"type": "response.failed", "response": response})
-        response = self._envelope.finished(self._output, self.finish_reason, usage)
-        kind = "response.incomplete" if response["status"] == "incomplete" else "response.completed"
-        return b"".join(out) + self.event({"type": kind, "response": response})
+            return b"".join(out), self._envelope.failed(self._output, failure, usage)
+        return b"".join(out), self._envelope.finished(self._output, self.finish_reason, usage)
+
+    def interrupted(self, usage: dict | None) -> dict:
+        """The response so far of a stream its client left."""
+        self.finish([])
+        return self._envelope.interrupted(self._output, usage)
+
+    def failed(self, failure: dict, usage: dict | None) -> dict:
+        return self._envelope.failed(self._output, failure, usage)
+
+    def final(self, response: dict) -> bytes:
+        kind = {"failed": "response.failed", "incomplete": "response.incomplete"}.get(response["status"])
+        return self.event({"type": kind or "response.completed", "response": response})
 
 
-async def _events(stream: TurnStream, events: ResponseEvents) -> AsyncIterator[bytes]:
-    for opening in events.opening():
-        yield opening
+async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None) -> AsyncIterator[bytes]:
     usage = None
-    async with aclosing(aiter(stream)) as updates:
-        async for update in updates:
-            if type(update) is UsageUpdate:
-                usage = update.usage
-                continue
-            if update.choice != 0:
-                continue
-            out: list[bytes] = []
-            events.render(update.events, out, update.cut_calls)
-            if update.finish_reason is not None:
-                events.finish_reason = update.finish_reason
-                events.finish(out)
-            if out:
-                yield b"".join(out)
+    try:
+        for opening in events.opening():
+            yield opening
+        async with aclosing(aiter(stream)) as updates:
+            async for update in updates:
+                if type(update) is UsageUpdate:
+                    usage = update.usage
+                    continue
+                if update.choice != 0:
+                    continue
+                out: list[bytes] = []
+                events.render(update.events, out, update.cut_calls)
+                if update.finish_reason is not None:
+                    events.finish_reason = update.finish_reason
+                    events.finish(out)
+                if out:
+                    yield b"".join(out)
+    except BaseException:  # the client left (cancelled, or the generator closed)
+        if memory is not None:
+            memory.keep_later(events.interrupted(usage))
+        raise
     failure = stream.failure.body if stream.failure is not None else None
-    yield events.ending(usage, failure)
+    closing, response = events.ending(usage, failure)
+    if memory is not None:
+        try:
+            await memory.keep(response)  # before the final event: a client that reads it can chain at once
+        except ApiError as error:
+            response = events.failed(error.body, usage)
+    yield closing + events.final(response)
 
 
 def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> dict:
@@ -258,9 +283,12 @@ def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools
     return envelope.finished(events.output, choice.finish_reason, answer.usage)
 
 
-async def stream_response(turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> EventStream:
+async def stream_response(
+    turn: Turn, envelope: ResponseEnvelope, tools: Tools, memory: Memory | None = None
+) -> EventStream:
     """Open the backend stream (errors before the first byte are plain HTTP
-    errors) and relay it as Responses events."""
+    errors) and relay it as Responses events; with `memory`, the final
+    response is stored before its event is sent."""
     stream = await turn.stream()
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
-    return EventStream(_events(stream, events), background=BackgroundTask(stream.release))
+    return EventStream(_events(stream, events, memory), background=BackgroundTask(stream.release))

@@ -353,8 +353,39 @@ def _known_name(name: str, kind: str, allowed: list[str]) -> str:
     return name
 
 
+STORE_BACKENDS = ("sqlite", "redis", "postgres", "none")
+_STORE_SCHEMES = {"redis": ("redis://", "rediss://", "unix://"), "postgres": ("postgresql://", "postgres://")}
+DEFAULT_SQLITE_FILE = "parsegate-store.db"
+
+
+class StoreConfig(_Section):
+    """Where stored responses and conversations are kept (docs/state.md)."""
+
+    backend: Literal["sqlite", "redis", "postgres", "none"] = "sqlite"
+    url: str | None = Field(default=None, repr=False)  # may hold a password
+    retention_days: float = Field(default=30.0, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _expanded(cls, url: str) -> str:
+        return expand_variables(url)
+
+    @model_validator(mode="after")
+    def _url_fits_backend(self) -> StoreConfig:
+        schemes = _STORE_SCHEMES.get(self.backend)
+        if schemes and not (self.url or "").startswith(schemes):
+            raise ValueError(f"store.url must be a {' or '.join(schemes)} URL for store.backend {self.backend}")
+        return self
+
+    @property
+    def location(self) -> str:
+        """The store's URL, or the SQLite file's path."""
+        return self.url or DEFAULT_SQLITE_FILE
+
+
 class Config(_Section):
     server: ServerConfig = ServerConfig()
+    store: StoreConfig = StoreConfig()
     models: list[ModelConfig] = Field(min_length=1)
 
     @field_validator("models")

@@ -20,6 +20,18 @@ OPERATIONS = [
     ("/v1/responses", "POST"),
     ("/health", "GET"),
     ("/metrics", "GET"),
+    ("/v1/responses/{response_id}", "GET"),
+    ("/v1/responses/{response_id}", "DELETE"),
+    ("/v1/responses/{response_id}/input_items", "GET"),
+    ("/v1/responses/{response_id}/cancel", "POST"),
+    ("/v1/conversations", "POST"),
+    ("/v1/conversations/{conversation_id}", "GET"),
+    ("/v1/conversations/{conversation_id}", "POST"),
+    ("/v1/conversations/{conversation_id}", "DELETE"),
+    ("/v1/conversations/{conversation_id}/items", "GET"),
+    ("/v1/conversations/{conversation_id}/items", "POST"),
+    ("/v1/conversations/{conversation_id}/items/{item_id}", "GET"),
+    ("/v1/conversations/{conversation_id}/items/{item_id}", "DELETE"),
 ]
 CHAT_EXAMPLES = 40  # per mode; the GET routes take no input, a few calls each
 FUZZED = [

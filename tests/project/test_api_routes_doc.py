@@ -14,7 +14,9 @@ API_DOC = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(en
 
 def served_routes() -> list[str]:
     """The routes of the gateway's own OpenAPI description."""
-    config = Config.model_validate({"models": [{"name": "demo", "backend": {"demo": True}}]})
+    config = Config.model_validate(
+        {"models": [{"name": "demo", "backend": {"demo": True}}], "store": {"backend": "none"}}
+    )
     with TestClient(create_app(config)) as client:
         paths = client.get("/openapi.json").json()["paths"]
     return sorted(f"{method.upper()} {path}" for path, operations in paths.items() for method in operations)

@@ -177,8 +177,9 @@ def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
     """COPY, `RUN pip install` (pip's cache reused), then the image's
     ENTRYPOINT + CMD and HEALTHCHECK, in a fresh venv."""
     root = tmp_path / "root"
-    [workdir_path] = instruction("WORKDIR")
-    workdir = root / workdir_path.lstrip("/")
+    build_workdir, state_workdir = instruction("WORKDIR")  # the sources' folder; then the store's, where it runs
+    assert state_workdir == "/var/lib/parsegate"
+    workdir = root / build_workdir.lstrip("/")
     workdir.mkdir(parents=True)
     for arguments in instruction("COPY"):
         _copy(arguments, root, workdir)
@@ -267,8 +268,10 @@ def test_the_k8s_pod_runs_parsegate_as_a_sidecar_with_probes(tmp_path):
     assert not any(flag in model_server["args"] for flag in RAW_TEXT_FLAGS)
     assert config.server.port == gateway["ports"][0]["containerPort"] == IMAGE_PORT
 
-    [mount] = gateway["volumeMounts"]
+    [mount, state] = gateway["volumeMounts"]
     [volume] = [volume for volume in pod["spec"]["volumes"] if volume["name"] == mount["name"]]
+    [state_volume] = [volume for volume in pod["spec"]["volumes"] if volume["name"] == state["name"]]
+    assert state["mountPath"] == "/var/lib/parsegate" and "emptyDir" in state_volume  # the image's store folder
     assert volume["configMap"]["name"] == configmap["metadata"]["name"]
     assert f"{mount['mountPath']}/config.yaml" == IMAGE_CONFIG
     for probe in ("livenessProbe", "readinessProbe"):

@@ -61,9 +61,14 @@ def test_the_pod_serves_the_mounted_config_on_the_probed_and_scraped_port():
     objects = manifests(VALUES)
     pod = objects["Deployment"]["spec"]["template"]
     main = container(objects)
-    (mount,) = main["volumeMounts"]
-    (volume,) = pod["spec"]["volumes"]
-    assert volume == {"name": mount["name"], "configMap": {"name": objects["ConfigMap"]["metadata"]["name"]}}
+    mounts = {mount["name"]: mount for mount in main["volumeMounts"]}
+    volumes = {volume["name"]: volume for volume in pod["spec"]["volumes"]}
+    assert sorted(mounts) == sorted(volumes) == ["config", "state"]
+    mount = mounts["config"]
+    assert volumes["config"]["configMap"] == {"name": objects["ConfigMap"]["metadata"]["name"]}
+    # the default SQLite store (docs/state.md) is written where the image runs
+    assert volumes["state"] == {"name": "state", "emptyDir": {}}
+    assert mounts["state"]["mountPath"] == "/var/lib/parsegate" and not mounts["state"].get("readOnly")
     args = main["args"]
     assert args[args.index("--config") + 1] == f"{mount['mountPath']}/config.yaml"
     assert args[args.index("--host") + 1] == "0.0.0.0"

@@ -1,0 +1,131 @@
+"""What a Responses request reads from and leaves in the store
+(docs/state.md): the items it continues (`previous_response_id`: that
+response's chain, input and output; `conversation`: the conversation's
+items), and, once answered, the response (unless `store: false`) and the
+conversation's new items. `instructions` are never carried over, as in
+OpenAI's API. A request with `store: false` that continues nothing never
+touches the store."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from fastapi import Request
+
+from gateway.api.auth import owner_of
+from gateway.api.responses_request import ResponsesRequest
+from gateway.api.responses_shapes import new_id
+from gateway.ops.errors import ApiError
+from gateway.ops.store import ResponseStore, StoredResponse, StoreUnavailable
+
+_Result = TypeVar("_Result")
+_ITEM_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc", "custom_tool_call": "ctc"}
+
+
+async def stored(work: Awaitable[_Result]) -> _Result:
+    """`work`'s result; a store that fails is a 503."""
+    try:
+        return await work
+    except StoreUnavailable as error:
+        raise ApiError(503, f"{error}; try again later", type="server_error", code="store_unavailable") from None
+
+
+def store_of(request: Request, param: str | None = None) -> ResponseStore:
+    """The app's store; with `store.backend: none`, a 400 naming `param`,
+    or a 404 for a route that reads stored objects."""
+    store: ResponseStore | None = request.app.state.store
+    if store is None:
+        message = "this gateway keeps no responses (store.backend is none)"
+        if param is not None:
+            raise ApiError(400, f"{param} is not supported: {message}; send the whole input", param=param)
+        raise ApiError(404, f"not found: {message}", code="not_found")
+    return store
+
+
+def not_found(kind: str, object_id: str, param: str | None = None) -> ApiError:
+    return ApiError(404, f"{kind} with id '{object_id}' not found", param=param, code="not_found")
+
+
+def as_stored_items(items: list[dict]) -> list[dict]:
+    """Input items as stored and listed: each with an id (kept if it has
+    one); a message in OpenAI's item shape, its text content a part."""
+    return [_stored_item(item) for item in items]
+
+
+def _stored_item(item: dict) -> dict:
+    kind = item.get("type", "message")
+    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item")), "type": kind, **item}
+    if kind == "message":
+        stored_item.setdefault("status", "completed")
+        if isinstance(item.get("content"), str):
+            part = "output_text" if item.get("role") == "assistant" else "input_text"
+            stored_item["content"] = [{"type": part, "text": item["content"]}]
+    return stored_item
+
+
+def input_items(asked: ResponsesRequest) -> list[dict]:
+    """The request's input as items (a string is one user message)."""
+    if isinstance(asked.input, str):
+        return [{"type": "message", "role": "user", "content": asked.input}]
+    return asked.input
+
+
+def conversation_id(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("id"), str):
+        return value["id"]
+    raise ApiError(400, "conversation must be a conversation id or an object with an id", param="conversation")
+
+
+@dataclass
+class Memory:
+    """One request's state: the items it continues, and where its own go."""
+
+    store: ResponseStore
+    owner: str
+    keeps: bool
+    history: list[dict] = field(default_factory=list)
+    input: list[dict] = field(default_factory=list)
+    conversation: str | None = None
+
+    async def keep(self, response: dict) -> None:
+        """Store the answered (or cut) response, and add its input and
+        output to the conversation; 503 if the store fails."""
+        if self.keeps:
+            await stored(self.store.save_response(self.owner, StoredResponse(response, self.input, self.history)))
+        if self.conversation is not None:
+            await stored(self.store.add_items(self.conversation, [*self.input, *response["output"]]))
+
+    def keep_later(self, response: dict) -> None:
+        """`keep`, for a stream its client cut: in a task of its own, which closing the store waits for."""
+        self.store.in_background(self.keep(response))
+
+
+async def recall(request: Request, asked: ResponsesRequest) -> Memory | None:
+    """The request's Memory; None for a stateless request (`store: false`
+    continuing nothing, or any request when the store is `none` and it
+    asks for no state)."""
+    chained = asked.previous_response_id is not None or asked.conversation is not None
+    if asked.store is False and not chained:
+        return None
+    if request.app.state.store is None and not chained and not asked.store:
+        return None  # the default store: true with no store: stateless, as OpenAI's store: false
+    param = "previous_response_id" if asked.previous_response_id is not None else "conversation" if chained else "store"
+    store = store_of(request, param)
+    if asked.previous_response_id is not None and asked.conversation is not None:
+        raise ApiError(400, "previous_response_id and conversation cannot both be set", param="conversation")
+    memory = Memory(store, owner_of(request), keeps=asked.store is not False, input=as_stored_items(input_items(asked)))
+    if asked.previous_response_id is not None:
+        previous = await stored(store.response(memory.owner, asked.previous_response_id))
+        if previous is None:
+            raise not_found("Previous response", asked.previous_response_id, "previous_response_id")
+        memory.history = previous.context
+    elif asked.conversation is not None:
+        memory.conversation = conversation_id(asked.conversation)
+        if await stored(store.conversation(memory.owner, memory.conversation)) is None:
+            raise not_found("Conversation", memory.conversation, "conversation")
+        memory.history = await stored(store.items(memory.conversation))
+    return memory

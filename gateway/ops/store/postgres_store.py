@@ -1,0 +1,117 @@
+"""Records and item lists in PostgreSQL, shared by every gateway replica,
+with asyncpg (https://magicstack.github.io/asyncpg/current/). The pool
+opens on first use, so a gateway starts while the database is down and
+answers 503 only to the requests that need it; the tables are created
+under an advisory lock, so replicas starting together do not race."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import asyncpg
+
+from gateway.ops.store.storage import Storage, StoreUnavailable
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS parsegate_records (
+    key TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS parsegate_items (
+    seq BIGSERIAL PRIMARY KEY, key TEXT NOT NULL, item_id TEXT NOT NULL,
+    value BYTEA NOT NULL, expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS parsegate_items_by_key ON parsegate_items (key, seq);
+CREATE INDEX IF NOT EXISTS parsegate_records_by_expiry ON parsegate_records (expires_at);
+CREATE INDEX IF NOT EXISTS parsegate_items_by_expiry ON parsegate_items (expires_at);
+"""
+_SCHEMA_LOCK = 0x70617273  # pg_advisory_xact_lock's key while the tables are created
+_Result = TypeVar("_Result")
+_FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+class PostgresStorage(Storage):
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._pool: asyncpg.Pool | None = None
+
+    async def _run(self, work: Callable[[asyncpg.Connection], Awaitable[_Result]]) -> _Result:
+        try:
+            pool = self._pool or await self._open()
+            async with pool.acquire() as connection, connection.transaction():
+                return await work(connection)
+        except _FAILURES as error:
+            raise StoreUnavailable(f"the PostgreSQL store failed: {type(error).__name__}: {error}") from error
+
+    async def _open(self) -> asyncpg.Pool:
+        pool = await asyncpg.create_pool(self._url, min_size=1, max_size=10, timeout=5.0, command_timeout=10.0)
+        try:
+            async with pool.acquire() as connection, connection.transaction():
+                await connection.execute("SELECT pg_advisory_xact_lock($1)", _SCHEMA_LOCK)
+                await connection.execute(_SCHEMA)
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+        return pool
+
+    async def get(self, key: str, now: float) -> bytes | None:
+        return await self._run(
+            lambda db: db.fetchval("SELECT value FROM parsegate_records WHERE key = $1 AND expires_at > $2", key, now)
+        )
+
+    async def put(self, key: str, value: bytes, expires_at: float) -> None:
+        async def write(db: asyncpg.Connection) -> None:
+            await db.execute(
+                "INSERT INTO parsegate_records VALUES ($1, $2, $3) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at",
+                key,
+                value,
+                expires_at,
+            )
+            await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
+
+        await self._run(write)
+
+    async def delete(self, key: str) -> bool:
+        async def drop(db: asyncpg.Connection) -> bool:
+            await db.execute("DELETE FROM parsegate_items WHERE key = $1", key)
+            return await db.execute("DELETE FROM parsegate_records WHERE key = $1", key) != "DELETE 0"
+
+        return await self._run(drop)
+
+    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
+        async def add(db: asyncpg.Connection) -> None:
+            await db.executemany(
+                "INSERT INTO parsegate_items (key, item_id, value, expires_at) VALUES ($1, $2, $3, $4)",
+                [(key, item_id, value, expires_at) for item_id, value in items],
+            )
+
+        await self._run(add)
+
+    async def items(self, key: str) -> list[bytes]:
+        async def read(db: asyncpg.Connection) -> list[bytes]:
+            rows = await db.fetch("SELECT value FROM parsegate_items WHERE key = $1 ORDER BY seq", key)
+            return [row["value"] for row in rows]
+
+        return await self._run(read)
+
+    async def remove(self, key: str, item_id: str) -> bool:
+        return await self._run(
+            lambda db: self._deleted(db, "DELETE FROM parsegate_items WHERE key = $1 AND item_id = $2", key, item_id)
+        )
+
+    @staticmethod
+    async def _deleted(db: asyncpg.Connection, query: str, *args: object) -> bool:
+        return await db.execute(query, *args) != "DELETE 0"
+
+    async def purge(self, now: float) -> None:
+        async def drop(db: asyncpg.Connection) -> None:
+            await db.execute("DELETE FROM parsegate_records WHERE expires_at <= $1", now)
+            await db.execute("DELETE FROM parsegate_items WHERE expires_at <= $1", now)
+
+        await self._run(drop)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()

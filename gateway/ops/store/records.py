@@ -1,0 +1,121 @@
+"""Stored responses and conversations, each under the API key that made it
+(a SHA-256 of the key, never the key), kept `retention_days` after their
+last write (docs/state.md). A record of another key reads as missing, so
+another key's id answers the same 404 as an id that never existed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+
+import orjson
+
+from gateway.ops.store.storage import Storage, StoreUnavailable
+
+log = logging.getLogger("parsegate.store")
+PURGE_SECONDS = 3600.0
+_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """A response as kept: the response object, the input items its request
+    sent, and the items of its chain before them (a previous response's
+    history, input and output, or the conversation's items)."""
+
+    response: dict
+    input_items: list[dict]
+    history: list[dict]
+
+    @property
+    def context(self) -> list[dict]:
+        """What a request chained to this response continues: every item up to its output."""
+        return [*self.history, *self.input_items, *self.response["output"]]
+
+
+class ResponseStore:
+    def __init__(self, storage: Storage, retention_days: float) -> None:
+        self._storage = storage
+        self._retention = retention_days * _DAY
+        self._pending: set[asyncio.Task] = set()
+
+    def _expiry(self) -> float:
+        return time.time() + self._retention
+
+    async def _record(self, key: str, owner: str) -> dict | None:
+        value = await self._storage.get(key, time.time())
+        record = orjson.loads(value) if value is not None else None
+        return record if record is not None and record["owner"] == owner else None
+
+    async def save_response(self, owner: str, stored: StoredResponse) -> None:
+        record = {"owner": owner, "response": stored.response, "input": stored.input_items, "history": stored.history}
+        await self._storage.put(f"response:{stored.response['id']}", orjson.dumps(record), self._expiry())
+
+    async def response(self, owner: str, response_id: str) -> StoredResponse | None:
+        record = await self._record(f"response:{response_id}", owner)
+        if record is None:
+            return None
+        return StoredResponse(record["response"], record["input"], record["history"])
+
+    async def delete_response(self, owner: str, response_id: str) -> bool:
+        return await self._owned(owner, f"response:{response_id}") and await self._storage.delete(
+            f"response:{response_id}"
+        )
+
+    async def save_conversation(self, owner: str, conversation: dict) -> None:
+        record = {"owner": owner, "conversation": conversation}
+        await self._storage.put(f"conversation:{conversation['id']}", orjson.dumps(record), self._expiry())
+
+    async def conversation(self, owner: str, conversation_id: str) -> dict | None:
+        record = await self._record(f"conversation:{conversation_id}", owner)
+        return record["conversation"] if record is not None else None
+
+    async def delete_conversation(self, owner: str, conversation_id: str) -> bool:
+        key = f"conversation:{conversation_id}"
+        return await self._owned(owner, key) and await self._storage.delete(key)
+
+    async def add_items(self, conversation_id: str, items: list[dict]) -> None:
+        """Append items to a conversation the caller has read as its own."""
+        if items:
+            values = [(item["id"], orjson.dumps(item)) for item in items]
+            await self._storage.append(f"conversation:{conversation_id}", values, self._expiry())
+
+    async def items(self, conversation_id: str) -> list[dict]:
+        return [orjson.loads(value) for value in await self._storage.items(f"conversation:{conversation_id}")]
+
+    async def remove_item(self, conversation_id: str, item_id: str) -> bool:
+        return await self._storage.remove(f"conversation:{conversation_id}", item_id)
+
+    async def _owned(self, owner: str, key: str) -> bool:
+        return await self._record(key, owner) is not None
+
+    async def purge_expired(self) -> None:
+        await self._storage.purge(time.time())
+
+    async def purge_periodically(self) -> None:
+        """Delete expired records now and every `PURGE_SECONDS`, until cancelled."""
+        while True:
+            try:
+                await self.purge_expired()
+            except StoreUnavailable as error:
+                log.warning("store purge failed, retried in %.0f s: %s", PURGE_SECONDS, error)
+            await asyncio.sleep(PURGE_SECONDS)
+
+    def in_background(self, write: Coroutine[object, object, None]) -> None:
+        """Run a write in a task of its own (for a request that is gone);
+        its failure is logged, and `close` waits for it."""
+        task = asyncio.get_running_loop().create_task(write)
+        self._pending.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("store write of a cut response failed: %s", task.exception())
+
+    async def close(self) -> None:
+        await asyncio.gather(*self._pending, return_exceptions=True)
+        await self._storage.close()

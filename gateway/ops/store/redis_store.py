@@ -1,0 +1,81 @@
+"""Records and item lists in Redis, shared by every gateway replica, with
+redis-py's asyncio client (https://redis.readthedocs.io/en/stable/examples/asyncio_examples.html).
+A record is a string; a key's items are a list of item ids and a hash of
+their values; every key expires on its own (EXPIREAT), so nothing needs
+purging. Multi-key writes are MULTI/EXEC transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import redis.asyncio as redis
+from redis.exceptions import RedisError
+
+from gateway.ops.store.storage import Storage, StoreUnavailable
+
+_PREFIX = "parsegate:"
+_Result = TypeVar("_Result")
+
+
+def _keys(key: str) -> tuple[str, str, str]:
+    """The record's key, its item-id list's and its item-value hash's."""
+    return f"{_PREFIX}record:{key}", f"{_PREFIX}order:{key}", f"{_PREFIX}items:{key}"
+
+
+class RedisStorage(Storage):
+    def __init__(self, url: str) -> None:
+        self._client = redis.Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
+
+    async def _run(self, work: Awaitable[_Result]) -> _Result:
+        try:
+            return await work
+        except (RedisError, OSError) as error:
+            raise StoreUnavailable(f"the Redis store failed: {type(error).__name__}: {error}") from error
+
+    async def get(self, key: str, now: float) -> bytes | None:
+        record, _, _ = _keys(key)
+        value = await self._run(self._client.get(record))
+        return value if isinstance(value, bytes) else None  # bytes: the client decodes nothing
+
+    async def put(self, key: str, value: bytes, expires_at: float) -> None:
+        record, order, values = _keys(key)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.set(record, value, exat=int(expires_at) + 1)
+            pipe.expireat(order, int(expires_at) + 1)
+            pipe.expireat(values, int(expires_at) + 1)
+            await self._run(pipe.execute())
+
+    async def delete(self, key: str) -> bool:
+        return bool(await self._run(self._client.delete(*_keys(key))))
+
+    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
+        _, order, values = _keys(key)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.rpush(order, *(item_id for item_id, _ in items))
+            pipe.hset(values, mapping=dict(items))
+            pipe.expireat(order, int(expires_at) + 1)
+            pipe.expireat(values, int(expires_at) + 1)
+            await self._run(pipe.execute())
+
+    async def items(self, key: str) -> list[bytes]:
+        _, order, values = _keys(key)
+        ids = await self._run(self._client.lrange(order, 0, -1))
+        if not ids:
+            return []
+        found = await self._run(self._client.hmget(values, ids))
+        return [value for value in found if isinstance(value, bytes)]
+
+    async def remove(self, key: str, item_id: str) -> bool:
+        _, order, values = _keys(key)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.lrem(order, 1, item_id)
+            pipe.hdel(values, item_id)
+            removed, _ = await self._run(pipe.execute())
+        return bool(removed)
+
+    async def purge(self, now: float) -> None:
+        """Redis expires keys itself."""
+
+    async def close(self) -> None:
+        await self._client.aclose()

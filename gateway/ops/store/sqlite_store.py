@@ -1,0 +1,115 @@
+"""The default store: one SQLite file (Python's sqlite3), written on a
+thread of its own so the event loop never waits on the disk. WAL journal,
+so readers do not wait on the writer, and several processes on one machine
+may share the file (https://www.sqlite.org/wal.html)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from gateway.ops.store.storage import Storage, StoreUnavailable
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, item_id TEXT NOT NULL,
+    value BLOB NOT NULL, expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS items_by_key ON items (key, seq);
+CREATE INDEX IF NOT EXISTS records_by_expiry ON records (expires_at);
+CREATE INDEX IF NOT EXISTS items_by_expiry ON items (expires_at);
+"""
+
+_Result = TypeVar("_Result")
+
+
+class SqliteStorage(Storage):
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parsegate-store")
+        self._db: sqlite3.Connection | None = None
+
+    async def _run(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_thread, work)
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"the SQLite store {self._path} failed: {error}") from error
+
+    def _in_thread(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
+        if self._db is None:
+            db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(db)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return result
+
+    async def get(self, key: str, now: float) -> bytes | None:
+        def read(db: sqlite3.Connection) -> bytes | None:
+            row = db.execute("SELECT value FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone()
+            return row[0] if row else None
+
+        return await self._run(read)
+
+    async def put(self, key: str, value: bytes, expires_at: float) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, value, expires_at))
+            db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+
+        await self._run(write)
+
+    async def delete(self, key: str) -> bool:
+        def drop(db: sqlite3.Connection) -> bool:
+            db.execute("DELETE FROM items WHERE key = ?", (key,))
+            return db.execute("DELETE FROM records WHERE key = ?", (key,)).rowcount > 0
+
+        return await self._run(drop)
+
+    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
+        def add(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "INSERT INTO items (key, item_id, value, expires_at) VALUES (?, ?, ?, ?)",
+                [(key, item_id, value, expires_at) for item_id, value in items],
+            )
+
+        await self._run(add)
+
+    async def items(self, key: str) -> list[bytes]:
+        def read(db: sqlite3.Connection) -> list[bytes]:
+            return [row[0] for row in db.execute("SELECT value FROM items WHERE key = ? ORDER BY seq", (key,))]
+
+        return await self._run(read)
+
+    async def remove(self, key: str, item_id: str) -> bool:
+        def drop(db: sqlite3.Connection) -> bool:
+            return db.execute("DELETE FROM items WHERE key = ? AND item_id = ?", (key, item_id)).rowcount > 0
+
+        return await self._run(drop)
+
+    async def purge(self, now: float) -> None:
+        def drop(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM records WHERE expires_at <= ?", (now,))
+            db.execute("DELETE FROM items WHERE expires_at <= ?", (now,))
+
+        await self._run(drop)
+
+    async def close(self) -> None:
+        def close_db() -> None:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+        await asyncio.get_running_loop().run_in_executor(self._thread, close_db)
+        self._thread.shutdown(wait=True)

@@ -1,0 +1,210 @@
+"""The store across gateway processes (docs/state.md): real `parsegate
+serve` subprocesses on a real SQLite file (a restart in the middle of a
+chain; a stream its client cuts), and two replicas sharing a real
+`redis-server` or PostgreSQL (a chain started on one continues on the
+other); a store that is down answers 503 to what needs it. Redis and
+PostgreSQL are started here when the machine has them; CI must have them
+(.ci/run installs them)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Iterator
+
+import asyncpg
+import httpx
+import openai
+import orjson
+import pytest
+import redis
+
+from gateway.app import create_app
+from gateway.ops.config import Config, StoreConfig
+from gateway.ops.store import StoredResponse, open_store
+from tests.conftest import GatewayProcess
+from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must provide {what} (.ci/run installs it)")
+    pytest.skip(f"{what} is not installed")
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    binary = redis_binary()
+    if binary is None:
+        _missing("redis-server")
+    server = RedisServer(binary)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        _missing("PostgreSQL (initdb, pg_ctl)")
+    server = PostgresServer(bin_dir)
+    yield server
+    server.stop()
+
+
+async def _drop_tables(url: str) -> None:
+    connection = await asyncpg.connect(url)
+    await connection.execute("DROP TABLE IF EXISTS parsegate_records, parsegate_items")
+    await connection.close()
+
+
+@pytest.fixture
+def store_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of the shared store the test is parametrized with; its data is removed after the test."""
+    if request.param == "redis":
+        server = request.getfixturevalue("redis_server")
+        yield server.url
+        redis.Redis.from_url(server.url).flushall()
+    else:
+        server = request.getfixturevalue("postgres_server")
+        yield server.url
+        asyncio.run(_drop_tables(server.url))
+
+
+def config(fake_backend_server, store: dict) -> dict:
+    _, backend_url = fake_backend_server
+    model = {"name": "qwen3", "backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "qwen3"}
+    return {"models": [model], "store": store}
+
+
+def sdk(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+
+
+def numbered_answers(body: dict) -> str:
+    turn = sum(message["role"] == "user" for message in body["messages"])
+    return f"<think>Thought {turn}.</think>Answer {turn}."
+
+
+def history(turns: int) -> list[dict]:
+    """The messages the backend receives at turn `turns` + 1 of a numbered chain, before its input."""
+    messages: list[dict] = []
+    for turn in range(1, turns + 1):
+        thought = f"Thought {turn}."
+        messages.append({"role": "user", "content": f"Say {turn}"})
+        messages.append(
+            {"role": "assistant", "content": f"Answer {turn}.", "reasoning_content": thought, "reasoning": thought}
+        )
+    return messages
+
+
+def stopped(gateway: GatewayProcess) -> None:
+    """Stop the gateway (SIGTERM), which shuts down gracefully."""
+    gateway.stop()
+    assert any("Application shutdown complete" in line for line in gateway.log)
+
+
+def test_a_chain_survives_a_restart_with_sqlite(gateway_process, fake_backend_server, fake, tmp_path):
+    fake.answer = numbered_answers
+    environment = {"PARSEGATE_STORE__URL": str(tmp_path / "store.db")}  # the config's store.url, from the environment
+    before = gateway_process(config(fake_backend_server, {}), environment)
+    first = sdk(before.url).responses.create(model="qwen3", input="Say 1")
+    stopped(before)
+    assert (tmp_path / "store.db").exists()
+    after = gateway_process(config(fake_backend_server, {}), environment)
+    second = sdk(after.url).responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
+    assert second.output_text == "Answer 2."
+    assert fake.last_body["messages"] == [*history(1), {"role": "user", "content": "Say 2"}]
+    assert sdk(after.url).responses.retrieve(first.id).output_text == "Answer 1."
+
+
+def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_backend_server, fake, tmp_path):
+    fake.script("<think>Long thought.</think>A long answer that never ends", chunk_size=3)
+    fake.hold_after = 6
+    store = {"backend": "sqlite", "url": str(tmp_path / "store.db")}
+    gateway = gateway_process(config(fake_backend_server, store))
+    body = {"model": "qwen3", "input": "Hi", "stream": True}
+    with httpx.stream("POST", f"{gateway.url}/v1/responses", json=body, timeout=10) as streamed:
+        lines = streamed.iter_lines()
+        created = next(orjson.loads(line[6:]) for line in lines if line.startswith("data: "))
+    assert fake.stream_abandoned.wait(timeout=10)  # the gateway saw the client leave
+    stopped(gateway)  # shutting down waits for the store's writes
+    restarted = gateway_process(config(fake_backend_server, store))
+    stored = sdk(restarted.url).responses.retrieve(created["response"]["id"])
+    assert stored.status == "incomplete" and stored.incomplete_details.reason == "client_disconnected"
+    assert stored.output[0].type == "reasoning" and stored.output[0].summary[0].text.startswith("Long")
+
+
+@pytest.mark.parametrize("store_url", ["redis", "postgres"], indirect=True)
+def test_two_replicas_share_a_chain(store_url, gateway_process, fake_backend_server, fake):
+    fake.answer = numbered_answers
+    backend = "redis" if store_url.startswith("redis") else "postgres"
+    store = {"backend": backend, "url": store_url, "retention_days": 1}
+    one, two = (sdk(gateway_process(config(fake_backend_server, store)).url) for _ in range(2))
+    first = one.responses.create(model="qwen3", input="Say 1")
+    second = two.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
+    with one.responses.stream(model="qwen3", input="Say 3", previous_response_id=second.id) as stream:
+        third = stream.get_final_response()
+    assert third.output_text == "Answer 3."
+    assert fake.last_body["messages"] == [*history(2), {"role": "user", "content": "Say 3"}]
+    conversation = two.conversations.create(items=[{"role": "user", "content": "Say 1"}])
+    one.responses.create(model="qwen3", input="Say 2", conversation=conversation.id)
+    assert len(list(two.conversations.items.list(conversation.id))) == 4  # Say 1, Say 2, reasoning, answer
+    two.responses.delete(first.id)
+    with pytest.raises(openai.NotFoundError):
+        one.responses.retrieve(first.id)
+
+
+@pytest.mark.parametrize("backend", ["redis", "postgres"])
+def test_a_store_that_is_down_answers_503_to_what_needs_it(serve, fake_backend_server, fake, closed_port, backend):
+    scheme = "redis" if backend == "redis" else "postgresql"
+    store = {"backend": backend, "url": f"{scheme}://127.0.0.1:{closed_port}/0"}
+    client = sdk(serve(create_app(Config.model_validate(config(fake_backend_server, store)))))
+    with pytest.raises(openai.InternalServerError) as down:
+        client.responses.create(model="qwen3", input="Hi")
+    assert down.value.status_code == 503
+    assert down.value.body["code"] == "store_unavailable" and down.value.body["type"] == "server_error"
+    with pytest.raises(openai.InternalServerError):
+        client.responses.retrieve("resp_123")
+    with pytest.raises(openai.InternalServerError):
+        client.conversations.create()
+    stream = list(client.responses.create(model="qwen3", input="Hi", store=True, stream=True))
+    assert stream[-1].type == "response.failed" and stream[-1].response.error.code == "store_unavailable"
+    fake.answer = numbered_answers
+    assert client.responses.create(model="qwen3", input="Say 1", store=False).output_text == "Answer 1."
+
+
+async def _rows(store_config: dict) -> int:
+    """The records in the store's database."""
+    if store_config["backend"] == "sqlite":
+        with sqlite3.connect(store_config["url"]) as db:
+            return db.execute("SELECT count(*) FROM records").fetchone()[0]
+    connection = await asyncpg.connect(store_config["url"])
+    count = await connection.fetchval("SELECT count(*) FROM parsegate_records")
+    await connection.close()
+    return count
+
+
+async def _expire_and_purge(store_config: dict) -> tuple[bool, int, int]:
+    """Whether a response stored with a retention already past reads as
+    missing, and the records in the database before and after a purge."""
+    store = open_store(StoreConfig.model_validate(store_config))
+    assert store is not None
+    await store.save_response("", StoredResponse({"id": "resp_expired", "output": []}, [], []))
+    missing = await store.response("", "resp_expired") is None
+    before = await _rows(store_config)
+    await store.purge_expired()
+    await store.close()
+    return missing, before, await _rows(store_config)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_expired_responses_are_missing_then_purged(request, tmp_path, backend):
+    if backend == "sqlite":
+        url = str(tmp_path / "store.db")
+    else:
+        url = request.getfixturevalue("postgres_server").url
+        request.addfinalizer(lambda: asyncio.run(_drop_tables(url)))
+    store_config = {"backend": backend, "url": url, "retention_days": 1e-9}  # expired 86 µs after the write
+    assert asyncio.run(_expire_and_purge(store_config)) == (True, 1, 0)
