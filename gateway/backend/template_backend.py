@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import httpx
 import orjson
 
 from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
@@ -25,6 +24,7 @@ from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, cha
 from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.template_sources import load_chat_template
+from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -110,7 +110,7 @@ class TemplateBackend(Backend):
         body["model"] = self.upstream_model
         return orjson.dumps(body), plan
 
-    async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> httpx.Response:
+    async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> UpstreamResponse:
         return await super().open(body, path, at_root=at_root)
 
     def read_chunk(self, data: bytes) -> object:

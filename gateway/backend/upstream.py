@@ -1,5 +1,6 @@
-"""The backends: one pooled `httpx.AsyncClient` per configured model, the
-upstream request body, and backend failures turned into OpenAI errors.
+"""The backends: one pooled client per configured model (transport.py),
+retried over the backend's URLs within its time limits, the upstream
+request body, and backend failures turned into OpenAI errors.
 
 The URL always comes from config.yaml; nothing in a request can change it.
 """
@@ -12,15 +13,14 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
-import httpx
 import orjson
 
 from gateway.backend.balancer import Balancer
-from gateway.backend.demo_backend import DemoTransport
 from gateway.backend.idle import IdleExpired, within_idle
 from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
+from gateway.backend.transport import Transport, TransportFailure, UpstreamResponse, failures
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
@@ -57,7 +57,7 @@ class _InFlight:
 
     def __init__(self) -> None:
         self.opening = 0
-        self.responses: set[httpx.Response] = set()
+        self.responses: set[UpstreamResponse] = set()
         self.retired = False
 
     @property
@@ -84,11 +84,7 @@ class Backend:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
         self.server_kind: Once[ServerKind | None] = Once()  # detected when `backend.server` is unset (server_kind.py)
-        self.client = httpx.AsyncClient(
-            transport=DemoTransport() if backend.demo else None,
-            timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
-            limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
-        )
+        self.client = Transport(backend.connect_seconds, backend.timeout, demo=backend.demo)
 
     def body(self, payload: dict, parsers_need_special_tokens: bool, replaced: dict | None = None) -> bytes:
         """The client's request for the backend: our model name, gateway-only
@@ -120,7 +116,7 @@ class Backend:
 
     async def open(
         self, body: bytes | None, path: str = "/chat/completions", *, at_root: bool = False
-    ) -> httpx.Response:
+    ) -> UpstreamResponse:
         """POST `body` (GET when None) to `path` under the backend's base URL
         (at its server root, beside `/v1`, with `at_root`); return the
         still-streaming response once it is a success. Give it back with
@@ -134,7 +130,7 @@ class Backend:
             self._in_flight.opening -= 1
             await self._close_if_retired()
 
-    async def release(self, response: httpx.Response) -> None:
+    async def release(self, response: UpstreamResponse) -> None:
         """Close a response from `open` (again is harmless)."""
         await response.aclose()
         self._in_flight.responses.discard(response)
@@ -150,7 +146,7 @@ class Backend:
         if self._in_flight.retired and self._in_flight.idle and not self.client.is_closed:
             await self.client.aclose()
 
-    async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> httpx.Response:
+    async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> UpstreamResponse:
         """A failed connection, 502 or 503 is retried (`retries` times, on the
         next URL in turn): nothing has reached the client yet."""
         attempts = self.config.backend.retries + 1
@@ -180,24 +176,23 @@ class Backend:
                 raise self._http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _send(self, url: str, body: bytes | None) -> httpx.Response:
+    async def _send(self, url: str, body: bytes | None) -> UpstreamResponse:
         method = "GET" if body is None else "POST"
-        request = self.client.build_request(method, url, content=body, headers={**self.headers, **request_id_headers()})
         async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
             try:
-                return await self.client.send(request, stream=True)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-                raise _ConnectFailed(self.transport_error(error)) from None
-            except httpx.TransportError as error:
-                raise self.transport_error(error) from None
+                return await self.client.send(method, url, body, {**self.headers, **request_id_headers()})
+            except TransportFailure as failure:
+                if failure.connect:
+                    raise _ConnectFailed(self.transport_error(failure)) from None
+                raise self.transport_error(failure) from None
 
-    async def read(self, response: httpx.Response) -> bytes:
+    async def read(self, response: UpstreamResponse) -> bytes:
         """A response's whole (decoded) body, due within `idle_timeout`."""
         async with self._within(self.config.backend.idle_seconds, "stopped sending"):
             with self.transport_errors():
                 return await response.aread()
 
-    async def _read_error_body(self, response: httpx.Response) -> bytes:
+    async def _read_error_body(self, response: UpstreamResponse) -> bytes:
         """The first `ERROR_BODY_LIMIT` bytes of an error response (decoded);
         the rest is never read."""
         pieces: list[bytes] = []
@@ -209,12 +204,12 @@ class Backend:
                 break
         return b"".join(pieces)[:ERROR_BODY_LIMIT]
 
-    def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
+    def payloads(self, response: UpstreamResponse) -> AsyncIterator[bytes]:
         """The `data:` payloads of a streamed response, each due within
         `idle_timeout` of the last."""
         return self._within_idle(data_payloads(response))
 
-    def pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+    def pieces(self, response: UpstreamResponse) -> AsyncIterator[bytes]:
         """A streamed response's body as it comes, decoded (no gzip left),
         each piece due within `idle_timeout` of the last."""
         return self._within_idle(response.aiter_bytes())
@@ -278,28 +273,28 @@ class Backend:
 
     @contextmanager
     def transport_errors(self) -> Iterator[None]:
-        """Turn httpx connection failures into 502, timeouts into 504."""
+        """Turn connection failures into 502, timeouts into 504."""
         try:
-            yield
-        except httpx.TransportError as error:
-            raise self.transport_error(error) from None
+            with failures():
+                yield
+        except TransportFailure as failure:
+            raise self.transport_error(failure) from None
 
-    def transport_error(self, error: httpx.TransportError) -> ApiError:
-        if isinstance(error, httpx.TimeoutException):
-            return ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout")
-        return ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable")
+    def transport_error(self, failure: TransportFailure) -> ApiError:
+        if failure.timed_out:
+            return ApiError(504, self.failure_message(failure), type=UPSTREAM_ERROR, code="upstream_timeout")
+        return ApiError(502, self.failure_message(failure), type=UPSTREAM_ERROR, code="upstream_unreachable")
 
-    def failure_message(self, error: httpx.TransportError) -> str:
-        if isinstance(error, httpx.TimeoutException):
+    def failure_message(self, failure: TransportFailure) -> str:
+        if failure.timed_out:
             what = "timed out"
-        elif isinstance(error, httpx.ConnectError):
+        elif failure.connect:
             what = "is unreachable"
         else:
             what = "connection failed"
-        detail = self.redact(str(error)) or type(error).__name__
-        return f"the backend for model {self.name!r} {what}: {detail}"
+        return f"the backend for model {self.name!r} {what}: {self.redact(str(failure))}"
 
-    def _http_error(self, response: httpx.Response, content: bytes) -> ApiError:
+    def _http_error(self, response: UpstreamResponse, content: bytes) -> ApiError:
         """The backend's error status, with its OpenAI error details if it
         sent them; `content` is the start of its body."""
         try:
