@@ -16,8 +16,10 @@ discards an event the stream ends before dispatching
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
-from gateway.backend.transport import UpstreamResponse
+if TYPE_CHECKING:  # transport.py reads with this module
+    from gateway.backend.transport import UpstreamResponse
 
 MAX_LINE_BYTES = 8 << 20  # no chunk of a chat or text completion comes near this
 

@@ -24,7 +24,7 @@ from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, cha
 from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.template_sources import load_chat_template
-from gateway.backend.transport import UpstreamResponse
+from gateway.backend.transport import TransportFailure, UpstreamResponse, within_deadline
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -86,8 +86,11 @@ class TemplateBackend(Backend):
         most the first-byte deadline, then fails with a 504."""
         if self._file_template is not None:
             return self._file_template
-        async with self._within(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
-            return await self._server_template.get(self._ask_template)
+        try:
+            with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
+                return await self._server_template.get(self._ask_template)
+        except TransportFailure as failure:
+            raise self.transport_error(failure) from None
 
     async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
         template = await self.template()

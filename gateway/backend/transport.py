@@ -3,12 +3,15 @@
 per streamed chunk (docs/benchmarks.md, "Upstream HTTP client").
 
 `Transport.send` returns an `UpstreamResponse` as soon as the status line
-and headers are in, its body still to read, and turns the client's
-failures into `TransportFailure`: whether a connection was ever made
-(then a request is safe to try again) and whether it timed out. Time
-limits beyond the connect deadline (first byte, idle) are the caller's
-(upstream.py). A demo backend (demo_backend.py) answers in-process
-instead, through the same response type.
+and headers are in (within the backend's `first_byte_timeout`), its body
+still to read, and turns the client's failures into `TransportFailure`:
+whether a connection was ever made (then a request is safe to try again)
+and whether it timed out. The body is read whole, piece by piece or as
+the `data:` payloads of an event stream (sse_reader.py), each piece due
+within `idle_timeout` of the last (idle.py); there the failures come out
+as the client's errors (upstream_errors.py). Retries over the backend's
+URLs are upstream.py's. A demo backend (demo_backend.py) answers
+in-process instead, through the same response type.
 """
 
 from __future__ import annotations
@@ -16,11 +19,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import aiohttp
+import anyio
 from multidict import CIMultiDict
 
 from gateway.backend.demo_backend import demo_answer
+from gateway.backend.idle import IdleExpired, within_idle
+from gateway.backend.sse_reader import LineTooLong, data_payloads
+
+if TYPE_CHECKING:
+    from gateway.backend.upstream_errors import UpstreamErrors
 
 MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
 
@@ -44,6 +54,20 @@ def failures() -> Iterator[None]:
         raise TransportFailure(error, connect=True, timed_out=isinstance(error, asyncio.TimeoutError)) from None
     except aiohttp.ClientError as error:
         raise TransportFailure(error, connect=False, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+
+
+def _timed_out(what: str, seconds: float) -> TransportFailure:
+    return TransportFailure(TimeoutError(f"{what} for {seconds:g} s"), connect=False, timed_out=True)
+
+
+@contextmanager
+def within_deadline(seconds: float, what: str) -> Iterator[None]:
+    """A block that takes longer than `seconds` is a timed-out `TransportFailure`."""
+    try:
+        with anyio.fail_after(seconds):
+            yield
+    except TimeoutError:
+        raise _timed_out(what, seconds) from None
 
 
 class UpstreamResponse:
@@ -127,8 +151,12 @@ class Transport:
     The session opens on first use, inside the event loop; `trace_configs`
     (tracing.py) must be added before that."""
 
-    def __init__(self, connect_seconds: float, pool_seconds: float, *, demo: bool = False) -> None:
+    def __init__(
+        self, connect_seconds: float, pool_seconds: float, first_byte_seconds: float, idle_seconds: float, *, demo: bool
+    ) -> None:
         self.demo = demo
+        self.first_byte_seconds = first_byte_seconds
+        self.idle_seconds = idle_seconds
         self.trace_configs: list[aiohttp.TraceConfig] = []
         self.timeout = aiohttp.ClientTimeout(total=None, connect=pool_seconds, sock_connect=connect_seconds)
         self._session: aiohttp.ClientSession | None = None
@@ -146,15 +174,49 @@ class Transport:
         return self._session
 
     async def send(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]) -> UpstreamResponse:
-        """`method` `url` with `body`; the response once its headers are in."""
+        """`method` `url` with `body`; the response once its headers are in,
+        due within `first_byte_seconds`. Redirects are not followed."""
         if self.is_closed:
             raise RuntimeError("the backend's client is closed")
         if self.demo:
-            status, headers, pieces = await demo_answer(method, url, body)
-            return UpstreamResponse(status, "", CIMultiDict(headers), pieces, lambda: None)
-        with failures():
+            status, demo_headers, pieces = await demo_answer(method, url, body)
+            return UpstreamResponse(status, "", CIMultiDict(demo_headers), pieces, lambda: None)
+        with within_deadline(self.first_byte_seconds, "sent no response"), failures():
             response = await self._opened().request(method, url, data=body, headers=headers, allow_redirects=False)
         return _from_aiohttp(response)
+
+    async def read(self, response: UpstreamResponse, errors: UpstreamErrors) -> bytes:
+        """A response's whole (decoded) body, due within `idle_seconds`."""
+        try:
+            with within_deadline(self.idle_seconds, "stopped sending"):
+                return await response.aread()
+        except TransportFailure as failure:
+            raise errors.transport_error(failure) from None
+
+    def payloads(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
+        """The `data:` payloads of a streamed response, each due within
+        `idle_seconds` of the last."""
+        return self._within_idle(data_payloads(response), errors)
+
+    def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
+        """A streamed response's body as it comes, decoded (no gzip left),
+        each piece due within `idle_seconds` of the last."""
+        return self._within_idle(response.aiter_bytes(), errors)
+
+    async def _within_idle(self, items: AsyncIterator[bytes], errors: UpstreamErrors) -> AsyncIterator[bytes]:
+        """`items`; a backend that stops sending for `idle_seconds` is a 504,
+        a failed connection a 502, an endless line a 502."""
+        seconds = self.idle_seconds
+        try:
+            with failures():
+                async for item in within_idle(items, seconds):
+                    yield item
+        except IdleExpired:
+            raise errors.transport_error(_timed_out("stopped sending", seconds)) from None
+        except TransportFailure as failure:
+            raise errors.transport_error(failure) from None
+        except LineTooLong:
+            raise errors.line_too_long() from None
 
     async def aclose(self) -> None:
         self.is_closed = True
