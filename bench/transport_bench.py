@@ -22,6 +22,9 @@ not wall time) per chunk, the median over `--rounds`.
 - `httptools protocol`: a minimal client on httptools and an asyncio
   `Protocol` (the floor: no pool, no timeouts, no decoding).
 
+Non-streamed: the same requests with `"stream": false`, the answer read
+whole (httpx `post`, aiohttp `read`), CPU per request.
+
 Paced: the backend waits `--delay-ms` between chunks, so every chunk is a
 separate read, as with a GPU server; burst: no delay, chunks coalesce.
 
@@ -48,6 +51,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT.parent / "shared" / "bench")) / "fake_backend.py"
 BODY = b'{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}'
+WHOLE_BODY = BODY.replace(b'"stream":true', b'"stream":false')
 HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
 
 
@@ -127,6 +131,16 @@ async def via_httptools(host: str, port: int, path: str) -> int:
     return count
 
 
+async def whole_via_httpx(client: httpx.AsyncClient, url: str) -> int:
+    response = await client.post(url, content=WHOLE_BODY, headers=HEADERS)
+    return len(response.content) > 0
+
+
+async def whole_via_aiohttp(session: aiohttp.ClientSession, url: str) -> int:
+    async with session.post(url, data=WHOLE_BODY, headers=HEADERS) as response:
+        return len(await response.read()) > 0
+
+
 async def cpu_per_chunk(run_one: Callable[[], object], streams: int) -> float:
     """CPU µs of this process per chunk, `streams` streams at once."""
     start = time.process_time()
@@ -135,7 +149,7 @@ async def cpu_per_chunk(run_one: Callable[[], object], streams: int) -> float:
     return spent * 1e6 / max(1, sum(counts))
 
 
-async def compare(port: int, streams: int, query: str, rounds: int) -> dict[str, float]:
+async def compare(port: int, streams: int, query: str, rounds: int, *, whole: bool = False) -> dict[str, float]:
     path = f"/v1/chat/completions?{query}"
     url = f"http://127.0.0.1:{port}{path}"
     limits = httpx.Limits(max_connections=4096, max_keepalive_connections=512)
@@ -151,6 +165,11 @@ async def compare(port: int, streams: int, query: str, rounds: int) -> dict[str,
             "aiohttp readline": lambda: via_aiohttp(session, url, "readline"),
             "httptools protocol": lambda: via_httptools("127.0.0.1", port, path),
         }
+        if whole:  # a non-streamed answer, read whole: CPU per request
+            candidates = {
+                "httpx post": lambda: whole_via_httpx(client, url),
+                "aiohttp read": lambda: whole_via_aiohttp(session, url),
+            }
         for run_one in candidates.values():  # warm the pools
             await cpu_per_chunk(run_one, streams)
         figures: dict[str, list[float]] = {name: [] for name in candidates}
@@ -198,6 +217,7 @@ def main() -> None:
         paced = runner(
             compare(args.port, args.paced_streams, f"chunks={paced_chunks}&delay_ms={args.delay_ms:g}", rounds)
         )
+        whole = runner(compare(args.port, args.streams, "chunks=200", rounds, whole=True))
     finally:
         backend.terminate()
         backend.wait()
@@ -210,6 +230,9 @@ def main() -> None:
             f"| {name} | {burst[name]:.1f} ({burst[name] / base_burst:.2f}×) "
             f"| {paced[name]:.1f} ({paced[name] / base_paced:.2f}×) |"
         )
+    print(f"\nNon-streamed, {args.streams} at once: CPU µs per request")
+    for name, figure in whole.items():
+        print(f"| {name} | {figure:.1f} ({figure / whole['httpx post']:.2f}×) |")
 
 
 if __name__ == "__main__":
