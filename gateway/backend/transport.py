@@ -1,6 +1,7 @@
 """The HTTP client every upstream call goes through: one pooled aiohttp
-`ClientSession` per backend, whose C HTTP parser costs a fifth of httpx's
-per streamed chunk (docs/benchmarks.md, "Upstream HTTP client").
+`ClientSession` per backend, whose C HTTP parser costs a tenth to a third
+of httpx's CPU per streamed chunk (docs/benchmarks.md, "Upstream HTTP
+client").
 
 `Transport.send` returns an `UpstreamResponse` as soon as the status line
 and headers are in (within the backend's `first_byte_timeout`), its body
