@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import httpx
 import orjson
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from gateway.api.chunks import DONE, sse_event
+from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import Backend
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
@@ -51,7 +51,7 @@ async def forward_completion(backend: Backend, payload: dict, stream: bool, reco
     return Response(content, status_code=response.status_code, media_type=media_type)
 
 
-async def _relay(response: httpx.Response, backend: Backend, record: RequestRecord) -> AsyncIterator[bytes]:
+async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRecord) -> AsyncIterator[bytes]:
     """The backend's events, each re-framed whole (`data: …` and a blank
     line), so that an error can never be glued to half a line. A stream
     that breaks, goes quiet for `idle_timeout` or ends before `[DONE]`

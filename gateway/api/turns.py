@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import final
 
 import anyio
-import httpx
 from fastapi import Request
 
 from gateway.api.request import ChatRequest
@@ -32,6 +31,7 @@ from gateway.backend.catch_all import route
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.reasoning_switch import with_thinking_switch
 from gateway.backend.server_kind import with_server_kind
+from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import Backend
 from gateway.backend.usage import checked_usage, with_reasoning_tokens
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -216,7 +216,7 @@ class TurnStream:
     """The updates of one streamed turn; iterate once. The upstream response
     is released when the iteration ends, or when it is closed early."""
 
-    def __init__(self, turn: Turn, response: httpx.Response) -> None:
+    def __init__(self, turn: Turn, response: UpstreamResponse) -> None:
         self.turn = turn
         self.response = response
         self.usage: dict | None = None  # the last usage seen

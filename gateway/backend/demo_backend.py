@@ -1,8 +1,8 @@
 """DEMO backend: a built-in stand-in for a raw-text Qwen3 server.
 
 DEMO ONLY — it runs no model. It lets the shipped config.yaml work on a
-machine with no LLM server: an `httpx.AsyncBaseTransport` answers the
-gateway's upstream `POST …/chat/completions` in-process (no port), writing
+machine with no LLM server: `demo_answer` answers the gateway's
+upstream `POST …/chat/completions` in-process (no port), writing
 what a Qwen3 model served without parsers would write::
 
     <think>
@@ -27,10 +27,10 @@ import re
 import time
 from collections.abc import AsyncIterator
 
-import httpx
 import orjson
 
 _CAPITALISED_WORD = re.compile(r"\b[A-Z][A-Za-z]+\b")
+DemoAnswer = tuple[int, dict[str, str], AsyncIterator[bytes]]  # status, headers, body
 _SCHEMA_PLACEHOLDERS = {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
 
 
@@ -109,51 +109,51 @@ def _usage(body: dict, completion_tokens: int) -> dict:
     return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": total}
 
 
-class DemoStream(httpx.AsyncByteStream):
+async def _events(body: dict, text: str) -> AsyncIterator[bytes]:
     """The demo reply as OpenAI SSE events, yielded one event at a time."""
-
-    def __init__(self, body: dict, text: str) -> None:
-        self._body = body
-        self._text = text
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        head = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "created": int(time.time())}
-        head["model"] = self._body.get("model")
-        pieces = _pieces(self._text)
-        for number, piece in enumerate(pieces):
-            delta = {"role": "assistant", "content": piece} if number == 0 else {"content": piece}
-            yield _event({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-            await asyncio.sleep(0)  # let the gateway forward each piece as it comes
-        yield _event({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        if (self._body.get("stream_options") or {}).get("include_usage"):
-            yield _event({**head, "choices": [], "usage": _usage(self._body, len(pieces))})
-        yield b"data: [DONE]\n\n"
+    head = {"id": "chatcmpl-demo", "object": "chat.completion.chunk", "created": int(time.time())}
+    head["model"] = body.get("model")
+    pieces = _pieces(text)
+    for number, piece in enumerate(pieces):
+        delta = {"role": "assistant", "content": piece} if number == 0 else {"content": piece}
+        yield _event({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        await asyncio.sleep(0)  # let the gateway forward each piece as it comes
+    yield _event({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    if (body.get("stream_options") or {}).get("include_usage"):
+        yield _event({**head, "choices": [], "usage": _usage(body, len(pieces))})
+    yield b"data: [DONE]\n\n"
 
 
 def _event(payload: dict) -> bytes:
     return b"data: " + orjson.dumps(payload) + b"\n\n"
 
 
-class DemoTransport(httpx.AsyncBaseTransport):
-    """DEMO: answers chat completions in-process, as a raw-text Qwen3 server would."""
+async def _whole(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
-            return httpx.Response(404, json={"error": {"message": "the demo backend serves only chat completions"}})
-        try:
-            body = orjson.loads(await request.aread())
-        except orjson.JSONDecodeError:
-            return httpx.Response(400, json={"error": {"message": "request body is not JSON"}})
-        text = demo_reply(body)
-        if body.get("stream"):
-            headers = {"content-type": "text/event-stream"}
-            return httpx.Response(200, headers=headers, stream=DemoStream(body, text))
-        completion = {
-            "id": "chatcmpl-demo",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": _usage(body, len(_pieces(text))),
-        }
-        return httpx.Response(200, json=completion)
+
+def _json(status: int, answer: dict) -> DemoAnswer:
+    return status, {"content-type": "application/json"}, _whole(orjson.dumps(answer))
+
+
+async def demo_answer(method: str, url: str, body: bytes | None) -> DemoAnswer:
+    """DEMO: the answer to a chat completion, as a raw-text Qwen3 server
+    would give it: status, headers and body (transport.py sends it on)."""
+    if method != "POST" or not url.endswith("/chat/completions") or body is None:
+        return _json(404, {"error": {"message": "the demo backend serves only chat completions"}})
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _json(400, {"error": {"message": "request body is not JSON"}})
+    text = demo_reply(request)
+    if request.get("stream"):
+        return 200, {"content-type": "text/event-stream"}, _events(request, text)
+    completion = {
+        "id": "chatcmpl-demo",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": _usage(request, len(_pieces(text))),
+    }
+    return _json(200, completion)

@@ -1,8 +1,9 @@
 """The backend's event stream in: the payload of every `data:` line.
 
 `data_payloads` splits the backend's bytes into lines itself, one generator
-over httpx's byte stream, instead of httpx's text and line decoders stacked
-on it (two more generators per chunk); payloads stay bytes for orjson.
+over the client's byte stream (transport.py), instead of a text and a line
+decoder stacked on it (two more generators per chunk); payloads stay bytes
+for orjson.
 A line still incomplete is held as a list of pieces, joined once when its
 end arrives (linear however many pieces it comes in), and a line longer
 than `MAX_LINE_BYTES` fails the stream instead of growing without bound.
@@ -15,8 +16,10 @@ discards an event the stream ends before dispatching
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # transport.py reads with this module
+    from gateway.backend.transport import UpstreamResponse
 
 MAX_LINE_BYTES = 8 << 20  # no chunk of a chat or text completion comes near this
 
@@ -31,7 +34,7 @@ def _payload(line: bytes) -> bytes | None:
     return line[5:].strip() if line.startswith(b"data:") else None
 
 
-async def data_payloads(response: httpx.Response) -> AsyncIterator[bytes]:
+async def data_payloads(response: UpstreamResponse) -> AsyncIterator[bytes]:
     """The payload of every whole `data:` line of an event stream, stripped."""
     pending: list[bytes] = []
     held = 0

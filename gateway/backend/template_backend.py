@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import httpx
 import orjson
 
 from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
@@ -25,6 +24,7 @@ from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.render_pool import RenderPool
 from gateway.backend.template_sources import load_chat_template
+from gateway.backend.transport import TransportFailure, UpstreamResponse, within_deadline
 from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -77,8 +77,11 @@ class TemplateBackend(Backend):
         most the first-byte deadline, then fails with a 504."""
         if self._file_template is not None:
             return self._file_template
-        async with self._within(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
-            return await self._server_template.get(self._ask_template)
+        try:
+            with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
+                return await self._server_template.get(self._ask_template)
+        except TransportFailure as failure:
+            raise self.transport_error(failure) from None
 
     async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
         template = await self.template()
@@ -106,7 +109,7 @@ class TemplateBackend(Backend):
         await super().close()
         await self._renderer.close()
 
-    async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> httpx.Response:
+    async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> UpstreamResponse:
         return await super().open(body, path, at_root=at_root)
 
     def read_chunk(self, data: bytes) -> object:

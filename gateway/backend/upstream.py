@@ -1,5 +1,6 @@
-"""The backends: one pooled `httpx.AsyncClient` per configured model, the
-upstream request body, and backend failures turned into OpenAI errors.
+"""The backends: one pooled client per configured model (transport.py),
+retried over the backend's URLs within its time limits, the upstream
+request body, and backend failures turned into OpenAI errors.
 
 The URL always comes from config.yaml; nothing in a request can change it.
 """
@@ -7,39 +8,24 @@ The URL always comes from config.yaml; nothing in a request can change it.
 from __future__ import annotations
 
 import copy
-import re
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
 
-import anyio
-import httpx
 import orjson
 
 from gateway.backend.balancer import Balancer
-from gateway.backend.demo_backend import DemoTransport
-from gateway.backend.idle import IdleExpired, within_idle
 from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
-from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
+from gateway.backend.transport import Transport, TransportFailure, UpstreamResponse
+from gateway.backend.upstream_errors import ERROR_BODY_LIMIT, UpstreamErrors
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
 from gateway.ops.secrets import Secrets, backend_secrets
-from gateway.ops.servers import VLLM_REFUSES_AUTO_TOOL_CHOICE, ServerKind
+from gateway.ops.servers import ServerKind
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
-_ERROR_TEXT_LIMIT = 500  # characters of a relayed error message
-_FIELD_LIMIT = 100  # characters of a relayed error's type, param and code
-ERROR_BODY_LIMIT = 64 << 10  # bytes of a backend's error body read; the rest is dropped
-
-
 _RETRIED_STATUSES = (502, 503)
-_CREDENTIAL_STATUSES = (401, 403)
-_RETRY_AFTER_STATUSES = (429, 503)
-_RETRY_AFTER = re.compile(
-    r"\d{1,9}|[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT"
-)  # seconds or an HTTP date
 
 
 class _ConnectFailed(Exception):
@@ -57,7 +43,7 @@ class _InFlight:
 
     def __init__(self) -> None:
         self.opening = 0
-        self.responses: set[httpx.Response] = set()
+        self.responses: set[UpstreamResponse] = set()
         self.retired = False
 
     @property
@@ -84,10 +70,12 @@ class Backend:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
         self.server_kind: Once[ServerKind | None] = Once()  # detected when `backend.server` is unset (server_kind.py)
-        self.client = httpx.AsyncClient(
-            transport=DemoTransport() if backend.demo else None,
-            timeout=httpx.Timeout(backend.timeout, connect=backend.connect_seconds, read=None),
-            limits=httpx.Limits(max_connections=4096, max_keepalive_connections=512),
+        self.client = Transport(
+            backend.connect_seconds,
+            backend.timeout,
+            backend.first_byte_seconds,
+            backend.idle_seconds,
+            demo=backend.demo,
         )
 
     def body(self, payload: dict, parsers_need_special_tokens: bool, replaced: dict | None = None) -> bytes:
@@ -120,7 +108,7 @@ class Backend:
 
     async def open(
         self, body: bytes | None, path: str = "/chat/completions", *, at_root: bool = False
-    ) -> httpx.Response:
+    ) -> UpstreamResponse:
         """POST `body` (GET when None) to `path` under the backend's base URL
         (at its server root, beside `/v1`, with `at_root`); return the
         still-streaming response once it is a success. Give it back with
@@ -134,7 +122,7 @@ class Backend:
             self._in_flight.opening -= 1
             await self._close_if_retired()
 
-    async def release(self, response: httpx.Response) -> None:
+    async def release(self, response: UpstreamResponse) -> None:
         """Close a response from `open` (again is harmless)."""
         await response.aclose()
         self._in_flight.responses.discard(response)
@@ -154,7 +142,7 @@ class Backend:
         """Close the pooled client (and whatever else the backend holds)."""
         await self.client.aclose()
 
-    async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> httpx.Response:
+    async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> UpstreamResponse:
         """A failed connection, 502 or 503 is retried (`retries` times, on the
         next URL in turn): nothing has reached the client yet."""
         attempts = self.config.backend.retries + 1
@@ -181,72 +169,38 @@ class Backend:
             if response.status_code >= 500:
                 self.balancer.failed(endpoint)
             if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
-                raise self._http_error(response, content)
+                raise self.errors.http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _send(self, url: str, body: bytes | None) -> httpx.Response:
+    async def _send(self, url: str, body: bytes | None) -> UpstreamResponse:
         method = "GET" if body is None else "POST"
-        request = self.client.build_request(method, url, content=body, headers={**self.headers, **request_id_headers()})
-        async with self._within(self.config.backend.first_byte_seconds, "sent no response"):
-            try:
-                return await self.client.send(request, stream=True)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-                raise _ConnectFailed(self.transport_error(error)) from None
-            except httpx.TransportError as error:
-                raise self.transport_error(error) from None
+        try:
+            return await self.client.send(method, url, body, {**self.headers, **request_id_headers()})
+        except TransportFailure as failure:
+            if failure.connect:
+                raise _ConnectFailed(self.transport_error(failure)) from None
+            raise self.transport_error(failure) from None
 
-    async def read(self, response: httpx.Response) -> bytes:
+    async def read(self, response: UpstreamResponse) -> bytes:
         """A response's whole (decoded) body, due within `idle_timeout`."""
-        async with self._within(self.config.backend.idle_seconds, "stopped sending"):
-            with self.transport_errors():
-                return await response.aread()
+        return await self.client.read(response, self.errors)
 
-    async def _read_error_body(self, response: httpx.Response) -> bytes:
+    async def _read_error_body(self, response: UpstreamResponse) -> bytes:
         """The first `ERROR_BODY_LIMIT` bytes of an error response (decoded);
         the rest is never read."""
         pieces: list[bytes] = []
         size = 0
-        async for piece in self.pieces(response):
+        async for piece in self.client.pieces(response, self.errors):
             pieces.append(piece)
             size += len(piece)
             if size >= ERROR_BODY_LIMIT:
                 break
         return b"".join(pieces)[:ERROR_BODY_LIMIT]
 
-    def payloads(self, response: httpx.Response) -> AsyncIterator[bytes]:
+    def payloads(self, response: UpstreamResponse) -> AsyncIterator[bytes]:
         """The `data:` payloads of a streamed response, each due within
         `idle_timeout` of the last."""
-        return self._within_idle(data_payloads(response))
-
-    def pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
-        """A streamed response's body as it comes, decoded (no gzip left),
-        each piece due within `idle_timeout` of the last."""
-        return self._within_idle(response.aiter_bytes())
-
-    async def _within_idle(self, items: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-        """`items`; a backend that stops sending for `idle_timeout` is a 504,
-        a failed connection a 502."""
-        seconds = self.config.backend.idle_seconds
-        try:
-            with self.transport_errors():
-                async for item in within_idle(items, seconds):
-                    yield item
-        except IdleExpired:
-            message = f"the backend for model {self.name!r} timed out: stopped sending for {seconds:g} s"
-            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
-        except LineTooLong:
-            message = f"the backend for model {self.name!r} sent an event line over {MAX_LINE_BYTES} bytes"
-            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
-
-    @asynccontextmanager
-    async def _within(self, seconds: float, what: str) -> AsyncIterator[None]:
-        """504 if the block takes longer than `seconds`."""
-        try:
-            with anyio.fail_after(seconds):
-                yield
-        except TimeoutError:
-            message = f"the backend for model {self.name!r} timed out: {what} for {seconds:g} s"
-            raise ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout") from None
+        return self.client.payloads(response, self.errors)
 
     async def complete(self, body: bytes) -> dict:
         """Send a non-streamed request and return the backend's JSON answer."""
@@ -280,84 +234,18 @@ class Backend:
             message = f"the backend for model {self.name!r} sent malformed JSON at {path}"
             raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
-    @contextmanager
-    def transport_errors(self) -> Iterator[None]:
-        """Turn httpx connection failures into 502, timeouts into 504."""
-        try:
-            yield
-        except httpx.TransportError as error:
-            raise self.transport_error(error) from None
+    @property
+    def errors(self) -> UpstreamErrors:
+        """This backend's failures as the client's errors (upstream_errors.py)."""
+        return UpstreamErrors(self.name, self.config.backend.server, self.redact)
 
-    def transport_error(self, error: httpx.TransportError) -> ApiError:
-        if isinstance(error, httpx.TimeoutException):
-            return ApiError(504, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_timeout")
-        return ApiError(502, self.failure_message(error), type=UPSTREAM_ERROR, code="upstream_unreachable")
-
-    def failure_message(self, error: httpx.TransportError) -> str:
-        if isinstance(error, httpx.TimeoutException):
-            what = "timed out"
-        elif isinstance(error, httpx.ConnectError):
-            what = "is unreachable"
-        else:
-            what = "connection failed"
-        detail = self.redact(str(error)) or type(error).__name__
-        return f"the backend for model {self.name!r} {what}: {detail}"
-
-    def _http_error(self, response: httpx.Response, content: bytes) -> ApiError:
-        """The backend's error status, with its OpenAI error details if it
-        sent them; `content` is the start of its body."""
-        try:
-            data = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            data = None
-        details = data.get("error", data) if isinstance(data, dict) else None
-        if isinstance(details, str):
-            details = {"message": details}
-        if not isinstance(details, dict) or not isinstance(details.get("message"), str):
-            details = {"message": content.decode(errors="replace") or response.reason_phrase}
-        status = response.status_code
-        if status in _CREDENTIAL_STATUSES:  # the operator's backend key, not the client's: never a 401 to the client
-            message = (
-                f"the backend for model {self.name!r} refused the gateway's credentials (HTTP {status}); "
-                "check that model's backend.api_key"
-            )
-            return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_auth_failed")
-        if status == 400 and VLLM_REFUSES_AUTO_TOOL_CHOICE in details["message"]:
-            return self._vllm_refused_auto_tool_choice()
-        error = self.relayed_error(status if status >= 400 else 502, details)
-        retry_after = response.headers.get("retry-after", "")
-        if status in _RETRY_AFTER_STATUSES and _RETRY_AFTER.fullmatch(retry_after):
-            error.headers["Retry-After"] = retry_after
-        return error
-
-    def _vllm_refused_auto_tool_choice(self) -> ApiError:
-        """vLLM's 400 for tool_choice "auto" tells the user to turn vLLM's own
-        tool parser on, the opposite of what parsegate needs: a 502 naming
-        the config key that fixes it instead."""
-        refused = f'the backend for model {self.name!r} is a vLLM without a tool parser: it refused tool_choice "auto"'
-        if self.config.backend.server != "vllm":
-            fix = (
-                "set backend.server: vllm for that model, so that parsegate sends it "
-                'tool_choice "none" and parses the tool calls itself'
-            )
-        else:  # a model with no tool_call_parser sends the request's choice as it came
-            fix = "name that model's tool_call_parser, or start vLLM with --enable-auto-tool-choice --tool-call-parser"
-        return ApiError(502, f"{refused}; {fix}", type=UPSTREAM_ERROR, code="upstream_misconfigured")
+    def transport_error(self, failure: TransportFailure) -> ApiError:
+        return self.errors.transport_error(failure)
 
     def relayed_error(self, status: int, details: dict) -> ApiError:
-        """An error the backend reported (`details`: its OpenAI error object),
-        as an ApiError for the client: every field redacted first, then cut."""
-        fields = {key: self.redact(value) if isinstance(value, str) else value for key, value in details.items()}
-        message, kind, param, code = (fields.get(key) for key in ("message", "type", "param", "code"))
-        if not isinstance(message, str):
-            message = f"the backend for model {self.name!r} reported an error"
-        return ApiError(
-            status,
-            message[:_ERROR_TEXT_LIMIT],
-            type=kind[:_FIELD_LIMIT] if isinstance(kind, str) else UPSTREAM_ERROR,
-            param=param[:_FIELD_LIMIT] if isinstance(param, str) else None,
-            code=None if code is None else self.redact(str(code))[:_FIELD_LIMIT],
-        )
+        """An error the backend reported in its stream (`details`: its OpenAI
+        error object), redacted and cut."""
+        return self.errors.relayed_error(status, details)
 
     def routed(self, model: ModelConfig) -> Backend:
         """This backend serving `model` (a catch-all entry's pick for one

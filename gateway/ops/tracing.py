@@ -12,18 +12,19 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # this module is imported by config checks, before the web stack
-    import httpx
     from fastapi import FastAPI
+
+    from gateway.backend.transport import Transport
 
 UNTRACED_ROUTES = "health,metrics"
 
 
 def tracing_installed() -> bool:
-    """Whether the OpenTelemetry FastAPI and httpx instrumentations are importable."""
+    """Whether the OpenTelemetry FastAPI and aiohttp client instrumentations are importable."""
     try:
         return all(
             importlib.util.find_spec(f"opentelemetry.instrumentation.{name}") is not None
-            for name in ("fastapi", "httpx")
+            for name in ("fastapi", "aiohttp_client")
         )
     except ModuleNotFoundError:
         return False
@@ -45,9 +46,10 @@ def trace_app(app: FastAPI) -> None:
     FastAPIInstrumentor.instrument_app(app, excluded_urls=UNTRACED_ROUTES)
 
 
-def trace_clients(clients: Iterable[httpx.AsyncClient]) -> None:
-    """Give every backend call made with these clients a client span."""
-    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+def trace_clients(clients: Iterable[Transport]) -> None:
+    """Give every backend call made with these clients, not yet opened, a
+    client span (opentelemetry-instrumentation-aiohttp-client)."""
+    from opentelemetry.instrumentation.aiohttp_client import create_trace_config
 
     for client in clients:
-        HTTPXClientInstrumentor.instrument_client(client)
+        client.trace_configs.append(create_trace_config())

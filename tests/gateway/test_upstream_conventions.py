@@ -92,3 +92,22 @@ def test_openapi_is_behind_the_key_unless_opened(serve, public, status):
     assert httpx.get(f"{url}/openapi.json").status_code == status
     keyed = httpx.get(f"{url}/openapi.json", headers={"authorization": f"Bearer {CLIENT_KEY}"})
     assert keyed.status_code == 200 and "/v1/chat/completions" in orjson.loads(keyed.content)["paths"]
+
+
+def test_a_cookie_one_answer_sets_never_reaches_the_backend_with_another_request(gateway, fake):
+    fake.error = (429, b'{"error": {"message": "busy"}}')
+    fake.error_headers = {"set-cookie": "affinity=client-a; Path=/"}
+    assert ask(gateway, stream=False).status_code == 429
+    fake.error, fake.error_headers = None, {}
+    assert ask(gateway, stream=True).status_code == 200
+    headers, _ = fake.requests[-1]
+    assert "cookie" not in headers
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_redirect_from_the_backend_is_not_followed(gateway, fake, fake_backend_server, stream):
+    fake.error = (307, b"")
+    fake.error_headers = {"location": f"{fake_backend_server[1]}/v1/chat/completions"}
+    response = ask(gateway, stream)
+    assert response.status_code == 502 and response.json()["error"]["type"] == "upstream_error"
+    assert len(fake.requests) == 1

@@ -1,0 +1,225 @@
+"""The HTTP client every upstream call goes through: one pooled aiohttp
+`ClientSession` per backend, whose C HTTP parser costs a tenth to a third
+of httpx's CPU per streamed chunk (docs/benchmarks.md, "Upstream HTTP
+client").
+
+`Transport.send` returns an `UpstreamResponse` as soon as the status line
+and headers are in (within the backend's `first_byte_timeout`), its body
+still to read, and turns the client's failures into `TransportFailure`:
+whether a connection was ever made (then a request is safe to try again)
+and whether it timed out. The body is read whole, piece by piece or as
+the `data:` payloads of an event stream (sse_reader.py), each piece due
+within `idle_timeout` of the last (idle.py); there the failures come out
+as the client's errors (upstream_errors.py). Retries over the backend's
+URLs are upstream.py's. A demo backend (demo_backend.py) answers
+in-process instead, through the same response type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import aiohttp
+import anyio
+from multidict import CIMultiDict
+
+from gateway.backend.demo_backend import demo_answer
+from gateway.backend.idle import IdleExpired, within_idle
+from gateway.backend.sse_reader import LineTooLong, data_payloads
+
+if TYPE_CHECKING:
+    from gateway.backend.upstream_errors import UpstreamErrors
+
+MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
+
+
+class TransportFailure(Exception):
+    """A request that got no complete answer: no connection (`connect`: safe
+    to try again), a timeout (`timed_out`), or a connection that broke."""
+
+    def __init__(self, error: Exception, *, connect: bool, timed_out: bool) -> None:
+        super().__init__(str(error) or type(error).__name__)
+        self.connect = connect
+        self.timed_out = timed_out
+
+
+@contextmanager
+def failures() -> Iterator[None]:
+    """aiohttp's errors as `TransportFailure`."""
+    try:
+        yield
+    except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
+        raise TransportFailure(error, connect=True, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+    except aiohttp.ClientError as error:
+        raise TransportFailure(error, connect=False, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+
+
+def _timed_out(what: str, seconds: float) -> TransportFailure:
+    return TransportFailure(TimeoutError(f"{what} for {seconds:g} s"), connect=False, timed_out=True)
+
+
+@contextmanager
+def within_deadline(seconds: float, what: str) -> Iterator[None]:
+    """A block that takes longer than `seconds` is a timed-out `TransportFailure`."""
+    try:
+        with anyio.fail_after(seconds):
+            yield
+    except TimeoutError:
+        raise _timed_out(what, seconds) from None
+
+
+class UpstreamResponse:
+    """A backend's status and headers, and its body (decoded: no gzip left)
+    read once, piece by piece (`aiter_bytes`) or whole (`aread`)."""
+
+    def __init__(
+        self,
+        status_code: int,
+        reason_phrase: str,
+        headers: Mapping[str, str],
+        body: AsyncIterator[bytes],
+        close: Callable[[], None],
+    ) -> None:
+        self.status_code = status_code
+        self.reason_phrase = reason_phrase
+        self.headers = headers  # case-insensitive
+        self._body = body
+        self._close = close
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body as it comes, no generator per piece, so the client's
+        errors come through as they are (read it within `failures()`)."""
+        return self._body
+
+    async def aread(self) -> bytes:
+        with failures():
+            return b"".join([piece async for piece in self._body])
+
+    async def aclose(self) -> None:
+        """Close the response; a body read to its end gives its connection
+        back to the pool, one still streaming closes it, so the backend
+        stops generating (again is harmless)."""
+        self._close()
+
+
+class _Pieces:
+    """A body's pieces as aiohttp's `iter_any` yields them, except that what
+    arrived before the connection broke is yielded before the error:
+    `readany` raises a failure first and drops what it had buffered, where
+    the gateway must still relay the events the backend did send."""
+
+    __slots__ = ("_content",)
+
+    def __init__(self, content: aiohttp.StreamReader) -> None:
+        self._content = content
+
+    def __aiter__(self) -> _Pieces:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            piece = await self._content.readany()
+        except aiohttp.ClientError:
+            piece = self._content._read_nowait(-1)  # the buffer, which readany would not give
+            if not piece:
+                raise
+        if not piece:
+            raise StopAsyncIteration
+        return piece
+
+
+def _from_aiohttp(response: aiohttp.ClientResponse) -> UpstreamResponse:
+    content = response.content
+
+    def close() -> None:
+        if content.at_eof():
+            response.release()
+        else:
+            response.close()
+
+    return UpstreamResponse(response.status, response.reason or "", response.headers, _Pieces(content), close)
+
+
+class Transport:
+    """One backend's pooled client (`demo`: the in-process demo backend).
+    The session opens on first use, inside the event loop; `trace_configs`
+    (tracing.py) must be added before that."""
+
+    def __init__(
+        self, connect_seconds: float, pool_seconds: float, first_byte_seconds: float, idle_seconds: float, *, demo: bool
+    ) -> None:
+        self.demo = demo
+        self.first_byte_seconds = first_byte_seconds
+        self.idle_seconds = idle_seconds
+        self.trace_configs: list[aiohttp.TraceConfig] = []
+        self.timeout = aiohttp.ClientTimeout(total=None, connect=pool_seconds, sock_connect=connect_seconds)
+        self._session: aiohttp.ClientSession | None = None
+        self.is_closed = False
+
+    def _opened(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0),
+                timeout=self.timeout,
+                cookie_jar=aiohttp.DummyCookieJar(),  # no cookie of one client's request reaches another's
+                trust_env=True,  # HTTP(S)_PROXY / NO_PROXY, as before
+                trace_configs=self.trace_configs or None,
+            )
+        return self._session
+
+    async def send(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]) -> UpstreamResponse:
+        """`method` `url` with `body`; the response once its headers are in,
+        due within `first_byte_seconds`. Redirects are not followed."""
+        if self.is_closed:
+            raise RuntimeError("the backend's client is closed")
+        if self.demo:
+            status, demo_headers, pieces = await demo_answer(method, url, body)
+            return UpstreamResponse(status, "", CIMultiDict(demo_headers), pieces, lambda: None)
+        with within_deadline(self.first_byte_seconds, "sent no response"), failures():
+            response = await self._opened().request(method, url, data=body, headers=headers, allow_redirects=False)
+        return _from_aiohttp(response)
+
+    async def read(self, response: UpstreamResponse, errors: UpstreamErrors) -> bytes:
+        """A response's whole (decoded) body, due within `idle_seconds`."""
+        try:
+            with within_deadline(self.idle_seconds, "stopped sending"):
+                return await response.aread()
+        except TransportFailure as failure:
+            raise errors.transport_error(failure) from None
+
+    def payloads(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
+        """The `data:` payloads of a streamed response, each due within
+        `idle_seconds` of the last."""
+        return self._within_idle(data_payloads(response), errors)
+
+    def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
+        """A streamed response's body as it comes, decoded (no gzip left),
+        each piece due within `idle_seconds` of the last."""
+        return self._within_idle(response.aiter_bytes(), errors)
+
+    async def _within_idle(self, items: AsyncIterator[bytes], errors: UpstreamErrors) -> AsyncIterator[bytes]:
+        """`items`; a backend that stops sending for `idle_seconds` is a 504,
+        a failed connection a 502, an endless line a 502."""
+        seconds = self.idle_seconds
+        try:
+            with failures():
+                async for item in within_idle(items, seconds):
+                    yield item
+        except IdleExpired:
+            raise errors.transport_error(_timed_out("stopped sending", seconds)) from None
+        except TransportFailure as failure:
+            raise errors.transport_error(failure) from None
+        except LineTooLong:
+            raise errors.line_too_long() from None
+
+    async def aclose(self) -> None:
+        self.is_closed = True
+        if self._session is not None:
+            await self._session.close()
