@@ -1,6 +1,9 @@
-"""A turn's parser events cut into the blocks (Anthropic Messages) or
-output items (the Responses API) that carry them: one decision path, with
-a sink for each surface, streamed or whole.
+"""A turn's parser events cut into the content blocks of Anthropic Messages
+(https://docs.anthropic.com/en/docs/build-with-claude/streaming) or the
+output items of the Responses API
+(https://platform.openai.com/docs/api-reference/responses-streaming) that
+carry them: one decision path, with a sink for each surface, streamed or
+whole (docs/agents.md, docs/agents-claude-code.md).
 
 A text block holds one kind of text, reasoning or content; a call block
 one tool call's arguments. A text block opens when the event kind changes
