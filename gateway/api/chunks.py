@@ -29,7 +29,8 @@ class ChunkEncoder:
     def __init__(self, model: str) -> None:
         envelope = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time())}
         envelope["model"] = model
-        self._choice = Envelope(None, {**envelope, "choices": [None]})
+        choice = Envelope(None, {**envelope, "choices": [None]})
+        self._head, self._tail = choice.head, choice.tail
         self._usage = Envelope(None, {**envelope, "choices": [], "usage": None})
 
     def choice(
@@ -38,7 +39,7 @@ class ChunkEncoder:
         body = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
         if extra:
             body.update(extra)
-        return self._choice.head + orjson.dumps(body) + self._choice.tail
+        return self._head + orjson.dumps(body) + self._tail
 
     def usage(self, usage: dict) -> bytes:
         return self._usage.head + orjson.dumps(usage) + self._usage.tail

@@ -25,7 +25,7 @@ from functools import partial
 import orjson
 
 from gateway.api.anthropic_errors import from_api_error
-from gateway.api.segments import Segmenter
+from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
 from parsers import CallArgs, Content, Event, Reasoning
@@ -97,13 +97,11 @@ class MessageBlocks:
         block = {"type": "tool_use", "id": self.call_id(name, index), "name": name, "input": {}}
         self._open(CallArgs, block, "input_json_delta", "partial_json")
 
-    def write_text(self, text: str) -> None:
-        self._text(text)
-
-    def write_call(self, index: int, text: str) -> None:
-        text = self.closer.feed(text)
+    def write(self, block: int, text: str) -> None:
+        if block != TEXT:
+            text = self.closer.feed(text)
         if text:
-            self._text(text)
+            self._emit(text)
 
     def close_text(self) -> None:
         self._close()
@@ -112,7 +110,7 @@ class MessageBlocks:
     def close_call(self, index: int, cut: bool) -> None:
         ending = self.closer.close()
         if ending:
-            self._text(ending)
+            self._emit(ending)
         self._close()
         self.kind = None
 
@@ -120,7 +118,7 @@ class MessageBlocks:
         self.kind = kind
         self.blocks.append(block)
 
-    def _text(self, text: str) -> None:
+    def _emit(self, text: str) -> None:
         self.texts.append(text)
 
     def _close(self) -> None:
@@ -138,24 +136,25 @@ class StreamedBlocks(MessageBlocks):
     """The content blocks' events, framed into `out`; each block's delta
     envelope is encoded once."""
 
-    __slots__ = ("out", "count", "delta")
+    __slots__ = ("out", "count", "head", "tail")
 
     def __init__(self, call_id: Callable[[str, int], str]) -> None:
         super().__init__(call_id)
         self.out: list[bytes] = []
         self.count = 0  # blocks opened so far
-        self.delta: Envelope  # the open block's delta framing, set when it opens
+        self.head = self.tail = b""  # the open block's delta framing (sse.Envelope)
 
     def _open(self, kind: type[Event], block: dict, delta_type: str, field: str) -> None:
         self.kind = kind
         start = {"type": "content_block_start", "index": self.count, "content_block": block}
         self.out.append(named_event("content_block_start", start))
         delta = {"type": "content_block_delta", "index": self.count, "delta": {"type": delta_type, field: None}}
-        self.delta = Envelope("content_block_delta", delta)
+        envelope = Envelope("content_block_delta", delta)
+        self.head, self.tail = envelope.head, envelope.tail
         self.count += 1
 
-    def _text(self, text: str) -> None:
-        self.out.append(self.delta.head + orjson.dumps(text) + self.delta.tail)
+    def _emit(self, text: str) -> None:
+        self.out.append(self.head + orjson.dumps(text) + self.tail)
 
     def _close(self) -> None:
         index = self.count - 1

@@ -32,7 +32,7 @@ from gateway.api.responses_shapes import (
     output_text,
     reasoning_item,
 )
-from gateway.api.segments import Segmenter
+from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, UsageUpdate
 from parsers import Content, Event
@@ -77,8 +77,7 @@ class ResponseEvents:
         self._call_id = call_id
         self._sequence = 0
         self._output: list[dict] = []
-        self._item: _Item | None = None  # the open reasoning or message item
-        self._calls: dict[int, _Item] = {}  # the open call items, by call index
+        self._items: dict[int, _Item] = {}  # the open items: calls by index, the reasoning or message at TEXT
         self.segments = Segmenter(self, calls_stay_open=True)
         self.out: list[bytes] = []
         self.finish_reason: str | None = None
@@ -95,32 +94,24 @@ class ResponseEvents:
         )
 
     def open_text(self, kind: type[Event]) -> None:
-        self._item = self._open(_Item("message" if kind is Content else "reasoning", len(self._output)))
+        self._items[TEXT] = self._open(_Item("message" if kind is Content else "reasoning", len(self._output)))
 
     def open_call(self, index: int, name: str) -> None:
         custom = name in self._tools.custom
-        self._calls[index] = self._open(_Item("call", len(self._output), name, custom, self._call_id(name, index)))
+        self._items[index] = self._open(_Item("call", len(self._output), name, custom, self._call_id(name, index)))
 
-    def write_text(self, text: str) -> None:
-        assert self._item is not None, "the segmenter writes into an open item"
-        self._write(self._item, text)
-
-    def write_call(self, index: int, text: str) -> None:
-        self._write(self._calls[index], text)
-
-    def close_text(self) -> None:
-        assert self._item is not None, "the segmenter closes an open item"
-        self._close(self._item, cut=False)
-        self._item = None
-
-    def close_call(self, index: int, cut: bool) -> None:
-        self._close(self._calls.pop(index), cut)
-
-    def _write(self, item: _Item, text: str) -> None:
+    def write(self, block: int, text: str) -> None:
+        item = self._items[block]
         item.parts.append(text)
         if item.delta is not None:
             self.out.append(item.delta.head + orjson.dumps(text) + item.delta.tail % self._sequence)
             self._sequence += 1
+
+    def close_text(self) -> None:
+        self._close(self._items.pop(TEXT), cut=False)
+
+    def close_call(self, index: int, cut: bool) -> None:
+        self._close(self._items.pop(index), cut)
 
     def _open(self, item: _Item) -> _Item:
         out = self.out

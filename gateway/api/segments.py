@@ -22,21 +22,20 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from parsers import CallArgs, CallEnd, CallStart, Event
+from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
 
-_TEXT = -1  # the text block's place in `Segmenter.open`
+TEXT = -1  # the text block, where call indices name the call blocks
 
 
 class Sink(Protocol):
-    """What a surface does with the blocks. `kind` is `Content` or `Reasoning`."""
+    """What a surface does with the blocks. `kind` is `Content` or
+    `Reasoning`; `write`'s `block` is a call's index, or `TEXT`."""
 
     def open_text(self, kind: type[Event]) -> None: ...
 
     def open_call(self, index: int, name: str) -> None: ...
 
-    def write_text(self, text: str) -> None: ...
-
-    def write_call(self, index: int, text: str) -> None: ...
+    def write(self, block: int, text: str) -> None: ...
 
     def close_text(self) -> None: ...
 
@@ -46,23 +45,33 @@ class Sink(Protocol):
 class Segmenter:
     """The blocks of one choice's events, handed to `sink` as they form."""
 
-    __slots__ = ("sink", "calls_stay_open", "kind", "open", "cut", "_run", "_target")
+    __slots__ = ("sink", "calls_stay_open", "kind", "open", "cut")
 
     def __init__(self, sink: Sink, calls_stay_open: bool) -> None:
         self.sink = sink
         self.calls_stay_open = calls_stay_open
         self.kind: type[Event] | None = None  # the open text block's kind
-        self.open: dict[int, None] = {}  # the open blocks in their order: call indices, `_TEXT`
+        self.open: dict[int, None] = {}  # the open blocks in their order: call indices, `TEXT`
         self.cut: set[int] = set()  # the calls the end of output cut
-        self._run: list[str] = []  # text for `_target` not yet written
-        self._target = _TEXT
 
     def feed(self, events: list[Event], cut_calls: frozenset[int] = frozenset()) -> None:
         """One update's events (and the calls its end cut)."""
         if cut_calls:
             self.cut.update(cut_calls)
+        if len(events) == 1:  # the common update, one more piece of an open block: written at once
+            event = events[0]
+            if type(event) is CallArgs:
+                if event.text and event.index in self.open:
+                    self.sink.write(event.index, event.text)
+                return
+            if (type(event) is Content or type(event) is Reasoning) and type(event) is self.kind and event.text:
+                self.sink.write(TEXT, event.text)
+                return
+        run: list[str] = []  # text for `block` not yet written
+        block = TEXT
         for event in events:
             if type(event) is CallStart:
+                self._write(block, run)
                 self._close_text()
                 if not self.calls_stay_open:
                     self._close_calls()
@@ -70,49 +79,46 @@ class Segmenter:
                 self.open[event.index] = None
             elif type(event) is CallEnd:
                 if event.index in self.open:
+                    self._write(block, run)
                     self._close_call(event.index)
             elif type(event) is CallArgs:
                 if event.text and event.index in self.open:
-                    self._add(event.index, event.text)
+                    if block != event.index:
+                        self._write(block, run)
+                        block = event.index
+                    run.append(event.text)
             elif event.text:
                 if type(event) is not self.kind:
+                    self._write(block, run)
                     self._close_text()
                     if not self.calls_stay_open:
                         self._close_calls()
                     self.sink.open_text(type(event))
                     self.kind = type(event)
-                    self.open[_TEXT] = None
-                self._add(_TEXT, event.text)
-        self._flush()
+                    self.open[TEXT] = None
+                if block != TEXT:
+                    self._write(block, run)
+                    block = TEXT
+                run.append(event.text)
+        if run:
+            self.sink.write(block, "".join(run))
 
     def finish(self) -> None:
         """Close every block still open, in their order."""
-        self._flush()
         for index in list(self.open):
-            if index == _TEXT:
+            if index == TEXT:
                 self._close_text()
             else:
                 self._close_call(index)
 
-    def _add(self, target: int, text: str) -> None:
-        if target != self._target:
-            self._flush()
-            self._target = target
-        self._run.append(text)
-
-    def _flush(self) -> None:
-        if self._run:
-            text = "".join(self._run)
-            self._run.clear()
-            if self._target == _TEXT:
-                self.sink.write_text(text)
-            else:
-                self.sink.write_call(self._target, text)
+    def _write(self, block: int, run: list[str]) -> None:
+        if run:
+            self.sink.write(block, "".join(run))
+            run.clear()
 
     def _close_text(self) -> None:
         if self.kind is not None:
-            self._flush()
-            del self.open[_TEXT]
+            del self.open[TEXT]
             self.kind = None
             self.sink.close_text()
 
@@ -121,6 +127,5 @@ class Segmenter:
             self._close_call(index)
 
     def _close_call(self, index: int) -> None:
-        self._flush()
         del self.open[index]
         self.sink.close_call(index, index in self.cut)
