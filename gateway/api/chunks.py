@@ -2,7 +2,8 @@
 streamed `chat.completion.chunk` events of one choice.
 
 This runs once per upstream chunk, so it stays plain: dicts and orjson,
-no pydantic, and each chunk's envelope is encoded once per request.
+no pydantic, and each chunk's envelope is encoded once per request
+(sse.Envelope).
 """
 
 from __future__ import annotations
@@ -13,17 +14,12 @@ from collections.abc import Callable
 
 import orjson
 
+from gateway.api.sse import Envelope
 from parsers import CallArgs, CallStart, Content, Event, Reasoning
-
-DONE = b"data: [DONE]\n\n"
 
 
 def completion_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
-
-
-def sse_event(payload: dict) -> bytes:
-    return b"data: " + orjson.dumps(payload) + b"\n\n"
 
 
 class ChunkEncoder:
@@ -33,7 +29,9 @@ class ChunkEncoder:
     def __init__(self, model: str) -> None:
         envelope = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time())}
         envelope["model"] = model
-        self._open = b"data: " + orjson.dumps(envelope)[:-1] + b',"choices":['
+        choice = Envelope(None, {**envelope, "choices": [None]})
+        self._head, self._tail = choice.head, choice.tail
+        self._usage = Envelope(None, {**envelope, "choices": [], "usage": None})
 
     def choice(
         self, index: int, delta: dict, reason: str | None = None, logprobs: object = None, extra: dict | None = None
@@ -41,10 +39,10 @@ class ChunkEncoder:
         body = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
         if extra:
             body.update(extra)
-        return self._open + orjson.dumps(body) + b"]}\n\n"
+        return self._head + orjson.dumps(body) + self._tail
 
     def usage(self, usage: dict) -> bytes:
-        return self._open + b'],"usage":' + orjson.dumps(usage) + b"}\n\n"
+        return self._usage.head + orjson.dumps(usage) + self._usage.tail
 
 
 class ChoiceStream:

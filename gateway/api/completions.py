@@ -16,7 +16,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
-from gateway.api.chunks import DONE, sse_event
+from gateway.api.sse import DONE, data_event, relayed_event
 from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import Backend
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -61,11 +61,11 @@ async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRe
             if payload == b"[DONE]":
                 yield DONE
                 return
-            yield b"data: " + payload + b"\n\n"
+            yield relayed_event(payload)
         failure = ApiError(502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
         record.upstream_failed("stream_cut")
     except ApiError as error:
         failure = error
         record.upstream_failed(stream_failure_kind(error))
-    yield sse_event(failure.body)
+    yield data_event(failure.body)
     yield DONE

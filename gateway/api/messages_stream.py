@@ -18,18 +18,22 @@ mid-stream ends it with an `error` event. Only the first choice is rendered
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from functools import partial
 
 import orjson
 
 from gateway.api.anthropic_errors import from_api_error
+from gateway.api.segments import TEXT, Segmenter
+from gateway.api.sse import Envelope, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
-from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+from parsers import CallArgs, Content, Event, Reasoning
 from parsers.core.json_close import JsonCloser
 
 SIGNATURE = "parsegate"  # thinking blocks are not signed; clients replay any opaque string
-PING = b'event: ping\ndata: {"type":"ping"}\n\n'
+PING = named_event("ping", {"type": "ping"})
+MESSAGE_STOP = named_event("message_stop", {"type": "message_stop"})
 _STOP_REASONS = {"tool_calls": "tool_use", "length": "max_tokens"}
 
 
@@ -65,103 +69,110 @@ def usage_of(usage: dict | None) -> dict:
     }
 
 
-def frame(name: str, payload: dict) -> bytes:
-    return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+class MessageBlocks:
+    """A `Segmenter` sink: the content blocks of one message, one open at
+    a time (their calls close when text comes). A call's
+    input goes through a `JsonCloser`, so that a cut one still ends as
+    valid JSON. `call_id(name, index)` names each tool_use block. The
+    streamed sink frames each block's events; this one, the collector,
+    builds the non-streamed message's `content`."""
 
-
-def _delta_prefix(index: int, kind: str, field: str) -> bytes:
-    return b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"%s","%s":' % (
-        index,
-        kind.encode(),
-        field.encode(),
-    )
-
-
-class BlockWriter:
-    """The content blocks of one streamed message, opened and closed as the
-    parser events change kind; each block's delta envelope is encoded once.
-    `call_id(name, index)` names each tool_use block."""
-
-    __slots__ = ("call_id", "count", "kind", "prefix", "made_call", "closer")
+    __slots__ = ("call_id", "kind", "closer", "blocks", "texts")
 
     def __init__(self, call_id: Callable[[str, int], str]) -> None:
         self.call_id = call_id
-        self.count = 0  # blocks opened so far
         self.kind: type[Event] | None = None  # the open block's event kind
-        self.prefix = b""  # the open block's delta envelope
-        self.made_call = False
         self.closer = JsonCloser()  # the open call's input, closed if the output cuts it
+        self.blocks: list[dict] = []
+        self.texts: list[str] = []  # the open block's text so far
 
-    def write(self, events: list[Event]) -> list[bytes]:
-        out: list[bytes] = []
-        run: list[str] = []  # the open block's delta text from this update
-        for event in events:
-            if type(event) is CallEnd:
-                continue
-            if type(event) is CallStart:
-                self._end(run, out)
-                self.made_call = True
-                self.closer = JsonCloser()
-                call_id = self.call_id(event.name, event.index)
-                call: dict[str, object] = {"type": "tool_use", "id": call_id, "name": event.name, "input": {}}
-                self._open(CallArgs, call, "input_json_delta", "partial_json", out)
-                continue
-            if not event.text:
-                continue
-            if type(event) is not self.kind:
-                self._end(run, out)
-                if type(event) is Content:
-                    self._open(Content, {"type": "text", "text": ""}, "text_delta", "text", out)
-                elif type(event) is Reasoning:
-                    thinking = {"type": "thinking", "thinking": "", "signature": ""}
-                    self._open(Reasoning, thinking, "thinking_delta", "thinking", out)
-                else:  # arguments of a call whose block is closed: none are left open to take them
-                    continue
-            text = self.closer.feed(event.text) if type(event) is CallArgs else event.text
-            if text:
-                run.append(text)
-        self._flush(run, out)
-        return out
+    def open_text(self, kind: type[Event]) -> None:
+        if kind is Content:
+            self._open(kind, {"type": "text", "text": ""}, "text_delta", "text")
+        else:
+            self._open(kind, {"type": "thinking", "thinking": "", "signature": ""}, "thinking_delta", "thinking")
 
-    def close(self) -> list[bytes]:
-        out: list[bytes] = []
-        self._end([], out)
-        return out
+    def open_call(self, index: int, name: str) -> None:
+        self.closer = JsonCloser()
+        block = {"type": "tool_use", "id": self.call_id(name, index), "name": name, "input": {}}
+        self._open(CallArgs, block, "input_json_delta", "partial_json")
 
-    def _end(self, run: list[str], out: list[bytes]) -> None:
-        """Send the open block's last text (a call's held or closing input) and close it."""
-        if self.kind is CallArgs:
-            ending = self.closer.close()
-            if ending:
-                run.append(ending)
-        self._flush(run, out)
-        self._close(out)
+    def write(self, block: int, text: str) -> None:
+        if block != TEXT:
+            text = self.closer.feed(text)
+        if text:
+            self._emit(text)
 
-    def _open(self, kind: type[Event], block: dict, delta_type: str, field: str, out: list[bytes]) -> None:
-        out.append(
-            frame("content_block_start", {"type": "content_block_start", "index": self.count, "content_block": block})
-        )
+    def close_text(self) -> None:
+        self._close()
+        self.kind = None
+
+    def close_call(self, index: int, cut: bool) -> None:
+        ending = self.closer.close()
+        if ending:
+            self._emit(ending)
+        self._close()
+        self.kind = None
+
+    def _open(self, kind: type[Event], block: dict, delta_type: str, field: str) -> None:
         self.kind = kind
-        self.prefix = _delta_prefix(self.count, delta_type, field)
+        self.blocks.append(block)
+
+    def _emit(self, text: str) -> None:
+        self.texts.append(text)
+
+    def _close(self) -> None:
+        block, text = self.blocks[-1], "".join(self.texts)
+        if self.kind is Reasoning:
+            block.update(thinking=text, signature=SIGNATURE)
+        elif self.kind is Content:
+            block["text"] = text
+        else:
+            block["input"] = _input(text)
+        self.texts.clear()
+
+
+class StreamedBlocks(MessageBlocks):
+    """The content blocks' events, framed into `out`; each block's delta
+    envelope is encoded once."""
+
+    __slots__ = ("out", "count", "head", "tail")
+
+    def __init__(self, call_id: Callable[[str, int], str]) -> None:
+        super().__init__(call_id)
+        self.out: list[bytes] = []
+        self.count = 0  # blocks opened so far
+        self.head = self.tail = b""  # the open block's delta framing (sse.Envelope)
+
+    def _open(self, kind: type[Event], block: dict, delta_type: str, field: str) -> None:
+        self.kind = kind
+        start = {"type": "content_block_start", "index": self.count, "content_block": block}
+        self.out.append(named_event("content_block_start", start))
+        delta = {"type": "content_block_delta", "index": self.count, "delta": {"type": delta_type, field: None}}
+        envelope = Envelope("content_block_delta", delta)
+        self.head, self.tail = envelope.head, envelope.tail
         self.count += 1
 
-    def _flush(self, run: list[str], out: list[bytes]) -> None:
-        if run:
-            out.append(self.prefix + orjson.dumps("".join(run)) + b"}}\n\n")
-            run.clear()
+    def _emit(self, text: str) -> None:
+        self.out.append(self.head + orjson.dumps(text) + self.tail)
 
-    def _close(self, out: list[bytes]) -> None:
-        if self.kind is None:
-            return
+    def _close(self) -> None:
         index = self.count - 1
         if self.kind is Reasoning:
             delta = {"type": "signature_delta", "signature": SIGNATURE}
-            out.append(frame("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
-        out.append(frame("content_block_stop", {"type": "content_block_stop", "index": index}))
-        self.kind = None
+            self.out.append(
+                named_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            )
+        self.out.append(named_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+
+    def sent(self) -> bytes:
+        """The events framed since the last call, as one piece."""
+        events = b"".join(self.out)
+        self.out.clear()
+        return events
 
 
-async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]:
+async def message_events(stream: TurnStream, model: str) -> AsyncGenerator[bytes]:
     """The Anthropic event stream of one streamed turn."""
     message: dict[str, object] = {
         "id": message_id(),
@@ -173,73 +184,44 @@ async def message_events(stream: TurnStream, model: str) -> AsyncIterator[bytes]
         "stop_sequence": None,
         "usage": usage_of(None),
     }
-    yield frame("message_start", {"type": "message_start", "message": message})
+    yield named_event("message_start", {"type": "message_start", "message": message})
     yield PING
-    blocks = BlockWriter(tool_use_ids(stream.turn))
+    blocks = StreamedBlocks(tool_use_ids(stream.turn))
+    segments = Segmenter(blocks, calls_stay_open=False)
     finish: str | None = None
     stop_sequence: str | None = None
     usage: dict | None = None
-    async for update in stream:
-        if type(update) is TurnUpdate:
-            if update.choice != 0:
-                continue
-            for event in blocks.write(update.events):
-                yield event
-            if update.finish_reason is not None:
-                finish, stop_sequence = update.finish_reason, update.stop_sequence
-        elif type(update) is UsageUpdate:
-            usage = update.usage
+    async with aclosing(aiter(stream)) as updates:
+        async for update in updates:
+            if type(update) is TurnUpdate:
+                if update.choice != 0:
+                    continue
+                segments.feed(update.events, update.cut_calls)
+                if blocks.out:
+                    yield blocks.sent()
+                if update.finish_reason is not None:
+                    finish, stop_sequence = update.finish_reason, update.stop_sequence
+            elif type(update) is UsageUpdate:
+                usage = update.usage
     if stream.failure is not None:
-        yield frame("error", from_api_error(stream.failure))
+        yield named_event("error", from_api_error(stream.failure))
         return
-    for event in blocks.close():
-        yield event
+    segments.finish()
     delta = {"stop_reason": stop_reason(finish, stop_sequence), "stop_sequence": stop_sequence}
-    yield frame("message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)})
-    yield b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
-
-
-class BlockCollector(BlockWriter):
-    """The content blocks a stream of the same events would carry, as the
-    non-streamed message's `content`: one decision path for both."""
-
-    __slots__ = ("blocks", "texts")
-
-    def __init__(self, call_id: Callable[[str, int], str]) -> None:
-        super().__init__(call_id)
-        self.blocks: list[dict] = []
-        self.texts: list[str] = []  # the open block's text so far
-
-    def _open(self, kind: type[Event], block: dict, delta_type: str, field: str, out: list[bytes]) -> None:
-        self.blocks.append(dict(block))
-        self.kind = kind
-        self.count += 1
-
-    def _flush(self, run: list[str], out: list[bytes]) -> None:
-        self.texts += run
-        run.clear()
-
-    def _close(self, out: list[bytes]) -> None:
-        if self.kind is None:
-            return
-        block, text = self.blocks[-1], "".join(self.texts)
-        if self.kind is Reasoning:
-            block.update(thinking=text, signature=SIGNATURE)
-        elif self.kind is Content:
-            block["text"] = text
-        else:
-            block["input"] = _input(text)
-        self.texts.clear()
-        self.kind = None
+    yield blocks.sent() + named_event(
+        "message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)}
+    )
+    yield MESSAGE_STOP
 
 
 def message_object(answer: Answer, turn: Turn) -> dict:
     """The non-streamed `message` for a turn's answer (its first choice),
     with the blocks a stream of the same turn would have, in their order."""
     choice = answer.choices[0]
-    blocks = BlockCollector(tool_use_ids(turn))
-    blocks.write(choice.events)
-    blocks.close()
+    blocks = MessageBlocks(tool_use_ids(turn))
+    segments = Segmenter(blocks, calls_stay_open=False)
+    segments.feed(choice.events, choice.cut_calls)
+    segments.finish()
     return {
         "id": message_id(),
         "type": "message",

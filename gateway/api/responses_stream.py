@@ -18,7 +18,7 @@ Responses API has one).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 
 import orjson
@@ -35,20 +35,19 @@ from gateway.api.responses_shapes import (
     reasoning_item,
 )
 from gateway.api.responses_state import Memory
-from gateway.api.sse import EventStream
+from gateway.api.segments import TEXT, Segmenter
+from gateway.api.sse import Envelope, EventStream, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, UsageUpdate
 from gateway.ops.errors import ApiError
-from parsers import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
+from parsers import Content, Event
 
 
 class _Item:
     """The output item being streamed, and the framing of its deltas."""
 
-    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta_head", "call_index")
+    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta")
 
-    def __init__(
-        self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "", call_index: int = -1
-    ) -> None:
+    def __init__(self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "") -> None:
         self.kind = kind
         self.id = new_id({"reasoning": "rs", "message": "msg", "call": "ctc" if custom else "fc"}[kind])
         self.index = index
@@ -56,8 +55,7 @@ class _Item:
         self.name = name
         self.call_id = call_id
         self.custom = custom
-        self.delta_head = b""
-        self.call_index = call_index  # a call's index among the turn's calls
+        self.delta: Envelope | None = None  # None: a custom call's input, sent whole when it is done
 
 
 _DELTA_TYPES = {
@@ -65,16 +63,17 @@ _DELTA_TYPES = {
     "message": "response.output_text.delta",
     "call": "response.function_call_arguments.delta",
 }
-_DELTA_PLACE = {
-    "reasoning": ',"summary_index":0',
-    "message": ',"content_index":0,"logprobs":[]',
-    "call": "",
+_DELTA_PLACE: dict[str, dict[str, object]] = {
+    "reasoning": {"summary_index": 0},
+    "message": {"content_index": 0, "logprobs": []},
+    "call": {},
 }
 
 
 class ResponseEvents:
-    """The events of one streamed response; `call_id(name, index)` names
-    each call (the turn's `ParsePlan.call_id`)."""
+    """A `Segmenter` sink: the events of one response, framed into `out`,
+    and its complete output items; `call_id(name, index)` names each call
+    (the turn's `ParsePlan.call_id`)."""
 
     def __init__(self, envelope: ResponseEnvelope, tools: Tools, call_id: Callable[[str, int], str]) -> None:
         self._envelope = envelope
@@ -82,63 +81,44 @@ class ResponseEvents:
         self._call_id = call_id
         self._sequence = 0
         self._output: list[dict] = []
-        self._item: _Item | None = None
-        self._calls: dict[int, _Item] = {}
-        self._cut: set[int] = set()  # the calls the end of output cut
+        self._items: dict[int, _Item] = {}  # the open items: calls by index, the reasoning or message at TEXT
+        self.segments = Segmenter(self, calls_stay_open=True)
+        self.out: list[bytes] = []
         self.finish_reason: str | None = None
 
     def event(self, payload: dict) -> bytes:
-        kind = payload["type"]
         payload["sequence_number"] = self._sequence
         self._sequence += 1
-        return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+        return named_event(payload["type"], payload)
 
-    def opening(self) -> list[bytes]:
+    def opening(self) -> bytes:
         response = self._envelope.in_progress()
-        return [
-            self.event({"type": "response.created", "response": response}),
-            self.event({"type": "response.in_progress", "response": response}),
-        ]
+        return self.event({"type": "response.created", "response": response}) + self.event(
+            {"type": "response.in_progress", "response": response}
+        )
 
-    def render(self, events: list[Event], out: list[bytes], cut_calls: frozenset[int] = frozenset()) -> None:
-        self._cut.update(cut_calls)
-        for event in events:
-            if type(event) is Content:
-                self._delta("message", event.text, out)
-            elif type(event) is Reasoning:
-                self._delta("reasoning", event.text, out)
-            elif type(event) is CallStart:
-                self._close(self._item, out)
-                self._item = None
-                custom = event.name in self._tools.custom
-                call_id = self._call_id(event.name, event.index)
-                item = self._calls[event.index] = _Item(
-                    "call", len(self._output), event.name, custom, call_id, event.index
-                )
-                self._open(item, out)
-            elif type(event) is CallArgs:
-                args_item = self._calls.get(event.index)
-                if args_item is not None:
-                    self._append(args_item, event.text, out)
-            elif type(event) is CallEnd:
-                self._close(self._calls.pop(event.index, None), out)
+    def open_text(self, kind: type[Event]) -> None:
+        self._items[TEXT] = self._open(_Item("message" if kind is Content else "reasoning", len(self._output)))
 
-    def _delta(self, kind: str, text: str, out: list[bytes]) -> None:
-        item = self._item
-        if item is None or item.kind != kind:
-            self._close(item, out)
-            item = self._item = _Item(kind, len(self._output))
-            self._open(item, out)
-        self._append(item, text, out)
+    def open_call(self, index: int, name: str) -> None:
+        custom = name in self._tools.custom
+        self._items[index] = self._open(_Item("call", len(self._output), name, custom, self._call_id(name, index)))
 
-    def _append(self, item: _Item, text: str, out: list[bytes]) -> None:
+    def write(self, block: int, text: str) -> None:
+        item = self._items[block]
         item.parts.append(text)
-        if item.custom:
-            return  # the input inside the JSON arguments is sent whole, when the call is done
-        out.append(item.delta_head + orjson.dumps(text) + b',"sequence_number":%d}\n\n' % self._sequence)
-        self._sequence += 1
+        if item.delta is not None:
+            self.out.append(item.delta.head + orjson.dumps(text) + item.delta.tail % self._sequence)
+            self._sequence += 1
 
-    def _open(self, item: _Item, out: list[bytes]) -> None:
+    def close_text(self) -> None:
+        self._close(self._items.pop(TEXT), cut=False)
+
+    def close_call(self, index: int, cut: bool) -> None:
+        self._close(self._items.pop(index), cut)
+
+    def _open(self, item: _Item) -> _Item:
+        out = self.out
         self._output.append({})  # its place; the complete item lands here when it closes
         if item.kind == "reasoning":
             added = {"id": item.id, "type": "reasoning", "summary": []}
@@ -159,12 +139,13 @@ class ResponseEvents:
                     {"type": "response.content_part.added", **place, "content_index": 0, "part": output_text("")}
                 )
             )
-        head = orjson.dumps({"type": _DELTA_TYPES[item.kind], **place})[:-1].decode() + _DELTA_PLACE[item.kind]
-        item.delta_head = b"event: " + _DELTA_TYPES[item.kind].encode() + b"\ndata: " + head.encode() + b',"delta":'
+        if not item.custom:
+            delta = {"type": _DELTA_TYPES[item.kind], **place, **_DELTA_PLACE[item.kind], "delta": None}
+            item.delta = Envelope(_DELTA_TYPES[item.kind], delta, after=b',"sequence_number":%d')
+        return item
 
-    def _close(self, item: _Item | None, out: list[bytes]) -> None:
-        if item is None:
-            return
+    def _close(self, item: _Item, cut: bool) -> None:
+        out = self.out
         text = "".join(item.parts)
         place = {"item_id": item.id, "output_index": item.index}
         if item.kind == "reasoning":
@@ -188,7 +169,7 @@ class ResponseEvents:
                     {"type": "response.content_part.done", **place, "content_index": 0, "part": output_text(text)}
                 )
             )
-        elif item.call_index in self._cut:
+        elif cut:
             done = call_item(item.id, item.call_id, item.name, text, self._tools, status="incomplete")
         else:
             done = call_item(item.id, item.call_id, item.name, text, self._tools)
@@ -205,13 +186,11 @@ class ResponseEvents:
         self._output[item.index] = done
         out.append(self.event({"type": "response.output_item.done", "output_index": item.index, "item": done}))
 
-    def finish(self, out: list[bytes]) -> None:
-        """Close every item still open, in output order."""
-        open_items = [*self._calls.values(), *([self._item] if self._item is not None else [])]
-        self._calls.clear()
-        self._item = None
-        for item in sorted(open_items, key=lambda item: item.index):
-            self._close(item, out)
+    def sent(self) -> bytes:
+        """The events framed since the last call, as one piece."""
+        events = b"".join(self.out)
+        self.out.clear()
+        return events
 
     @property
     def output(self) -> list[dict]:
@@ -220,15 +199,15 @@ class ResponseEvents:
 
     def ending(self, usage: dict | None, failure: dict | None) -> tuple[bytes, dict]:
         """The events closing the items still open, and the final response."""
-        out: list[bytes] = []
-        self.finish(out)
+        self.segments.finish()
         if failure is not None:
-            return b"".join(out), self._envelope.failed(self._output, failure, usage)
-        return b"".join(out), self._envelope.finished(self._output, self.finish_reason, usage)
+            return self.sent(), self._envelope.failed(self._output, failure, usage)
+        return self.sent(), self._envelope.finished(self._output, self.finish_reason, usage)
 
     def interrupted(self, usage: dict | None) -> dict:
         """The response so far of a stream its client left."""
-        self.finish([])
+        self.segments.finish()
+        self.out.clear()  # nobody reads them now
         return self._envelope.interrupted(self._output, usage)
 
     def failed(self, failure: dict, usage: dict | None) -> dict:
@@ -239,11 +218,10 @@ class ResponseEvents:
         return self.event({"type": kind or "response.completed", "response": response})
 
 
-async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None) -> AsyncIterator[bytes]:
+async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None) -> AsyncGenerator[bytes]:
     usage = None
     try:
-        for opening in events.opening():
-            yield opening
+        yield events.opening()
         async with aclosing(aiter(stream)) as updates:
             async for update in updates:
                 if type(update) is UsageUpdate:
@@ -251,13 +229,12 @@ async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | N
                     continue
                 if update.choice != 0:
                     continue
-                out: list[bytes] = []
-                events.render(update.events, out, update.cut_calls)
+                events.segments.feed(update.events, update.cut_calls)
                 if update.finish_reason is not None:
                     events.finish_reason = update.finish_reason
-                    events.finish(out)
-                if out:
-                    yield b"".join(out)
+                    events.segments.finish()
+                if events.out:
+                    yield events.sent()
     except BaseException:  # the client left (cancelled, or the generator closed)
         if memory is not None:
             memory.keep_later(events.interrupted(usage))
@@ -277,9 +254,8 @@ def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools
     the same events would complete them, in their order."""
     choice = answer.choices[0]
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
-    out: list[bytes] = []
-    events.render(choice.events, out, choice.cut_calls)
-    events.finish(out)
+    events.segments.feed(choice.events, choice.cut_calls)
+    events.segments.finish()
     return envelope.finished(events.output, choice.finish_reason, answer.usage)
 
 

@@ -1,14 +1,25 @@
-"""Server-sent events out, on the hot path: the gateway's pre-framed events.
+"""Server-sent events out, on the hot path: the one place where the
+gateway frames events, and `EventStream`, the response that sends them.
 
-The gateway frames its events once (`data: …\\n\\n`, one orjson encode
-per chunk), so `EventStream` sends them as they are, with starlette's
+Framing (https://html.spec.whatwg.org/multipage/server-sent-events.html):
+chat completions send `data: JSON` and end with `data: [DONE]`
+(`data_event`, `DONE`); the Responses API and Anthropic Messages name each
+event, `event: NAME` then `data: JSON` (`named_event`). Each event ends
+with a blank line. Events sent per token are framed from an `Envelope`,
+the event's bytes around its one varying value, encoded once per block and
+concatenated per delta (`head + orjson.dumps(value) + tail`).
+
+`EventStream` sends the framed events as they are, with starlette's
 `StreamingResponse` (which stops the stream when the client disconnects):
 sse-starlette's EventSourceResponse would open a cancel scope per event
 for its per-send timeout, the largest per-chunk cost it adds. It sends the
 headers an event stream needs and, like sse-starlette, a comment line
 whenever the stream has been quiet for `ping_seconds` (counted from the
 last thing sent, so never more than that apart), so that proxies keep it
-open (or the surface's own keep-alive event: Anthropic's `ping`).
+open (or the surface's own keep-alive event: Anthropic's `ping`). However
+the stream ends (a client that left included) its events are closed before
+the response returns, so that what they record (the usage) is in the
+request's log line.
 
 Measured (`python -m bench.sse_library_bench`, bench/README.md "Card
 libraries"): sending the same event in-process, sse-starlette 3.7.0 costs
@@ -19,45 +30,92 @@ cancel scope alone about 6.5 µs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import anyio
+import orjson
 from starlette.background import BackgroundTask
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
+DATA = b"data: "
+END = b"\n\n"
+DONE = b"data: [DONE]\n\n"
 PING = b": ping\n\n"
 PING_SECONDS = 15.0
+CLOSE_SECONDS = 5.0  # at most this long to close the events of a stream that ended early
 _HEADERS = {"Cache-Control": "no-store", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
 
 
+def data_event(payload: dict) -> bytes:
+    """An unnamed event (chat completions, their errors)."""
+    return DATA + orjson.dumps(payload) + END
+
+
+def relayed_event(payload: bytes) -> bytes:
+    """A backend's event payload, framed again whole."""
+    return DATA + payload + END
+
+
+def _head(name: str | None) -> bytes:
+    return DATA if name is None else b"event: " + name.encode() + b"\n" + DATA
+
+
+def named_event(name: str, payload: dict) -> bytes:
+    """An event with its `event:` line (Responses, Messages)."""
+    return _head(name) + orjson.dumps(payload) + END
+
+
+class Envelope:
+    """The framing of an event whose payload varies in one value, its last:
+    `payload`'s innermost last value (the last key's, nested through its
+    last dicts and lists) is `None` and stands for it. An event is
+    `head + orjson.dumps(value) + tail`; `after` goes right after the
+    value (the Responses API's `,"sequence_number":%d`, filled in with `%`)."""
+
+    __slots__ = ("head", "tail")
+
+    def __init__(self, name: str | None, payload: dict, after: bytes = b"") -> None:
+        encoded = orjson.dumps(payload)
+        closers = len(encoded) - len(encoded.rstrip(b"]}"))
+        hole = len(encoded) - closers - len(b"null")
+        assert encoded[hole : hole + 4] == b"null", "the payload's last value is its hole"
+        self.head = _head(name) + encoded[:hole]
+        self.tail = after + encoded[hole + 4 :] + END
+
+
 class EventStream(StreamingResponse):
-    """A `text/event-stream` response of pre-framed events."""
+    """A `text/event-stream` response of framed events."""
 
     media_type = "text/event-stream"
 
     def __init__(
         self,
-        events: AsyncIterator[bytes],
+        events: AsyncGenerator[bytes],
         background: BackgroundTask | None = None,
         ping_seconds: float = PING_SECONDS,
         ping: bytes = PING,
     ) -> None:
         super().__init__(events, headers=_HEADERS, background=background)
+        self._events = events
         self._ping_seconds = ping_seconds
         self._ping_event = ping
         self._last_sent = 0.0
 
     async def stream_response(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        self._last_sent = anyio.current_time()
-        async with anyio.create_task_group() as pings:
-            pings.start_soon(self._ping, send)
-            async for event in self.body_iterator:
-                self._last_sent = anyio.current_time()
-                await send({"type": "http.response.body", "body": event, "more_body": True})
-            pings.cancel_scope.cancel()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            self._last_sent = anyio.current_time()
+            async with anyio.create_task_group() as pings:
+                pings.start_soon(self._ping, send)
+                async for event in self._events:
+                    self._last_sent = anyio.current_time()
+                    await send({"type": "http.response.body", "body": event, "more_body": True})
+                pings.cancel_scope.cancel()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:  # a client that left cancels this while the events wait at a `yield`
+            with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+                await self._events.aclose()
 
     async def _ping(self, send: Send) -> None:
         while True:

@@ -8,17 +8,17 @@ then ends with an OpenAI error event before `[DONE]`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from starlette.background import BackgroundTask
 
-from gateway.api.chunks import DONE, ChoiceStream, ChunkEncoder, sse_event
-from gateway.api.sse import EventStream
+from gateway.api.chunks import ChoiceStream, ChunkEncoder
+from gateway.api.sse import DONE, EventStream, data_event
 from gateway.api.turns import Turn, TurnStream, UsageUpdate
 
 
-async def _chunks(stream: TurnStream, encoder: ChunkEncoder) -> AsyncIterator[bytes]:
+async def _chunks(stream: TurnStream, encoder: ChunkEncoder) -> AsyncGenerator[bytes]:
     plan = stream.turn.plan
     choices: dict[int, ChoiceStream] = {}
     async with aclosing(aiter(stream)) as updates:
@@ -36,7 +36,7 @@ async def _chunks(stream: TurnStream, encoder: ChunkEncoder) -> AsyncIterator[by
             if update.finish_reason is not None:
                 yield encoder.choice(index, {}, update.finish_reason, extra=update.unmet)
     if stream.failure is not None:
-        yield sse_event(stream.failure.body)
+        yield data_event(stream.failure.body)
     yield DONE
 
 
