@@ -1,0 +1,124 @@
+"""Reading markers off rendered tool calls (`template_analysis`).
+
+A call's core is the JSON object naming the function, or the function name
+through its JSON arguments. Around the cores of a two-call render, the
+text before the first is the section start and the call start; between
+the two, the call end, a separator and the call start again; after the
+second, the call end and the section end. What the before and between
+texts share at their ends is the call start, what the after and between
+texts share at their starts is the call end (llama.cpp's
+`common/chat-diff-analyzer.cpp` reads them the same way), each cut back to
+a whole token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from parsers.formats.derived import JSON_OBJECT, NAMED_JSON, ToolMarkers
+
+_TOKEN = r"(?:<[^<>\s]+>|\[[^\[\]\s]+\])"
+_LEADING = re.compile(_TOKEN)
+_TRAILING = re.compile(_TOKEN + r"$")
+_DECODER = json.JSONDecoder()
+_ARGUMENT_KEYS = ("arguments", "parameters")
+
+
+def opening_token(text: str) -> str | None:
+    """The special-token-like marker `text` starts with (`<…>`, `[…]`)."""
+    match = _LEADING.match(text)
+    return match.group() if match else None
+
+
+def closing_token(text: str) -> str | None:
+    """The special-token-like marker `text` ends with."""
+    match = _TRAILING.search(text)
+    return match.group() if match else None
+
+
+def call_markers(
+    one: str, first: tuple[str, dict], two: str | None, second: tuple[str, dict]
+) -> tuple[ToolMarkers | None, str]:
+    """The markers of the one-call render `one` (and the two-call render
+    `two`, if the template writes two calls), or None and why not."""
+    core = _core(one, *first)
+    if isinstance(core, str):
+        return None, core
+    style, start, end, args_start = core
+    if style == NAMED_JSON and not args_start.strip():
+        return None, "the function name and its JSON arguments are not separated by a marker"
+    before, between, after = one[:start], None, one[end:]
+    if two is not None:
+        cores = _core(two, *first), _core(two, *second)
+        if isinstance(cores[0], str) or isinstance(cores[1], str):
+            return None, "the two-call render holds no two calls"
+        before, between, after = two[: cores[0][1]], two[cores[0][2] : cores[1][1]], two[cores[1][2] :]
+    call_start = before if between is None else _token_suffix(_common_suffix(before, between))
+    room = None if between is None else len(between) - len(call_start)
+    call_end = after if between is None else _token_prefix(common_prefix(after, between[:room]))
+    separator = "" if between is None else between[len(call_end) : room]
+    markers = ToolMarkers(
+        style=style,
+        call_start=call_start.strip(),
+        call_end=call_end.strip(),
+        section_start=before[: len(before) - len(call_start)].strip(),
+        section_end=after[len(call_end) :].strip(),
+        separator=separator.strip(),
+        args_start=args_start.strip(),
+    )
+    if not markers.call_start:
+        return None, "calls are bare JSON with no marker before them; only a registered format serves them"
+    return markers, ""
+
+
+def _core(text: str, name: str, args: dict) -> tuple[str, int, int, str] | str:
+    """(style, start, end, args_start) of the call to `name` in `text`, or why none."""
+    objects = list(_json_objects(text))
+    for start, end, value in objects:
+        if isinstance(value, dict) and value.get("name") == name and any(value.get(k) == args for k in _ARGUMENT_KEYS):
+            return JSON_OBJECT, start, end, ""
+    at = text.find(name)
+    if at < 0:
+        return f"the function name {name!r} is not written"
+    for start, end, value in objects:
+        if start > at and value == args:
+            return NAMED_JSON, at, end, text[at + len(name) : start]
+    if all(key in text for key in args):
+        return "arguments are written as tagged keys and values; only a registered format serves them"
+    return "the call's arguments are not written as JSON"
+
+
+def _json_objects(text: str):
+    for match in re.finditer(r"\{", text):
+        try:
+            value, end = _DECODER.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        yield match.start(), end, value
+
+
+def common_prefix(one: str, other: str) -> str:
+    size = next((i for i, (a, b) in enumerate(zip(one, other)) if a != b), min(len(one), len(other)))
+    return one[:size]
+
+
+def _common_suffix(one: str, other: str) -> str:
+    shared = common_prefix(one[::-1], other[::-1])
+    return one[len(one) - len(shared) :]
+
+
+def _token_suffix(text: str) -> str:
+    """`text` from its first whole token on (`><tool>` -> `<tool>`)."""
+    for at in range(len(text)):
+        if text[at] in "<[" or text[at].isspace():
+            return text[at:]
+    return ""
+
+
+def _token_prefix(text: str) -> str:
+    """`text` up to its last whole token (`</tool><` -> `</tool>`)."""
+    for at in range(len(text), 0, -1):
+        if text[at - 1] in ">]" or text[at - 1].isspace():
+            return text[:at]
+    return ""
