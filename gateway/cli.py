@@ -49,6 +49,7 @@ def _config_path(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from gateway.backend.derived_parsers import with_template_parsers
     from gateway.backend.template_backend import check_templates
     from gateway.ops.config import ConfigError, load_config
     from gateway.ops.logs import logging_config
@@ -57,6 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         config = load_config(path)
         check_templates(config.models)
+        config = with_template_parsers(config)
     except ConfigError as error:
         missing = named_by and not Path(path).exists()
         hint = f" (named by {named_by}); {HOW_TO_CONFIGURE}, or neither to serve the built-in demo" if missing else ""

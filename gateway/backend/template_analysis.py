@@ -42,8 +42,10 @@ from parsers.stages.tool_calls import ToolFormat
 USER = "USER_SENTINEL_q7"
 ANSWER = "ANSWER_SENTINEL_q7"
 REASONING = "REASONING_SENTINEL_q7"
-FIRST, SECOND = ("fn_alpha", {"key_a": "val_a"}), ("fn_beta", {"key_b": 7})
-TYPED = ("fn_alpha", {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"]})
+Call = tuple[str, dict[str, Any]]
+FIRST: Call = ("fn_alpha", {"key_a": "val_a"})
+SECOND: Call = ("fn_beta", {"key_b": 7})
+TYPED: Call = ("fn_alpha", {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"]})
 THINKING_SWITCHES = ("enable_thinking", "thinking")
 _TYPES = {"key_a": "string", "key_b": "integer", "text": "string", "count": "integer", "ratio": "number"}
 _SCHEMA = {
@@ -147,7 +149,7 @@ class _Renders:
 
     def _render(self, messages: list[dict], **kwargs: Any) -> str | None:
         template = self._template
-        unset = {
+        unset: dict[str, Any] = {
             name: ""
             for name, text in (("bos_token", template.bos_token), ("eos_token", template.eos_token))
             if text is None

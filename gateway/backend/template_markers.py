@@ -99,7 +99,7 @@ def _json_objects(text: str):
 
 
 def common_prefix(one: str, other: str) -> str:
-    size = next((i for i, (a, b) in enumerate(zip(one, other)) if a != b), min(len(one), len(other)))
+    size = next((i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
     return one[:size]
 
 

@@ -12,6 +12,7 @@ DeepSeek V3.1 family). No other parsing code exists for them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -75,6 +76,7 @@ def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> Tool
     """The tool-call format the markers describe."""
     section_start, section_end = markers.section_start or None, markers.section_end or None
     dropped = tuple(marker for marker in (markers.section_end, markers.call_end) if marker)
+    body: Callable
     if markers.style == JSON_OBJECT:
         body, written = JsonCalls, '{"name": "{name}", "arguments": {arguments}}'
     else:
