@@ -75,7 +75,7 @@ def reasoning_format_from(markers: ReasoningMarkers, tool_start: str | None, end
 def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> ToolFormat:
     """The tool-call format the markers describe."""
     section_start, section_end = markers.section_start or None, markers.section_end or None
-    dropped = tuple(marker for marker in (markers.section_end, markers.call_end) if marker)
+    dropped: tuple[str, ...] = (markers.section_end,) if markers.section_end else ()
     body: Callable
     if markers.style == JSON_OBJECT:
         body, written = JsonCalls, '{"name": "{name}", "arguments": {arguments}}'
@@ -87,7 +87,7 @@ def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> Tool
             args_end=markers.call_end or None,
         )
         written = "{name}" + markers.args_start + "{arguments}"
-        dropped += (markers.args_start,)
+        dropped += (markers.call_end, markers.args_start) if markers.call_end else (markers.args_start,)
     return ToolFormat(
         name=NAME,
         models=MODELS,
