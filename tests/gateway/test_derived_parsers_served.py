@@ -16,7 +16,8 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import load_config
-from tests.gateway.test_template_derivation import QWEN3, TEMPLATES, renamed
+from parsers import parse_text
+from tests.gateway.test_template_derivation import QWEN3, R1_DISTILL, TEMPLATES, renamed
 
 TOOLS = [
     {
@@ -34,10 +35,14 @@ GEMMA = "google-gemma-2-2b-it.jinja"
 
 def write_config(folder: Path, backend_url: str) -> Path:
     (folder / "twin.jinja").write_text(renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8")), encoding="utf-8")
+    (folder / "r1-twin.jinja").write_text(
+        renamed((TEMPLATES / R1_DISTILL).read_text(encoding="utf-8")), encoding="utf-8"
+    )
     backend = {"url": backend_url}
     models = [
         {"name": "twin-chat", "backend": {**backend, "model": "brand-new-model"}, "parsers_from": "twin.jinja"},
         {"name": "twin-template", "backend": backend, "chat_template": "twin.jinja"},
+        {"name": "r1-twin", "backend": backend, "chat_template": "r1-twin.jinja", "bos_token": "<s>"},
         {"name": "qwen-template", "backend": backend, "chat_template": str(TEMPLATES / QWEN3)},
         {"name": "plain", "backend": backend, "parsers_from": str(TEMPLATES / GEMMA)},
         {"name": "named", "backend": backend, "parsers_from": "twin.jinja", "tool_call_parser": "hermes"},
@@ -87,6 +92,15 @@ def test_a_model_with_derived_parsers_is_served_streamed_and_not(gateway, fake, 
         ]
         assert message["reasoning_content"] == "Paris, so a call."
         assert [call["function"]["name"] for call in message["tool_calls"]] == ["get_weather"]
+
+
+def test_reasoning_the_derived_templates_prompt_opens_starts_the_reply(gateway, fake) -> None:
+    fake.script("The user wants a greeting.</ponder>\n\nHello!", chunk_size=2)
+    body = {"model": "r1-twin", "messages": [{"role": "user", "content": "Hi"}]}
+    message = httpx.post(f"{gateway}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+    named = parse_text("The user wants a greeting.</think>\n\nHello!", "deepseek-r1", None)  # what R1 itself gets
+    assert (message["reasoning_content"], message["content"]) == (named.reasoning_content, named.content)
+    assert named.reasoning_content == "The user wants a greeting."
 
 
 def test_models_list_each_models_parsers_and_where_they_come_from(gateway) -> None:
