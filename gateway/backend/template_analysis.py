@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
@@ -109,8 +109,8 @@ class Derivation:
         return {
             "template": self.where,
             "origin": None if self.found_nothing else self.origin,
-            "reasoning": None if self.reasoning is None else vars(self.reasoning),
-            "tool_calls": None if self.tools is None else vars(self.tools),
+            "reasoning": None if self.reasoning is None else asdict(self.reasoning),
+            "tool_calls": None if self.tools is None else asdict(self.tools),
             "end_of_turn": list(self.end_of_turn),
             "recognised": {"tool_call_parser": self.recognised_tools, "reasoning_parser": self.recognised_reasoning},
             "refused": self.refusals,

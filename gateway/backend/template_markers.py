@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import re
 
-from parsers.formats.derived import JSON_OBJECT, NAMED_JSON, ToolMarkers
+from parsers.formats.derived import JSON_OBJECT, NAMED_JSON, TAGGED, TagMarkers, ToolMarkers
 
 _TOKEN = r"(?:<[^<>\s]+>|\[[^\[\]\s]+\])"
 _LEADING = re.compile(_TOKEN)
 _TRAILING = re.compile(_TOKEN + r"$")
 _DECODER = json.JSONDecoder()
+_PARTIAL_TAG = re.compile(r"<[^<>\s]*=$")  # `<function=`, `<parameter=`: a tag whose text goes on
 _ARGUMENT_KEYS = ("arguments", "parameters")
 
 
@@ -46,6 +47,7 @@ def call_markers(
     if isinstance(core, str):
         return None, core
     style, start, end, args_start = core
+    tags = _tags(one, first[0], first[1], one.find(first[0])) if style == TAGGED else None
     if style == NAMED_JSON and not args_start.strip():
         return None, "the function name and its JSON arguments are not separated by a marker"
     before, between, after = one[:start], None, one[end:]
@@ -66,6 +68,7 @@ def call_markers(
         section_end=after[len(call_end) :].strip(),
         separator=separator.strip(),
         args_start=args_start.strip(),
+        tags=tags if isinstance(tags, TagMarkers) else None,
     )
     if not markers.call_start:
         return None, "calls are bare JSON with no marker before them; only a registered format serves them"
@@ -84,9 +87,58 @@ def _core(text: str, name: str, args: dict) -> tuple[str, int, int, str] | str:
     for start, end, value in objects:
         if start > at and value == args:
             return NAMED_JSON, at, end, text[at + len(name) : start]
-    if all(key in text for key in args):
-        return "arguments are written as tagged keys and values; only a registered format serves them"
-    return "the call's arguments are not written as JSON"
+    tags = _tags(text, name, args, at)
+    if isinstance(tags, TagMarkers):
+        return TAGGED, at - len(tags.name_prefix), _tagged_end(text, args, at, tags), ""
+    return tags
+
+
+def _written(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _tags(text: str, name: str, args: dict, at: int) -> TagMarkers | str:
+    """The tags around the first key and value of a call written as
+    tagged keys and values (`<arg_key>K</arg_key><arg_value>V</arg_value>`,
+    `<parameter=K>V</parameter>`), or why they are not."""
+    key, value = next(iter(args.items()))
+    key_at = text.find(key, at + len(name))
+    value_at = text.find(_written(value), key_at + len(key)) if key_at >= 0 else -1
+    if value_at < 0:
+        return "the call's arguments are not written as JSON nor as tagged keys and values"
+    header, key_to_value = text[at + len(name) : key_at], text[key_at + len(key) : value_at]
+    after_value = text[value_at + len(_written(value)) :]
+    name_prefix = _PARTIAL_TAG.search(text[:at])
+    open_tag = _PARTIAL_TAG.search(header)
+    key_open = closing_token(header.rstrip()) or (open_tag.group() if open_tag else None)
+    value_close = opening_token(after_value.lstrip())
+    key_close = opening_token(key_to_value.lstrip()) or key_to_value.strip()[:1]
+    if not key_open or not value_close or not key_close:
+        return "arguments are written as tagged keys and values whose tags could not be read"
+    value_open = key_to_value.strip()[len(key_close) :].strip()
+    return TagMarkers(
+        name_prefix=name_prefix.group() if name_prefix else "",
+        name_end=_name_end(header[: header.rfind(key_open)]),
+        key_open=key_open,
+        key_close=key_close,
+        value_open=value_open,
+        value_close=value_close,
+        value_trim="newline" if key_to_value.endswith("\n") or after_value.startswith("\n") else "none",
+    )
+
+
+def _name_end(text: str) -> str:
+    """What ends a tagged call's name: a marker (`>`), a newline, or nothing."""
+    return text.strip() or ("\n" if "\n" in text else "")
+
+
+def _tagged_end(text: str, args: dict, at: int, tags: TagMarkers) -> int:
+    """Where the last value's close tag ends."""
+    end = at
+    for key, value in args.items():
+        end = text.find(_written(value), text.find(tags.key_open + key, end) + len(key)) + len(_written(value))
+        end = text.find(tags.value_close, end) + len(tags.value_close)
+    return end
 
 
 def _json_objects(text: str):
