@@ -47,6 +47,8 @@ FIRST: Call = ("fn_alpha", {"key_a": "val_a"})
 SECOND: Call = ("fn_beta", {"key_b": 7})
 TYPED: Call = ("fn_alpha", {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"]})
 THINKING_SWITCHES = ("enable_thinking", "thinking")
+CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands
+_CALL_ID = re.compile(r',?\s*"id"\s*:\s*"call\d{5}"|call\d{5}')
 _TYPES = {"key_a": "string", "key_b": "integer", "text": "string", "count": "integer", "ratio": "number"}
 _SCHEMA = {
     "type": "object",
@@ -73,6 +75,7 @@ class Derivation:
     recognised_reasoning: str | None = None
     recognised_tools: str | None = None
     refusals: list[str] = field(default_factory=list)
+    call_ids: bool = False  # the template writes call ids
     milliseconds: float = 0.0
 
     @property
@@ -112,6 +115,7 @@ class Derivation:
             "reasoning": None if self.reasoning is None else asdict(self.reasoning),
             "tool_calls": None if self.tools is None else asdict(self.tools),
             "end_of_turn": list(self.end_of_turn),
+            "call_ids": "written by the template" if self.call_ids else "not written",
             "recognised": {"tool_call_parser": self.recognised_tools, "reasoning_parser": self.recognised_reasoning},
             "refused": self.refusals,
             "milliseconds": round(self.milliseconds, 1),
@@ -165,7 +169,11 @@ def _assistant(content: str, *calls: tuple[str, dict], reasoning: str | None = N
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = [
-            {"id": f"call{index:05d}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            {
+                "id": CALL_ID.format(index=index),
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
             for index, (name, args) in enumerate(calls)
         ]
     if reasoning is not None:
@@ -196,6 +204,7 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
     samples = [(_region(answer, one), [FIRST])]
     samples += [(_region(answer, two), [FIRST, SECOND])] if two is not None else []
     samples += [(_region(answer, typed), [TYPED])] if typed is not None else []
+    found.call_ids = writes_call_ids(samples[0][0])
     found.recognised_tools = _recognised_tools(samples, found.end_of_turn)
     markers, why = call_markers(samples[0][0], FIRST, samples[1][0] if two is not None else None, SECOND)
     if markers is None:
@@ -215,7 +224,7 @@ def _recognised_tools(samples: list[tuple[str, list]], end_of_turn: tuple[str, .
     template's markers and reads every sample back; one that writes it to
     the character wins over one equal only whitespace aside."""
     text, [(name, args)] = samples[0]
-    squeezed = _squeeze(text)
+    squeezed = _squeeze(_CALL_ID.sub("", text))
     alike: list[str] = []
     for key, fmt in TOOL_FORMATS.items():
         written = fmt.render_call(name, json.dumps(args))
@@ -225,7 +234,27 @@ def _recognised_tools(samples: list[tuple[str, list]], end_of_turn: tuple[str, .
             if written == text:
                 return key
             alike.append(key)
-    return alike[0] if alike else None
+    return alike[0] if alike else _reading_alike(samples)
+
+
+def _reading_alike(samples: list[tuple[str, list]]) -> str | None:
+    """A registered format that opens its calls with the template's first
+    marker and reads every sample back, though its own rendering is another
+    of the forms it reads (Mistral's `NAME[CALL_ID]ID[ARGS]{…}`)."""
+    opening = opening_token(samples[0][0].lstrip())
+    return next(
+        (
+            key
+            for key, fmt in TOOL_FORMATS.items()
+            if key == fmt.name and opening in fmt.opening_markers and _reads_back(key, samples)
+        ),
+        None,
+    )
+
+
+def writes_call_ids(text: str) -> bool:
+    """Whether the template writes the call ids it is given (Mistral)."""
+    return _CALL_ID.search(text) is not None
 
 
 def _squeeze(text: str) -> str:

@@ -30,6 +30,8 @@ DEEPSEEK_V31 = "deepseek-ai-DeepSeek-V3.1.jinja"
 R1_DISTILL = "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"
 GLM = "zai-org-GLM-4.6.jinja"
 LLAMA33 = "meta-llama-Llama-3.3-70B-Instruct.jinja"
+MISTRAL_NEMO = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
+MISTRAL_SMALL = "mistralai-Mistral-Small-3.2-24B-Instruct-2506.jinja"
 
 # template -> (tool-call parser, reasoning parser) it is served by, as the model-name table pairs them
 REGISTERED = {
@@ -37,9 +39,11 @@ REGISTERED = {
     HERMES: ("qwen25", None),
     QWEN25: ("qwen25", None),
     DEEPSEEK_V31: ("deepseekv31", "deepseek-v3"),
-    R1_DISTILL: (None, "deepseek-r1"),
+    R1_DISTILL: ("deepseekv3", "deepseek-r1"),
     GLM: ("glm45", "glm45"),
     LLAMA33: ("llama3", None),
+    MISTRAL_NEMO: ("mistral", None),
+    MISTRAL_SMALL: ("mistral", None),
 }
 # every marker a twin renames, and the new word for it
 RENAMES = {
@@ -200,9 +204,10 @@ def test_renamed_markers_are_read_from_the_renders() -> None:
 
 
 def test_a_template_that_cannot_be_derived_says_why(capsys) -> None:
-    mistral = derive(load_chat_template(TEMPLATES / "mistralai-Mistral-Nemo-Instruct-2407.jinja"))
-    assert mistral.tool_stage() is None
-    assert "tool calls: calls are bare JSON with no marker before them" in " ".join(mistral.refusals)
+    source = (TEMPLATES / MISTRAL_NEMO).read_text(encoding="utf-8").replace("[TOOL_CALLS]", "[FN_CALLS]")
+    mistral_twin = derive(ChatTemplate(source, where="twin", eos_token="</s>"))
+    assert mistral_twin.tool_stage() is None
+    assert "tool calls: calls are bare JSON with no marker before them" in " ".join(mistral_twin.refusals)
     assert main(["parsers", "--derive", str(TEMPLATES / "google-gemma-2-2b-it.jinja")]) == 0
     printed = capsys.readouterr().out
     assert "no reasoning or tool-call structure found: served as plain content" in printed
