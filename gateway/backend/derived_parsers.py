@@ -1,7 +1,9 @@
 """Config entries served by the parsers their chat template implies
 (docs/derived-parsers.md): `parsers_from: SOURCE`, or in template mode a
-`chat_template` with no parser named. Each template is read and analysed
-once, at start-up and at each reload (`template_analysis.derive`).
+`chat_template` with no parser named. Each template file is read and
+analysed once, at start-up and at each reload (`template_analysis.derive`);
+the server's own template (`backend`, llama.cpp's `GET /props`) at the
+first chat request, as template mode reads it, and kept once answered.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ import logging
 
 from gateway.backend.chat_template import ChatTemplateError
 from gateway.backend.template_analysis import Derivation, derive
+from gateway.backend.template_backend import PROPS_PATH, props_template
 from gateway.backend.template_sources import load_chat_template
+from gateway.backend.upstream import Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, Config, ConfigError, ModelConfig
+from gateway.ops.errors import ApiError
 
 logger = logging.getLogger("parsegate.startup")
+FROM_SERVER = "template: the server's, read at the first request"
 
 
 def with_template_parsers(config: Config) -> Config:
@@ -38,20 +44,46 @@ def _derived(model: ModelConfig) -> ModelConfig:
     if source is None:
         return model
     if source == CHAT_TEMPLATE_FROM_BACKEND:
-        logger.warning(
-            "model %s: parsers are not derived from the server's template (GET /props is read at the first "
-            "request, after the parsers are chosen); name them, or give the template file as parsers_from",
-            model.name,
-        )
-        return model.with_template_parsers(None, None, "config")
+        return model.with_template_parsers(None, None, FROM_SERVER)
     found = derivation_of(source, model)
+    _warn_if_plain(model.name, found, source)
+    return _served(model, found)
+
+
+async def with_server_template_parsers(backend: Backend) -> Backend:
+    """`backend` served by the parsers its server's template implies, for
+    an entry that takes them from `backend`; itself otherwise, or while the
+    server cannot say (asked again at the next request)."""
+    if backend.config.parsers_origin != FROM_SERVER:
+        return backend
+    found = await backend.template_parsers.get(lambda: _ask_server(backend))
+    if found is None:
+        return backend
+    return backend.routed(_served(backend.config, found))
+
+
+async def _ask_server(backend: Backend) -> Derivation | None:
+    try:
+        template = props_template(await backend.fetch(PROPS_PATH, at_root=True), backend.config, PROPS_PATH)
+    except (ApiError, ChatTemplateError) as error:
+        logger.warning("model %s: no parsers from the server's chat template for now: %s", backend.name, error)
+        return None
+    found = derive(template)
+    _warn_if_plain(backend.name, found, f"of the server ({PROPS_PATH})")
+    return found
+
+
+def _served(model: ModelConfig, found: Derivation) -> ModelConfig:
+    origin = "template: derived" if found.found_nothing else found.origin
+    return model.with_template_parsers(found.reasoning_stage(), found.tool_stage(), origin)
+
+
+def _warn_if_plain(name: str, found: Derivation, source: str) -> None:
     if found.found_nothing:
         logger.warning(
             "model %s: the chat template %s writes no reasoning and no tool-call markers parsegate can read (%s); "
             "served as plain content",
-            model.name,
+            name,
             source,
             "; ".join(found.refusals),
         )
-        return model.with_template_parsers(None, None, "template: derived")
-    return model.with_template_parsers(found.reasoning_stage(), found.tool_stage(), found.origin)

@@ -317,8 +317,9 @@ class ModelConfig(_Section):
         """The template source this entry's parsers are derived from:
         `parsers_from`, or in template mode the `chat_template` of an entry
         that names no parser (docs/derived-parsers.md)."""
-        if self.response_template is not None or self.reasoning_parser or self.tool_call_parser:
-            return None
+        named = {"reasoning_parser", "tool_call_parser"} & self.model_fields_set
+        if self.response_template is not None or named:
+            return None  # names in the entry win, `none` included
         if self._parsers_origin != "config" or self._parsers_from_name:
             return None  # already derived, or picked
         return self.parsers_from or self.chat_template

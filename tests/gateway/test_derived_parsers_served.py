@@ -15,9 +15,10 @@ import httpx
 import pytest
 
 from gateway.app import create_app
-from gateway.ops.config import load_config
+from gateway.ops.config import Config, load_config
 from parsers import parse_text
 from tests.gateway.test_template_derivation import QWEN3, R1_DISTILL, TEMPLATES, renamed
+from tests.scripted_backend import ScriptedBackend, chat_answer
 
 TOOLS = [
     {
@@ -46,6 +47,13 @@ def write_config(folder: Path, backend_url: str) -> Path:
         {"name": "qwen-template", "backend": backend, "chat_template": str(TEMPLATES / QWEN3)},
         {"name": "plain", "backend": backend, "parsers_from": str(TEMPLATES / GEMMA)},
         {"name": "named", "backend": backend, "parsers_from": "twin.jinja", "tool_call_parser": "hermes"},
+        {
+            "name": "off",
+            "backend": backend,
+            "chat_template": "twin.jinja",
+            "reasoning_parser": "none",
+            "tool_call_parser": "none",
+        },
         {"name": "Qwen/Qwen3-8B", "backend": backend},
     ]
     path = folder / "config.yaml"
@@ -113,6 +121,7 @@ def test_models_list_each_models_parsers_and_where_they_come_from(gateway) -> No
         "origin": "template: recognised as qwen25+qwen3",
     }
     assert listed["named"] == {"reasoning_parser": None, "tool_call_parser": "hermes", "origin": "config"}
+    assert listed["off"] == {"reasoning_parser": None, "tool_call_parser": None, "origin": "config"}
     assert listed["Qwen/Qwen3-8B"] == {
         "reasoning_parser": "qwen3",
         "tool_call_parser": "qwen25",
@@ -129,3 +138,24 @@ def test_a_template_with_no_structure_is_plain_content_with_a_warning_naming_it(
     [warning] = [record.getMessage() for record in caplog.records if "model plain" in record.getMessage()]
     assert f"the chat template {TEMPLATES / GEMMA} writes no reasoning and no tool-call markers" in warning
     assert "served as plain content" in warning
+
+
+def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once(serve) -> None:
+    side = ScriptedBackend()
+    entry = {
+        "name": "from-props",
+        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
+        "parsers_from": "backend",
+    }
+    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    body = {**BODY, "model": "from-props"}
+    side.routes["/v1/chat/completions"] = chat_answer(REPLY)
+    message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+    assert message["content"] == REPLY  # /props unanswered: plain content for now
+    twin = renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8"))
+    side.routes["/props"] = (200, {"chat_template": twin, "eos_token": "<|im_end|>"})
+    for _ in range(2):
+        message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+        assert message["reasoning_content"] == "Paris, so a call."
+        assert [json.loads(call["function"]["arguments"]) for call in message["tool_calls"]] == [{"city": "Paris"}]
+    assert side.asked("/props") == 2  # asked again after the failure, kept once answered
