@@ -45,23 +45,38 @@ REASONING = "REASONING_SENTINEL_q7"
 Call = tuple[str, dict[str, Any]]
 FIRST: Call = ("fn_alpha", {"key_a": "val_a"})
 SECOND: Call = ("fn_beta", {"key_b": 7})
-TYPED: Call = ("fn_alpha", {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"]})
+TYPED: Call = (
+    "fn_alpha",
+    {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"], "object": {"k": "v"}},
+)
 THINKING_SWITCHES = ("enable_thinking", "thinking")
 CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands
 _CALL_ID = re.compile(r',?\s*"id"\s*:\s*"call\d{5}"|call\d{5}')
-_TYPES = {"key_a": "string", "key_b": "integer", "text": "string", "count": "integer", "ratio": "number"}
-_SCHEMA = {
-    "type": "object",
-    "properties": {
-        **{key: {"type": kind, "description": key} for key, kind in _TYPES.items()},
-        "flag": {"type": "boolean", "description": "flag"},
-        "list": {"type": "array", "items": {"type": "string"}, "description": "list"},
-    },
+_PLAIN = {"key_a": {"type": "string"}, "key_b": {"type": "integer"}}
+_TYPED = {
+    **_PLAIN,
+    "text": {"type": "string"},
+    "count": {"type": "integer"},
+    "ratio": {"type": "number"},
+    "flag": {"type": "boolean"},
+    "list": {"type": "array", "items": {"type": "string"}},
+    "object": {"type": "object", "additionalProperties": {"type": "string"}},
 }
-_TOOLS = [
-    {"type": "function", "function": {"name": name, "description": "d", "parameters": _SCHEMA}}
-    for name in ("fn_alpha", "fn_beta")
-]
+
+
+def _tools(properties: dict[str, dict]) -> list[dict]:
+    """The sample tools, every schema described (some templates print descriptions)."""
+    described = {key: {**schema, "description": key} for key, schema in properties.items()}
+    parameters = {"type": "object", "properties": described}
+    return [
+        {"type": "function", "function": {"name": name, "description": "d", "parameters": parameters}}
+        for name in ("fn_alpha", "fn_beta")
+    ]
+
+
+# Every sample renders with the plain tools; the typed call with the typed
+# ones too, which a template that cannot print every schema may refuse.
+_TOOLS, _TYPED_TOOLS = _tools(_PLAIN), _tools(_TYPED)
 
 
 @dataclass
@@ -145,13 +160,13 @@ class _Renders:
         self._template = template
         self._refusals = refusals
 
-    def turn(self, assistant: dict, **kwargs: Any) -> str | None:
-        return self._render([{"role": "user", "content": USER}, assistant], add_generation_prompt=False, **kwargs)
+    def turn(self, assistant: dict, tools: list[dict] = _TOOLS) -> str | None:
+        return self._render([{"role": "user", "content": USER}, assistant], tools, add_generation_prompt=False)
 
     def prompt(self, **kwargs: Any) -> str | None:
-        return self._render([{"role": "user", "content": USER}], add_generation_prompt=True, **kwargs)
+        return self._render([{"role": "user", "content": USER}], _TOOLS, add_generation_prompt=True, **kwargs)
 
-    def _render(self, messages: list[dict], **kwargs: Any) -> str | None:
+    def _render(self, messages: list[dict], tools: list[dict], **kwargs: Any) -> str | None:
         template = self._template
         unset: dict[str, Any] = {
             name: ""
@@ -159,7 +174,7 @@ class _Renders:
             if text is None
         }
         try:
-            return template.render(messages, tools=_TOOLS, **unset, **kwargs)
+            return template.render(messages, tools=tools, **unset, **kwargs)
         except ChatTemplateError as error:
             self._refusals.append(f"a render failed: {error}")
             return None
@@ -200,10 +215,11 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
     if one is None or one == renders.turn(_assistant("")):
         found.refusals.append("the template writes no tool calls in an assistant turn")
         return
-    typed = renders.turn(_assistant("", TYPED))
+    typed = renders.turn(_assistant("", TYPED), _TYPED_TOOLS)
+    typed_answer = renders.turn(_assistant(ANSWER), _TYPED_TOOLS)
     samples = [(_region(answer, one), [FIRST])]
     samples += [(_region(answer, two), [FIRST, SECOND])] if two is not None else []
-    samples += [(_region(answer, typed), [TYPED])] if typed is not None else []
+    samples += [(_region(typed_answer, typed), [TYPED])] if typed and typed_answer else []
     found.call_ids = writes_call_ids(samples[0][0])
     found.recognised_tools = _recognised_tools(samples, found.end_of_turn)
     markers, why = call_markers(samples[0][0], FIRST, samples[1][0] if two is not None else None, SECOND)
@@ -266,7 +282,7 @@ def _reads_back(parser: str | ToolFormat, samples: list[tuple[str, list]]) -> bo
     nothing else, one-shot and a character at a time."""
     for text, calls in samples:
         for pieces in ([text], list(text)):
-            pipeline, result = make_pipeline(None, parser, tools=_TOOLS), ParseResult()
+            pipeline, result = make_pipeline(None, parser, tools=_TYPED_TOOLS), ParseResult()
             for piece in pieces:
                 result.add(pipeline.feed(piece))
             result.add(pipeline.finish())
