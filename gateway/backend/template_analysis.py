@@ -52,8 +52,8 @@ TYPED: Call = (
 THINKING_SWITCHES = ("enable_thinking", "thinking")
 CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands
 _CALL_ID = re.compile(r',?\s*"id"\s*:\s*"call\d{5}"|call\d{5}')
-_PLAIN = {"key_a": {"type": "string"}, "key_b": {"type": "integer"}}
-_TYPED = {
+_PLAIN: dict[str, dict] = {"key_a": {"type": "string"}, "key_b": {"type": "integer"}}
+_TYPED: dict[str, dict] = {
     **_PLAIN,
     "text": {"type": "string"},
     "count": {"type": "integer"},
