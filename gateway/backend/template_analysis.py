@@ -97,18 +97,16 @@ class Derivation:
     def origin(self) -> str:
         """`template: recognised as X` or `template: derived` (GET /v1/models)."""
         names = [name for name in (self.recognised_tools, self.recognised_reasoning) if name]
-        if names and self.formats_needed() == 0:
-            return f"template: recognised as {'+'.join(dict.fromkeys(names))}"
-        return "template: derived"
-
-    def formats_needed(self) -> int:
-        """How many stages need a derived format (found, not recognised)."""
-        return int(self.tools is not None and not self.recognised_tools) + int(
-            self.reasoning is not None and not self.recognised_reasoning
+        derived = isinstance(self.tool_stage(), ToolFormat) or isinstance(self.reasoning_stage(), ReasoningFormat)
+        return (
+            f"template: recognised as {'+'.join(dict.fromkeys(names))}"
+            if names and not derived
+            else "template: derived"
         )
 
     @property
     def found_nothing(self) -> bool:
+        """Neither stage was recognised nor derived: plain content."""
         return self.tool_stage() is None and self.reasoning_stage() is None
 
     def tool_stage(self) -> str | ToolFormat | None:
@@ -118,6 +116,7 @@ class Derivation:
         return tool_format_from(self.tools, self.end_of_turn)
 
     def reasoning_stage(self) -> str | ReasoningFormat | None:
+        """The reasoning stage: a registered name, a derived format, or none."""
         if self.recognised_reasoning or self.reasoning is None:
             return self.recognised_reasoning
         return reasoning_format_from(self.reasoning, _opening(self.tool_stage()), self.end_of_turn)
@@ -221,7 +220,7 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
     samples += [(_region(answer, two), [FIRST, SECOND])] if two is not None else []
     samples += [(_region(typed_answer, typed), [TYPED])] if typed and typed_answer else []
     found.call_ids = writes_call_ids(samples[0][0])
-    found.recognised_tools = _recognised_tools(samples, found.end_of_turn)
+    found.recognised_tools = _recognised_tools(samples)
     markers, why = call_markers(samples[0][0], FIRST, samples[1][0] if two is not None else None, SECOND)
     if markers is None:
         if found.recognised_tools is None:
@@ -235,7 +234,7 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
         found.tools = None
 
 
-def _recognised_tools(samples: list[tuple[str, list]], end_of_turn: tuple[str, ...]) -> str | None:
+def _recognised_tools(samples: list[tuple[str, list]]) -> str | None:
     """The first registered format that writes the sample call with the
     template's markers and reads every sample back; one that writes it to
     the character wins over one equal only whitespace aside."""
