@@ -55,6 +55,7 @@ def write_config(folder: Path, backend_url: str) -> Path:
             "tool_call_parser": "none",
         },
         {"name": "Qwen/Qwen3-8B", "backend": backend},
+        {"name": "qwen3-fine-tune", "backend": {**backend, "model": "Qwen/Qwen3-8B"}, "parsers_from": "twin.jinja"},
     ]
     path = folder / "config.yaml"
     path.write_text(json.dumps({"models": models}))
@@ -127,6 +128,7 @@ def test_models_list_each_models_parsers_and_where_they_come_from(gateway) -> No
         "tool_call_parser": "qwen25",
         "origin": "model name",
     }
+    assert listed["qwen3-fine-tune"] == derived  # the template wins over the model name's pick
     assert listed["plain"] == {"reasoning_parser": None, "tool_call_parser": None, "origin": "template: derived"}
 
 
