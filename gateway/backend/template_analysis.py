@@ -287,7 +287,10 @@ def _reads_back(parser: str | ToolFormat, samples: list[tuple[str, list]]) -> bo
             for piece in pieces:
                 result.add(pipeline.feed(piece))
             result.add(pipeline.finish())
-            got = [(name, json.loads(arguments or "{}")) for name, arguments in result.tool_calls]
+            try:
+                got = [(name, json.loads(arguments or "{}")) for name, arguments in result.tool_calls]
+            except ValueError:  # arguments the format cut wrong
+                return False
             if got != [(name, args) for name, args in calls] or (result.content or "").strip():
                 return False
     return True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from parsers.formats.derived import JSON_OBJECT, NAMED_JSON, TAGGED, TagMarkers, ToolMarkers
 
@@ -70,9 +71,19 @@ def call_markers(
         args_start=args_start.strip(),
         tags=tags if isinstance(tags, TagMarkers) else None,
     )
-    if not markers.call_start:
-        return None, "calls are bare JSON with no marker before them; only a registered format serves them"
+    if not markers.call_start and style == JSON_OBJECT:
+        return _json_list(markers)
     return markers, ""
+
+
+def _json_list(markers: ToolMarkers) -> tuple[ToolMarkers | None, str]:
+    """Calls written as one JSON list after a marker (Mistral's
+    `[TOOL_CALLS][{…}, {…}]`): the marker opens the calls, the JSON body
+    reads the list."""
+    opener = markers.section_start
+    if not (opener.endswith("[") and opener[:-1].strip() and markers.section_end.startswith("]")):
+        return None, "calls are bare JSON with no marker before them; only a registered format serves them"
+    return replace(markers, call_start=opener[:-1].strip(), section_start="", section_end="", separator=""), ""
 
 
 def _core(text: str, name: str, args: dict) -> tuple[str, int, int, str] | str:
