@@ -142,7 +142,7 @@ def derive(template: ChatTemplate) -> Derivation:
     found = Derivation(template.where)
     renders = _Renders(template, found.refusals)
     answer = renders.turn(_assistant(ANSWER))
-    if answer is None:
+    if answer is None or ANSWER not in answer:
         found.refusals.append("the template does not render an assistant answer")
         return found
     found.end_of_turn = _end_of_turn(answer)

@@ -238,3 +238,21 @@ def test_parsers_derive_prints_markers_style_and_match_as_json(capsys, tmp_path)
         "tool_call_parser": "qwen25",
         "reasoning_parser": "qwen3",
     }
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("{% for m in messages %}{{ m.role }}{% endfor %}", "the template does not render an assistant answer"),
+        ('{{ raise_exception("no tools here") }}', "a render failed: odd: no tools here"),
+        (
+            "{% for m in messages %}{% if m.tool_calls %}{{ m.tool_calls[0].function.name }}{% endif %}"
+            "{{ m.content }}{% endfor %}",
+            "tool calls: the call's arguments are not written as JSON nor as tagged keys and values",
+        ),
+    ],
+)
+def test_an_odd_template_is_refused_with_a_reason_never_an_exception(source: str, why: str) -> None:
+    found = derive(ChatTemplate(source, where="odd"))
+    assert found.found_nothing
+    assert why in found.refusals
