@@ -9,7 +9,11 @@ microseconds per chunk (best of several runs) and the log-log slope of
 total time between 16 and 64 KB (1.0 = linear, 2.0 = quadratic; the median
 over repeats of back-to-back run pairs), then the targets of issue 6.
 
-    python -m bench.parser_bench [--quick] [--names qwen25,qwen3] [--chunk 4]
+    python -m bench.parser_bench [--quick] [--names qwen25,qwen3] [--chunk 4] [--derive TEMPLATE]
+
+`--derive TEMPLATE` also times deriving the parsers of a chat template
+(loading it and analysing it, apart, as start-up does; docs/derived-parsers.md) and
+adds rows for the formats derived from it, to set beside the named ones.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import functools
 import gc
 import math
 import statistics
+import time
 
 from bench.workloads import (
     aliases,
@@ -33,6 +38,8 @@ from bench.workloads import (
 )
 from parsers import reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
 from parsers.registry import reasoning_parser_name, tool_call_parser_name
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.stages.tool_calls import ToolFormat
 
 SLOPE_TARGET, TOOL_TARGET_US, REASONING_TARGET_US = 1.1, 5.0, 3.0
 
@@ -67,12 +74,41 @@ def label(name: str, names: list[str], lookup) -> str:
     return ", ".join(f"`{alias}`" for alias in aliases(name, names, lookup))
 
 
+def derived_rows(source: str, sizes: list[int], chunk: int, repeats: int) -> None:
+    """The start-up cost of deriving `source`'s parsers, and the derived formats' rows."""
+    from gateway.backend.template_analysis import derive
+    from gateway.backend.template_sources import load_chat_template
+
+    loading, analysis = [], []
+    for _ in range(5):
+        started = time.perf_counter()
+        template = load_chat_template(source)
+        loaded = time.perf_counter()
+        found = derive(template)
+        loading.append(loaded - started)
+        analysis.append(time.perf_counter() - loaded)
+    print(
+        f"\nderiving {source}: analysis {min(analysis) * 1000:.1f} ms, loading (compiling the template, "
+        f"as template mode does anyway) {min(loading) * 1000:.1f} ms, best of 5; {found.origin}"
+    )
+    tool, reasoning = found.tool_stage(), found.reasoning_stage()
+    if isinstance(tool, ToolFormat):
+        texts = {s: long_argument_call(tool, s, chunk) for s in sizes}
+        per_size, grow = growth(functools.partial(tool_pipeline, tool), texts, chunk, repeats)
+        print(f"| derived tool-call format | {' | '.join(f'{per_size[s]:.2f}' for s in sizes)} | {grow:.2f} |")
+    if isinstance(reasoning, ReasoningFormat):
+        texts = {s: reasoning_output(reasoning, s, chunk) for s in sizes}
+        per_size, grow = growth(functools.partial(reasoning_pipeline, reasoning), texts, chunk, repeats)
+        print(f"| derived reasoning format | {' | '.join(f'{per_size[s]:.2f}' for s in sizes)} | {grow:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="16 and 64 KB only, best of 2 (about 20 s)")
     parser.add_argument("--names", default="", help="comma list: only these parser names (tool or reasoning)")
     parser.add_argument("--chunk", type=int, default=4, help="characters per streamed chunk")
     parser.add_argument("--params", type=int, default=2000, help="parameters in the many-parameters call")
+    parser.add_argument("--derive", metavar="TEMPLATE", help="also time deriving this chat template's parsers")
     args = parser.parse_args()
     sizes, repeats = ([16, 64], 2) if args.quick else ([1, 4, 16, 64], 9)
     only = set(filter(None, args.names.split(",")))
@@ -117,6 +153,9 @@ def main() -> None:
             print(
                 f"| {label(name, reasoning_names, reasoning_format)} | {'on' if streamed else 'off'} | {cells} | {grow:.2f} |"
             )
+
+    if args.derive:
+        derived_rows(args.derive, sizes, args.chunk, repeats)
 
     print("\n| target | measured | met |\n|---|---|---|")
     if at_64:

@@ -14,6 +14,8 @@ import time
 import orjson
 
 from parsers import make_pipeline, reasoning_format, reasoning_parser_names, tool_call_parser_names, tool_format
+from parsers.stages.reasoning import ReasoningFormat
+from parsers.stages.tool_calls import ToolFormat
 
 _LINE = ("lorem ipsum dolor sit amet " * 40)[:1022] + "\\n"  # 1 KB of JSON string text
 _THOUGHT = ("thinking about it " * 57)[:1024]
@@ -39,7 +41,7 @@ def _split_offset(prefix_length: int, chunk: int) -> str:
     return " " * ((chunk - 1 - prefix_length) % chunk)
 
 
-def long_argument_call(parser: str, kilobytes: int, chunk: int = 4) -> str:
+def long_argument_call(parser: str | ToolFormat, kilobytes: int, chunk: int = 4) -> str:
     """Prose, then one `write_file` call whose `content` string is `kilobytes` KB."""
     fmt = tool_format(parser)
     lead = "Saving it." + _split_offset(len("Saving it."), chunk)
@@ -59,18 +61,18 @@ def many_parameters_call(parser: str, count: int, chunk: int = 4) -> str:
     return lead + tool_format(parser).render_call("configure", arguments)
 
 
-def reasoning_output(parser: str, kilobytes: int, chunk: int = 4) -> str:
+def reasoning_output(parser: str | ReasoningFormat, kilobytes: int, chunk: int = 4) -> str:
     """Start marker, `kilobytes` KB of reasoning, end marker, a short answer."""
     fmt = reasoning_format(parser)
     body = fmt.start + _THOUGHT * kilobytes
     return body + _split_offset(len(body), chunk) + fmt.end + "Answer."
 
 
-def tool_pipeline(parser: str):
+def tool_pipeline(parser: str | ToolFormat):
     return make_pipeline(None, parser)
 
 
-def reasoning_pipeline(parser: str, stream_reasoning: bool = True):
+def reasoning_pipeline(parser: str | ReasoningFormat, stream_reasoning: bool = True):
     return make_pipeline(parser, None, force_reasoning=False, stream_reasoning=stream_reasoning)
 
 

@@ -47,7 +47,8 @@ from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
 from gateway.backend.backends import close_backends, open_backends
 from gateway.backend.catch_all import served_models
-from gateway.ops.config import Config
+from gateway.backend.derived_parsers import with_template_parsers
+from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.logs import redact_in_logs
 from gateway.ops.metrics import Metrics
@@ -120,10 +121,21 @@ async def list_models(request: Request) -> Response:
             "object": "model",
             "created": created,
             "owned_by": "parsegate-demo" if backend.config.backend.demo else "parsegate",
+            "parsers": served_parsers(backend.config if name == backend.config.name else backend.config.routed(name)),
         }
         for name, backend in served
     ]
     return _json({"object": "list", "data": data})
+
+
+def served_parsers(model: ModelConfig) -> dict:
+    """A model's parsers as GET /v1/models lists them: each stage's name
+    (`derived` for a format derived from the template) and where they come
+    from (docs/derived-parsers.md)."""
+    stages = {"reasoning_parser": model.reasoning_stage, "tool_call_parser": model.tool_stage}
+    named = {key: stage if isinstance(stage, str | None) else stage.name for key, stage in stages.items()}
+    origin = "response_template" if model.response_template is not None else model.parsers_origin
+    return {**named, "origin": origin}
 
 
 async def health() -> Response:
@@ -137,6 +149,7 @@ async def openapi(request: Request) -> Response:
 def create_app(config: Config, config_path: str | None = None) -> FastAPI:
     """The gateway for `config`; backends' clients open at startup, close at
     shutdown. With `config_path`, SIGHUP reloads the config from it."""
+    config = with_template_parsers(config)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

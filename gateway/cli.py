@@ -2,7 +2,7 @@
 
 parsegate --version
 parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--log-format text|json]
-parsegate parsers [--json] [--for MODEL]
+parsegate parsers [--json] [--for MODEL | --derive SOURCE]
 parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                   [--tools FILE.json] [--stream-chunk N] [FILE|-]
 parsegate render  (--tokenizer-config PATH | --template FILE | --gguf FILE | --config PATH --model NAME)
@@ -49,6 +49,7 @@ def _config_path(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from gateway.backend.derived_parsers import with_template_parsers
     from gateway.backend.template_backend import check_templates
     from gateway.ops.config import ConfigError, load_config
     from gateway.ops.logs import logging_config
@@ -57,6 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         config = load_config(path)
         check_templates(config.models)
+        config = with_template_parsers(config)
     except ConfigError as error:
         missing = named_by and not Path(path).exists()
         hint = f" (named by {named_by}); {HOW_TO_CONFIGURE}, or neither to serve the built-in demo" if missing else ""
@@ -103,7 +105,37 @@ def _parsers_for(model: str, as_json: bool) -> int:
     return 0
 
 
+def _derived_parsers(source: str, as_json: bool) -> int:
+    """What a chat template implies (docs/derived-parsers.md)."""
+    from gateway.backend.derived_parsers import derivation_of
+    from gateway.ops.config import ConfigError
+
+    try:
+        found = derivation_of(source)
+    except ConfigError as error:
+        print(f"parsegate parsers: {error}", file=sys.stderr)
+        return 1
+    report = found.to_json()
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    print(f"{source}: {report['origin'] or 'no reasoning or tool-call structure found: served as plain content'}")
+    for stage, key in (("reasoning", "reasoning_parser"), ("tool_calls", "tool_call_parser")):
+        markers = report[stage]
+        recognised = report["recognised"][key]
+        print(f"  {stage}: {'recognised as ' + recognised if recognised else 'derived' if markers else 'none'}")
+        for name, value in (markers or {}).items():
+            print(f"    {name}: {json.dumps(value, ensure_ascii=False)}")
+    print(f"  end_of_turn: {json.dumps(report['end_of_turn'], ensure_ascii=False)}")
+    for reason in report["refused"]:
+        print(f"  refused: {reason}")
+    print(f"  analysed in {report['milliseconds']} ms")
+    return 0
+
+
 def _list_parsers(args: argparse.Namespace) -> int:
+    if args.derive is not None:
+        return _derived_parsers(args.derive, args.json)
     if args.model is not None:
         return _parsers_for(args.model, args.json)
     tools, reasoning = tool_call_parser_names(), reasoning_parser_names()
@@ -215,11 +247,18 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     listing = commands.add_parser(
         "parsers",
         help="list the parser names",
-        description="List the tool-call and reasoning parser names, or show which a model name picks.",
+        description="List the tool-call and reasoning parser names, show which a model name picks, "
+        "or what a chat template implies.",
     )
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.add_argument(
         "--for", dest="model", metavar="MODEL", help="the parsers picked for a backend model name (e.g. Qwen/Qwen3-8B)"
+    )
+    listing.add_argument(
+        "--derive",
+        metavar="SOURCE",
+        help="the parsers a chat template implies (a .jinja, tokenizer_config.json or .gguf): markers, "
+        "argument style, the registered format recognised, and what was refused",
     )
     parse = commands.add_parser(
         "parse",

@@ -20,6 +20,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from gateway.backend.backends import open_backend
+from gateway.backend.derived_parsers import with_template_parsers
 from gateway.backend.template_backend import check_templates
 from gateway.ops.config import ConfigError, load_config
 from gateway.ops.logs import redact_in_logs
@@ -34,6 +35,7 @@ async def reload_config(app: FastAPI, path: str | Path) -> bool:
     try:
         config = load_config(path)
         check_templates(config.models)
+        config = with_template_parsers(config)
     except ConfigError as error:
         logger.error("config reload refused, keeping the running config: %s", error)
         return False

@@ -28,6 +28,7 @@ from fastapi import Request
 from gateway.api.request import ChatRequest
 from gateway.backend.backend_parsed import ChoiceReader
 from gateway.backend.catch_all import route
+from gateway.backend.derived_parsers import with_server_template_parsers
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.reasoning_switch import with_thinking_switch
 from gateway.backend.server_kind import with_server_kind
@@ -350,6 +351,7 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     backend = backend_for(request, chat.model)
     if chat.tools_active() or backend.config.chat_template:  # what the server's kind changes (servers.py)
         backend = await with_server_kind(backend)
+    backend = await with_server_template_parsers(backend)
     payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
     plan = ParsePlan.for_request(
         payload, backend.config, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars

@@ -70,6 +70,7 @@ class Backend:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
         self.server_kind: Once[ServerKind | None] = Once()  # detected when `backend.server` is unset (server_kind.py)
+        self.template_parsers: Once = Once()  # derived from the server's template (derived_parsers.py)
         self.client = Transport(
             backend.connect_seconds,
             backend.timeout,

@@ -206,8 +206,9 @@ class ModelConfig(_Section, RequestBounds):
     bos_token: str | None = None  # template mode: overrides the template source's
     eos_token: str | None = None
     response_template: str | None = None  # a declarative response format (tokenizer_config.json or JSON)
+    parsers_from: str | None = None  # a chat template source the parsers are derived from (docs/derived-parsers.md)
 
-    @field_validator("chat_template")
+    @field_validator("chat_template", "parsers_from")
     @classmethod
     def _template_path(cls, source: str, info: ValidationInfo) -> str:
         """`backend`, or a path (relative to the config file's folder) that exists."""
@@ -235,6 +236,8 @@ class ModelConfig(_Section, RequestBounds):
 
     _parsers_from_name: bool = PrivateAttr(default=False)
     _response_formats: TemplateFormats | None = PrivateAttr(default=None)
+    _parsers_origin: str = PrivateAttr(default="config")
+    _derived_stages: tuple[ReasoningFormat | None, ToolFormat | None] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _compiled_response_template(self, info: ValidationInfo) -> ModelConfig:
@@ -292,6 +295,8 @@ class ModelConfig(_Section, RequestBounds):
         if self.response_template is not None:
             return self
         if self.reasoning_parser is None and self.tool_call_parser is None:
+            if self.template_for_parsers is not None:
+                return self  # derived from the template (`with_template_parsers`)
             picked = self._picked_parsers(self.upstream_model)
             picked._parsers_from_name = True
             return picked
@@ -309,6 +314,45 @@ class ModelConfig(_Section, RequestBounds):
         )
 
     @property
+    def template_for_parsers(self) -> str | None:
+        """The template source this entry's parsers are derived from:
+        `parsers_from`, or in template mode the `chat_template` of an entry
+        that names no parser (docs/derived-parsers.md)."""
+        named = {"reasoning_parser", "tool_call_parser"} & self.model_fields_set
+        if self.response_template is not None or named:
+            return None  # names in the entry win, `none` included
+        if self._parsers_origin != "config" or self._parsers_from_name:
+            return None  # already derived, or picked
+        return self.parsers_from or self.chat_template
+
+    def with_template_parsers(
+        self,
+        reasoning: str | ReasoningFormat | None,
+        tool_calls: str | ToolFormat | None,
+        origin: str,
+    ) -> ModelConfig:
+        """This entry served by the parsers its template implies: registered
+        names, or formats derived as data; `origin` says which."""
+        named = {
+            "reasoning_parser": reasoning if isinstance(reasoning, str) else None,
+            "tool_call_parser": tool_calls if isinstance(tool_calls, str) else None,
+        }
+        served = self.model_copy(update=named)
+        served._parsers_origin = origin
+        if not isinstance(reasoning, str | None) or not isinstance(tool_calls, str | None):
+            served._derived_stages = (
+                reasoning if isinstance(reasoning, ReasoningFormat) else None,
+                tool_calls if isinstance(tool_calls, ToolFormat) else None,
+            )
+        return served
+
+    @property
+    def parsers_origin(self) -> str:
+        """Where the parsers come from: `config`, `model name`, or
+        `template: recognised as X` / `template: derived`."""
+        return "model name" if self._parsers_from_name else self._parsers_origin
+
+    @property
     def parsers_from_name(self) -> bool:
         """The entry names neither parser: both were picked from the model name."""
         return self._parsers_from_name
@@ -320,12 +364,16 @@ class ModelConfig(_Section, RequestBounds):
 
     @property
     def reasoning_stage(self) -> str | ReasoningFormat | None:
-        """The reasoning parser's name, or the response template's format."""
+        """The reasoning parser's name, or the response template's or derived format."""
+        if self._derived_stages is not None and self._derived_stages[0] is not None:
+            return self._derived_stages[0]
         return self._response_formats.reasoning if self._response_formats else self.reasoning_parser
 
     @property
     def tool_stage(self) -> str | ToolFormat | None:
-        """The tool-call parser's name, or the response template's format."""
+        """The tool-call parser's name, or the response template's or derived format."""
+        if self._derived_stages is not None and self._derived_stages[1] is not None:
+            return self._derived_stages[1]
         return self._response_formats.tool_calls if self._response_formats else self.tool_call_parser
 
     @property

@@ -48,9 +48,15 @@ def model_line(model: ModelConfig, secrets: Secrets) -> str:
     elif model.parsers_from_name and model.name == CATCH_ALL and backend.model is None:
         parsers = "parsers picked per request from the requested model name"
     else:
-        parsers = " ".join(f"{key}={getattr(model, key) or 'none'}" for key, _ in _STAGES)
+        stages = {"reasoning_parser": model.reasoning_stage, "tool_call_parser": model.tool_stage}
+        parsers = " ".join(
+            f"{key}={stage if isinstance(stage, str) else stage.name if stage else 'none'}"
+            for key, stage in stages.items()
+        )
         if model.parsers_from_name:
             parsers += " (picked from the model name)"
+        elif model.parsers_origin.startswith("template"):
+            parsers += f" ({model.parsers_origin})"
     return f"model {model.name}: urls={urls} server={server} mode={mode} {parsers}"
 
 

@@ -60,7 +60,7 @@ def test_one_line_per_model_with_its_urls_server_mode_and_parsers(gateway_proces
         f"model pair: urls={BACKEND},http://127.0.0.1:10/v1 server=auto mode=chat "
         "reasoning_parser=none tool_call_parser=qwen25",
         f"model templated: urls={BACKEND} server=llamacpp mode=template chat_template={TEMPLATE} "
-        "reasoning_parser=qwen3 tool_call_parser=qwen25 (picked from the model name)",
+        "reasoning_parser=qwen3 tool_call_parser=qwen25 (template: recognised as qwen25+qwen3)",
         f"model Qwen/Qwen3-8B: urls={BACKEND} server=auto mode=chat "
         "reasoning_parser=qwen3 tool_call_parser=qwen25 (picked from the model name)",
         f"model *: urls={BACKEND} server=auto mode=chat parsers picked per request from the requested model name",

@@ -1,0 +1,89 @@
+"""Config entries served by the parsers their chat template implies
+(docs/derived-parsers.md): `parsers_from: SOURCE`, or in template mode a
+`chat_template` with no parser named. Each template file is read and
+analysed once, at start-up and at each reload (`template_analysis.derive`);
+the server's own template (`backend`, llama.cpp's `GET /props`) at the
+first chat request, as template mode reads it, and kept once answered.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from gateway.backend.chat_template import ChatTemplateError
+from gateway.backend.template_analysis import Derivation, derive
+from gateway.backend.template_backend import PROPS_PATH, props_template
+from gateway.backend.template_sources import load_chat_template
+from gateway.backend.upstream import Backend
+from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, Config, ConfigError, ModelConfig
+from gateway.ops.errors import ApiError
+
+logger = logging.getLogger("parsegate.startup")
+FROM_SERVER = "template: the server's, read at the first request"
+
+
+def with_template_parsers(config: Config) -> Config:
+    """`config` with each entry that takes its parsers from a template served by them."""
+    models = [_derived(model) for model in config.models]
+    return config if models == config.models else config.model_copy(update={"models": models})
+
+
+def derivation_of(source: str, model: ModelConfig | None = None) -> Derivation:
+    """What the template at `source` implies; ConfigError if it cannot be read."""
+    try:
+        tokens = {"bos_token": model.bos_token, "eos_token": model.eos_token} if model else {}
+        template = load_chat_template(source, **tokens)
+    except ChatTemplateError as error:
+        where = f"models[{model.name!r}].parsers_from" if model else "template"
+        raise ConfigError(f"{where}: {error}") from None
+    return derive(template)
+
+
+def _derived(model: ModelConfig) -> ModelConfig:
+    source = model.template_for_parsers
+    if source is None:
+        return model
+    if source == CHAT_TEMPLATE_FROM_BACKEND:
+        return model.with_template_parsers(None, None, FROM_SERVER)
+    found = derivation_of(source, model)
+    _warn_if_plain(model.name, found, source)
+    return _served(model, found)
+
+
+async def with_server_template_parsers(backend: Backend) -> Backend:
+    """`backend` served by the parsers its server's template implies, for
+    an entry that takes them from `backend`; itself otherwise, or while the
+    server cannot say (asked again at the next request)."""
+    if backend.config.parsers_origin != FROM_SERVER:
+        return backend
+    found = await backend.template_parsers.get(lambda: _ask_server(backend))
+    if found is None:
+        return backend
+    return backend.routed(_served(backend.config, found))
+
+
+async def _ask_server(backend: Backend) -> Derivation | None:
+    try:
+        template = props_template(await backend.fetch(PROPS_PATH, at_root=True), backend.config, PROPS_PATH)
+    except (ApiError, ChatTemplateError) as error:
+        logger.warning("model %s: no parsers from the server's chat template for now: %s", backend.name, error)
+        return None
+    found = derive(template)
+    _warn_if_plain(backend.name, found, f"of the server ({PROPS_PATH})")
+    return found
+
+
+def _served(model: ModelConfig, found: Derivation) -> ModelConfig:
+    origin = "template: derived" if found.found_nothing else found.origin
+    return model.with_template_parsers(found.reasoning_stage(), found.tool_stage(), origin)
+
+
+def _warn_if_plain(name: str, found: Derivation, source: str) -> None:
+    if found.found_nothing:
+        logger.warning(
+            "model %s: the chat template %s writes no reasoning and no tool-call markers parsegate can read (%s); "
+            "served as plain content",
+            name,
+            source,
+            "; ".join(found.refusals),
+        )

@@ -1,0 +1,163 @@
+"""Models served by the parsers their chat template implies, through the
+real gateway over raw HTTP (docs/derived-parsers.md): `parsers_from:` in
+chat mode and a template-mode `chat_template` with no parser named, streamed
+and not; GET /v1/models shows each model's parsers and their origin; a
+template with no structure is served as plain content with a warning
+naming it."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gateway.app import create_app
+from gateway.ops.config import Config, load_config
+from parsers import parse_text
+from tests.gateway.test_template_derivation import QWEN3, R1_DISTILL, TEMPLATES, renamed
+from tests.scripted_backend import ScriptedBackend, chat_answer
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+BODY = {"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
+REPLY = '<ponder>Paris, so a call.</ponder>\n\nLet me look.\n<invoke_fn>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</invoke_fn>'
+GEMMA = "google-gemma-2-2b-it.jinja"
+
+
+def write_config(folder: Path, backend_url: str) -> Path:
+    (folder / "twin.jinja").write_text(renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8")), encoding="utf-8")
+    (folder / "r1-twin.jinja").write_text(
+        renamed((TEMPLATES / R1_DISTILL).read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    backend = {"url": backend_url}
+    models = [
+        {"name": "twin-chat", "backend": {**backend, "model": "brand-new-model"}, "parsers_from": "twin.jinja"},
+        {"name": "twin-template", "backend": backend, "chat_template": "twin.jinja"},
+        {"name": "r1-twin", "backend": backend, "chat_template": "r1-twin.jinja", "bos_token": "<s>"},
+        {"name": "qwen-template", "backend": backend, "chat_template": str(TEMPLATES / QWEN3)},
+        {"name": "plain", "backend": backend, "parsers_from": str(TEMPLATES / GEMMA)},
+        {"name": "named", "backend": backend, "parsers_from": "twin.jinja", "tool_call_parser": "hermes"},
+        {
+            "name": "off",
+            "backend": backend,
+            "chat_template": "twin.jinja",
+            "reasoning_parser": "none",
+            "tool_call_parser": "none",
+        },
+        {"name": "Qwen/Qwen3-8B", "backend": backend},
+        {"name": "qwen3-fine-tune", "backend": {**backend, "model": "Qwen/Qwen3-8B"}, "parsers_from": "twin.jinja"},
+    ]
+    path = folder / "config.yaml"
+    path.write_text(json.dumps({"models": models}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory, serve, fake_backend_server) -> str:
+    _, fake_url = fake_backend_server
+    config = load_config(write_config(tmp_path_factory.mktemp("derived"), f"{fake_url}/v1"))
+    return serve(create_app(config))
+
+
+def streamed(url: str, model: str) -> tuple[str, str, list[tuple[str, str]], str | None]:
+    reasoning, content, calls, finish = "", "", {}, None
+    with httpx.stream("POST", f"{url}/v1/chat/completions", json={**BODY, "model": model, "stream": True}) as reply:
+        assert reply.status_code == 200
+        for line in reply.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            for choice in json.loads(line[6:])["choices"]:
+                delta = choice["delta"]
+                reasoning += delta.get("reasoning_content") or ""
+                content += delta.get("content") or ""
+                for call in delta.get("tool_calls") or ():
+                    entry = calls.setdefault(call["index"], ["", ""])
+                    entry[0] += call["function"].get("name") or ""
+                    entry[1] += call["function"].get("arguments") or ""
+                finish = choice.get("finish_reason") or finish
+    return reasoning, content, [tuple(calls[i]) for i in sorted(calls)], finish
+
+
+@pytest.mark.parametrize("model", ["twin-chat", "twin-template"])
+def test_a_model_with_derived_parsers_is_served_streamed_and_not(gateway, fake, model: str) -> None:
+    for chunk_size in (1, 3, 7, len(REPLY)):
+        fake.script(REPLY, chunk_size=chunk_size)
+        reasoning, content, calls, finish = streamed(gateway, model)
+        assert (reasoning, content.strip(), finish) == ("Paris, so a call.", "Let me look.", "tool_calls")
+        assert [(name, json.loads(arguments)) for name, arguments in calls] == [("get_weather", {"city": "Paris"})]
+        fake.script(REPLY, chunk_size=chunk_size)
+        message = httpx.post(f"{gateway}/v1/chat/completions", json={**BODY, "model": model}).json()["choices"][0][
+            "message"
+        ]
+        assert message["reasoning_content"] == "Paris, so a call."
+        assert [call["function"]["name"] for call in message["tool_calls"]] == ["get_weather"]
+
+
+def test_reasoning_the_derived_templates_prompt_opens_starts_the_reply(gateway, fake) -> None:
+    fake.script("The user wants a greeting.</ponder>\n\nHello!", chunk_size=2)
+    body = {"model": "r1-twin", "messages": [{"role": "user", "content": "Hi"}]}
+    message = httpx.post(f"{gateway}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+    named = parse_text("The user wants a greeting.</think>\n\nHello!", "deepseek-r1", None)  # what R1 itself gets
+    assert (message["reasoning_content"], message["content"]) == (named.reasoning_content, named.content)
+    assert named.reasoning_content == "The user wants a greeting."
+
+
+def test_models_list_each_models_parsers_and_where_they_come_from(gateway) -> None:
+    listed = {model["id"]: model["parsers"] for model in httpx.get(f"{gateway}/v1/models").json()["data"]}
+    derived = {"reasoning_parser": "derived", "tool_call_parser": "derived", "origin": "template: derived"}
+    assert listed["twin-chat"] == listed["twin-template"] == derived
+    assert listed["qwen-template"] == {
+        "reasoning_parser": "qwen3",
+        "tool_call_parser": "qwen25",
+        "origin": "template: recognised as qwen25+qwen3",
+    }
+    assert listed["named"] == {"reasoning_parser": None, "tool_call_parser": "hermes", "origin": "config"}
+    assert listed["off"] == {"reasoning_parser": None, "tool_call_parser": None, "origin": "config"}
+    assert listed["Qwen/Qwen3-8B"] == {
+        "reasoning_parser": "qwen3",
+        "tool_call_parser": "qwen25",
+        "origin": "model name",
+    }
+    assert listed["qwen3-fine-tune"] == derived  # the template wins over the model name's pick
+    assert listed["plain"] == {"reasoning_parser": None, "tool_call_parser": None, "origin": "template: derived"}
+
+
+def test_a_template_with_no_structure_is_plain_content_with_a_warning_naming_it(tmp_path, fake_backend_server, caplog):
+    _, fake_url = fake_backend_server
+    config = load_config(write_config(tmp_path, f"{fake_url}/v1"))
+    with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
+        create_app(config)
+    [warning] = [record.getMessage() for record in caplog.records if "model plain" in record.getMessage()]
+    assert f"the chat template {TEMPLATES / GEMMA} writes no reasoning and no tool-call markers" in warning
+    assert "served as plain content" in warning
+
+
+def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once(serve) -> None:
+    side = ScriptedBackend()
+    entry = {
+        "name": "from-props",
+        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
+        "parsers_from": "backend",
+    }
+    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    body = {**BODY, "model": "from-props"}
+    side.routes["/v1/chat/completions"] = chat_answer(REPLY)
+    message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+    assert message["content"] == REPLY  # /props unanswered: plain content for now
+    twin = renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8"))
+    side.routes["/props"] = (200, {"chat_template": twin, "eos_token": "<|im_end|>"})
+    for _ in range(2):
+        message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+        assert message["reasoning_content"] == "Paris, so a call."
+        assert [json.loads(call["function"]["arguments"]) for call in message["tool_calls"]] == [{"city": "Paris"}]
+    assert side.asked("/props") == 2  # asked again after the failure, kept once answered
