@@ -12,7 +12,7 @@ import pytest
 import uvicorn
 from hypothesis import settings
 
-import gateway.ops.config as config_module
+import gateway.ops.store_config as store_config
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
@@ -53,10 +53,10 @@ class _Server(uvicorn.Server):
 def default_store_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """An app made in a test with no `store:` of its own keeps its responses
     in a file of the session's, not in `parsegate-store.db` of the checkout."""
-    default = config_module.DEFAULT_SQLITE_FILE
-    config_module.DEFAULT_SQLITE_FILE = str(tmp_path_factory.mktemp("default-store") / "parsegate-store.db")
+    default = store_config.DEFAULT_SQLITE_FILE
+    store_config.DEFAULT_SQLITE_FILE = str(tmp_path_factory.mktemp("default-store") / "parsegate-store.db")
     yield
-    config_module.DEFAULT_SQLITE_FILE = default
+    store_config.DEFAULT_SQLITE_FILE = default
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.api.anthropic_errors import surface_error
-from gateway.ops.config import ServerConfig
 from gateway.ops.errors import ApiError
+from gateway.ops.server_config import ServerConfig
 
 RETRY_AFTER_SECONDS = 1
 _UNLIMITED_PATHS = ("/health", "/metrics")  # probes and scrapes get through a full gateway

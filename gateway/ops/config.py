@@ -14,8 +14,6 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
@@ -24,12 +22,16 @@ from pydantic import (
     model_validator,
 )
 
+from gateway.ops.backend_config import BackendConfig
+from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import apply_environment, config_variables, expand_variables, from_variables, variable_at
 from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
 from gateway.ops.request_bounds import RequestBounds, with_server_bounds
 from gateway.ops.response_template_file import load_response_template
+from gateway.ops.server_config import ServerConfig
 from gateway.ops.servers import SERVERS, ServerKind
+from gateway.ops.store_config import StoreConfig
 from gateway.ops.validation_errors import describe_errors, described, error_items, unknown_name
 from parsers import reasoning_parser_name, reasoning_parser_names, tool_call_parser_name, tool_call_parser_names
 from parsers.formats.response_template import TemplateFormats
@@ -45,155 +47,7 @@ class ConfigError(Exception):
     """The configuration cannot be used; the message is one line for humans."""
 
 
-class _Section(BaseModel):
-    """A config mapping: strict types, unknown keys name the allowed ones,
-    and a key left empty in YAML (`key:`) means "not set"."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: object) -> object:
-        if isinstance(data, dict):
-            unknown = sorted(str(key) for key in data if key not in cls.model_fields)
-            if unknown:
-                raise ValueError(unknown_name("key", unknown[0], list(cls.model_fields), "allowed keys"))
-            return {key: value for key, value in data.items() if value is not None}
-        return data
-
-
-class ServerConfig(_Section, RequestBounds):
-    host: str = "0.0.0.0"
-    port: int = Field(default=8080, ge=1, le=65535)
-    api_keys: list[str] = Field(default=[], repr=False)
-    api_keys_file: str | None = None
-    metrics_auth: bool = False
-    openapi_public: bool = False  # true: /openapi.json wants no key even with api_keys set
-    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
-    max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
-    max_concurrent_requests: int = Field(default=1024, ge=1)
-    shutdown_timeout: float = Field(default=30.0, ge=0)
-    log_format: Literal["text", "json"] = "text"
-    opentelemetry: bool = False
-
-    @model_validator(mode="before")
-    @classmethod
-    def _keys_from_file(cls, data: object) -> object:
-        """Keys from `api_keys_file` (one a line; blank lines and `#` comments
-        skipped) join `api_keys`."""
-        if not isinstance(data, dict) or not isinstance(data.get("api_keys_file"), str):
-            return data
-        path = data["api_keys_file"]
-        try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except OSError as error:
-            raise ValueError(f"api_keys_file: cannot read {path}: {error.strerror or error}") from None
-        keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
-        listed = data.get("api_keys") or []
-        return {**data, "api_keys": [*listed, *keys] if isinstance(listed, list) else listed}
-
-    @field_validator("api_keys", mode="before")
-    @classmethod
-    def _split_keys(cls, keys: object) -> object:
-        return [key.strip() for key in keys.split(",")] if isinstance(keys, str) else keys
-
-    @field_validator("opentelemetry")
-    @classmethod
-    def _tracing_installed(cls, enabled: bool) -> bool:
-        from gateway.ops.tracing import tracing_installed
-
-        if enabled and not tracing_installed():
-            raise ValueError("needs the OpenTelemetry instrumentations: pip install 'parsegate[otel]'")
-        return enabled
-
-    @field_validator("api_keys")
-    @classmethod
-    def _expand_keys(cls, keys: list[str]) -> list[str]:
-        expanded = [expand_variables(key) for key in keys]
-        empty = [key for key, value in zip(keys, expanded, strict=True) if not value]
-        if empty:
-            raise ValueError(f"API keys must be non-empty strings{from_variables(empty[0])}")
-        return expanded
-
-
-class BackendConfig(_Section):
-    """Where a model is served: an OpenAI-compatible raw-text server (`url`)
-    or the built-in demo backend (`demo: true`)."""
-
-    url: str | None = None
-    demo: bool = False
-    model: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
-    timeout: float = Field(default=600.0, gt=0)
-    connect_timeout: float | None = Field(default=None, gt=0)
-    first_byte_timeout: float | None = Field(default=None, gt=0)
-    idle_timeout: float | None = Field(default=None, gt=0)
-    urls: list[str] | None = Field(default=None, min_length=1)
-    retries: int = Field(default=2, ge=0, le=10)
-    breaker_failures: int = Field(default=3, ge=1)
-    breaker_cooldown: float = Field(default=30.0, gt=0)
-    server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        return _http_url(url)
-
-    @field_validator("urls", mode="before")
-    @classmethod
-    def _http_urls(cls, urls: object) -> object:
-        if isinstance(urls, str):
-            urls = [url.strip() for url in urls.split(",")]
-        return [_http_url(url) if isinstance(url, str) else url for url in urls] if isinstance(urls, list) else urls
-
-    @field_validator("api_key")
-    @classmethod
-    def _expand_key(cls, key: str) -> str:
-        return expand_variables(key)
-
-    @property
-    def connect_seconds(self) -> float:
-        """Seconds to open a connection (default: `timeout`, at most 10)."""
-        return self.connect_timeout or min(self.timeout, 10.0)
-
-    @property
-    def first_byte_seconds(self) -> float:
-        """Seconds from sending the request to the response's start (default: `timeout`)."""
-        return self.first_byte_timeout or self.timeout
-
-    @property
-    def server_kind(self) -> ServerKind:
-        """`server`, or `other` while it is unset and not yet detected."""
-        return self.server or "other"
-
-    @property
-    def idle_seconds(self) -> float:
-        """Seconds of silence allowed between two pieces of a response (default: `timeout`)."""
-        return self.idle_timeout or self.timeout
-
-    @model_validator(mode="after")
-    def _one_target(self) -> BackendConfig:
-        if [self.url is not None, self.urls is not None, self.demo].count(True) != 1:
-            raise ValueError(
-                "set exactly one of 'url' (a backend server), 'urls' (several) or 'demo: true' (the built-in demo)"
-            )
-        return self
-
-    @property
-    def base_urls(self) -> list[str]:
-        """The backend's base URLs (empty for the demo)."""
-        return self.urls or ([self.url] if self.url else [])
-
-
-def _http_url(url: str) -> str:
-    """An http(s) base URL, `${VAR}` expanded, without a trailing slash."""
-    expanded = expand_variables(url)
-    if not expanded.startswith(("http://", "https://")):
-        raise ValueError(f"must be an http:// or https:// URL, got {expanded!r}{from_variables(url)}")
-    return expanded.rstrip("/")
-
-
-class ModelConfig(_Section, RequestBounds):
+class ModelConfig(Section, RequestBounds):
     name: str = Field(min_length=1)
     backend: BackendConfig
     reasoning_parser: str | None = None
@@ -401,37 +255,7 @@ def _known_name(name: str, kind: str, allowed: list[str]) -> str:
     return name
 
 
-STORE_BACKENDS = ("sqlite", "redis", "postgres", "none")
-_STORE_SCHEMES = {"redis": ("redis://", "rediss://", "unix://"), "postgres": ("postgresql://", "postgres://")}
-DEFAULT_SQLITE_FILE = "parsegate-store.db"
-
-
-class StoreConfig(_Section):
-    """Where stored responses and conversations are kept (docs/state.md)."""
-
-    backend: Literal["sqlite", "redis", "postgres", "none"] = "sqlite"
-    url: str | None = Field(default=None, repr=False)  # may hold a password
-    retention_days: float = Field(default=30.0, gt=0)
-
-    @field_validator("url")
-    @classmethod
-    def _expanded(cls, url: str) -> str:
-        return expand_variables(url)
-
-    @model_validator(mode="after")
-    def _url_fits_backend(self) -> StoreConfig:
-        schemes = _STORE_SCHEMES.get(self.backend)
-        if schemes and not (self.url or "").startswith(schemes):
-            raise ValueError(f"store.url must be a {' or '.join(schemes)} URL for store.backend {self.backend}")
-        return self
-
-    @property
-    def location(self) -> str:
-        """The store's URL, or the SQLite file's path."""
-        return self.url or DEFAULT_SQLITE_FILE
-
-
-class Config(_Section):
+class Config(Section):
     server: ServerConfig = ServerConfig()
     store: StoreConfig = StoreConfig()
     models: list[ModelConfig] = Field(min_length=1)

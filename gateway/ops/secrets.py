@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from gateway.ops.config import BackendConfig, Config
+from gateway.ops.backend_config import BackendConfig
+from gateway.ops.config import Config
 
 MASK = "***"
 

@@ -21,8 +21,9 @@ import pytest
 import redis
 
 from gateway.app import create_app
-from gateway.ops.config import Config, StoreConfig
+from gateway.ops.config import Config
 from gateway.ops.store import StoredResponse, open_store
+from gateway.ops.store_config import StoreConfig
 from tests.conftest import GatewayProcess
 from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
 

@@ -5,9 +5,9 @@ gives the configured backend's `ResponseStore`, or None for
 
 from __future__ import annotations
 
-from gateway.ops.config import StoreConfig
 from gateway.ops.store.records import ResponseStore, StoredResponse
 from gateway.ops.store.storage import Storage, StoreUnavailable
+from gateway.ops.store_config import StoreConfig
 
 __all__ = ["ResponseStore", "StoreUnavailable", "StoredResponse", "open_store"]
 

@@ -1,0 +1,87 @@
+"""A model entry's `backend:` section: where and how its server is reached
+(docs/configuration.md)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator, model_validator
+
+from gateway.ops.config_section import Section
+from gateway.ops.env_overlay import expand_variables, from_variables
+from gateway.ops.servers import ServerKind
+
+
+class BackendConfig(Section):
+    """Where a model is served: an OpenAI-compatible raw-text server (`url`)
+    or the built-in demo backend (`demo: true`)."""
+
+    url: str | None = None
+    demo: bool = False
+    model: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    timeout: float = Field(default=600.0, gt=0)
+    connect_timeout: float | None = Field(default=None, gt=0)
+    first_byte_timeout: float | None = Field(default=None, gt=0)
+    idle_timeout: float | None = Field(default=None, gt=0)
+    urls: list[str] | None = Field(default=None, min_length=1)
+    retries: int = Field(default=2, ge=0, le=10)
+    breaker_failures: int = Field(default=3, ge=1)
+    breaker_cooldown: float = Field(default=30.0, gt=0)
+    server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        return _http_url(url)
+
+    @field_validator("urls", mode="before")
+    @classmethod
+    def _http_urls(cls, urls: object) -> object:
+        if isinstance(urls, str):
+            urls = [url.strip() for url in urls.split(",")]
+        return [_http_url(url) if isinstance(url, str) else url for url in urls] if isinstance(urls, list) else urls
+
+    @field_validator("api_key")
+    @classmethod
+    def _expand_key(cls, key: str) -> str:
+        return expand_variables(key)
+
+    @property
+    def connect_seconds(self) -> float:
+        """Seconds to open a connection (default: `timeout`, at most 10)."""
+        return self.connect_timeout or min(self.timeout, 10.0)
+
+    @property
+    def first_byte_seconds(self) -> float:
+        """Seconds from sending the request to the response's start (default: `timeout`)."""
+        return self.first_byte_timeout or self.timeout
+
+    @property
+    def server_kind(self) -> ServerKind:
+        """`server`, or `other` while it is unset and not yet detected."""
+        return self.server or "other"
+
+    @property
+    def idle_seconds(self) -> float:
+        """Seconds of silence allowed between two pieces of a response (default: `timeout`)."""
+        return self.idle_timeout or self.timeout
+
+    @model_validator(mode="after")
+    def _one_target(self) -> BackendConfig:
+        if [self.url is not None, self.urls is not None, self.demo].count(True) != 1:
+            raise ValueError(
+                "set exactly one of 'url' (a backend server), 'urls' (several) or 'demo: true' (the built-in demo)"
+            )
+        return self
+
+    @property
+    def base_urls(self) -> list[str]:
+        """The backend's base URLs (empty for the demo)."""
+        return self.urls or ([self.url] if self.url else [])
+
+
+def _http_url(url: str) -> str:
+    """An http(s) base URL, `${VAR}` expanded, without a trailing slash."""
+    expanded = expand_variables(url)
+    if not expanded.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http:// or https:// URL, got {expanded!r}{from_variables(url)}")
+    return expanded.rstrip("/")

@@ -1,0 +1,67 @@
+"""config.yaml's `server:` section: where the gateway listens, its keys and
+limits (docs/configuration.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from gateway.ops.config_section import Section
+from gateway.ops.env_overlay import expand_variables, from_variables
+from gateway.ops.request_bounds import RequestBounds
+
+
+class ServerConfig(Section, RequestBounds):
+    host: str = "0.0.0.0"
+    port: int = Field(default=8080, ge=1, le=65535)
+    api_keys: list[str] = Field(default=[], repr=False)
+    api_keys_file: str | None = None
+    metrics_auth: bool = False
+    openapi_public: bool = False  # true: /openapi.json wants no key even with api_keys set
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
+    max_concurrent_requests: int = Field(default=1024, ge=1)
+    shutdown_timeout: float = Field(default=30.0, ge=0)
+    log_format: Literal["text", "json"] = "text"
+    opentelemetry: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_from_file(cls, data: object) -> object:
+        """Keys from `api_keys_file` (one a line; blank lines and `#` comments
+        skipped) join `api_keys`."""
+        if not isinstance(data, dict) or not isinstance(data.get("api_keys_file"), str):
+            return data
+        path = data["api_keys_file"]
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            raise ValueError(f"api_keys_file: cannot read {path}: {error.strerror or error}") from None
+        keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        listed = data.get("api_keys") or []
+        return {**data, "api_keys": [*listed, *keys] if isinstance(listed, list) else listed}
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, keys: object) -> object:
+        return [key.strip() for key in keys.split(",")] if isinstance(keys, str) else keys
+
+    @field_validator("opentelemetry")
+    @classmethod
+    def _tracing_installed(cls, enabled: bool) -> bool:
+        from gateway.ops.tracing import tracing_installed
+
+        if enabled and not tracing_installed():
+            raise ValueError("needs the OpenTelemetry instrumentations: pip install 'parsegate[otel]'")
+        return enabled
+
+    @field_validator("api_keys")
+    @classmethod
+    def _expand_keys(cls, keys: list[str]) -> list[str]:
+        expanded = [expand_variables(key) for key in keys]
+        empty = [key for key, value in zip(keys, expanded, strict=True) if not value]
+        if empty:
+            raise ValueError(f"API keys must be non-empty strings{from_variables(empty[0])}")
+        return expanded
