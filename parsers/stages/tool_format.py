@@ -86,11 +86,12 @@ class ToolFormat:
     @property
     def opening_markers(self) -> tuple[str, ...]:
         """The markers a model writes to begin its tool calls: the section
-        start, or without sections the call starts (bare and unmarked
-        starts are text too common to count)."""
-        if self.section_start:
-            return (self.section_start, *self.other_section_starts)
-        return (self.call_start, *self.other_call_starts)
+        starts and the call starts, as a model may write a call without
+        opening a section (Kimi K2 Thinking's `<|tool_call_begin|>`, as
+        llama.cpp's test-chat.cpp writes it). Bare and unmarked starts are
+        text too common to count."""
+        sections = (self.section_start, *self.other_section_starts) if self.section_start else ()
+        return (*sections, self.call_start, *self.other_call_starts)
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""
