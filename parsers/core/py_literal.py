@@ -26,8 +26,6 @@ JSON_CONSTANTS = {**CONSTANTS, "true": "true", "false": "false", "null": "null"}
 # Lower-cased string prefixes with a JSON form; b'…' (bytes) has none.
 STRING_PREFIXES = frozenset({"r", "u", "f", "rf", "fr"})
 NUMBER_START = "+-.0123456789"
-# What may follow a closing quote: anything else makes the quote part of the text.
-QUOTE_FOLLOWERS = ",)]}:"
 
 _WS = always_matching(r"\s*")
 IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -52,6 +50,8 @@ _SIMPLE_ESCAPES = {
     "t": "\t",
     "v": "\v",
 }
+_NEXT_KEYWORD = re.compile(r"[A-Za-z_]\w*\s*=(?!=)|\*\*|\)")
+_NEXT_KEYWORD_PREFIX = re.compile(r"[A-Za-z_]\w*\s*=?|\*")
 _KEY_STRING = re.compile(r"""([rRuU]?)(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
 _KEY_STRING_OPEN = re.compile(r"""[rRuU]?['"]""")
 
@@ -149,20 +149,41 @@ def _string_stops(quote: str, stop: str | None) -> re.Pattern:
 
 class PyString:
     """The rest of a string literal after its opening quote(s), streamed into
-    a `JsonWriter`. A closing quote counts only when one of
-    `QUOTE_FOLLOWERS` (or the `stop` marker) follows it, after blanks: a
-    nested quote the model did not escape stays in the text."""
+    a `JsonWriter`. A closing quote counts only when the text after it goes
+    on as the containers around the string do: blanks, then the `stop`
+    marker, or a `,` (as an argument, `in_call`: one that a keyword
+    argument, `**` or `)` follows), or the innermost container's closer followed by a `,` or
+    the next container's closer. `closers` are the open containers'
+    closers, innermost first (`")]"` for an argument of a call in a list;
+    an empty closer is a container closed by nothing: anything may follow).
+    Any other quote is one the model did not escape, and stays in the text
+    (`'python3 -c "f(x, sep='\\,')"'` is one string). At the end of the
+    output (`at_end`), a quote the text ran out after closes the string."""
 
-    __slots__ = ("done", "stopped", "_closer", "_raw", "_stop", "_stops", "_stop_prefixes")
+    __slots__ = (
+        "done",
+        "stopped",
+        "at_end",
+        "_closer",
+        "_raw",
+        "_stop",
+        "_stops",
+        "_stop_prefixes",
+        "_closers",
+        "_in_call",
+    )
 
-    def __init__(self, closer: str, raw: bool, stop: str | None):
+    def __init__(self, closer: str, raw: bool, stop: str | None, closers: str = "", in_call: bool = False):
         self.done = False
         self.stopped = False
+        self.at_end = False
         self._closer = closer
         self._raw = raw
         self._stop = stop
         self._stops = _string_stops(closer[0], stop)
         self._stop_prefixes = marker_set(stop) if stop else None
+        self._closers = closers
+        self._in_call = in_call
 
     def read(self, buf: str, pos: int, writer: JsonWriter) -> int:
         while True:
@@ -207,14 +228,35 @@ class PyString:
 
     def _closes(self, buf: str, pos: int) -> bool | str:
         if not buf.startswith(self._closer, pos):
-            return MORE if cut_short(buf, pos, self._closer) else False
-        follower = _WS.match(buf, pos + len(self._closer)).end()
-        if follower == len(buf):
-            return MORE
-        if buf[follower] in QUOTE_FOLLOWERS:
+            return MORE if cut_short(buf, pos, self._closer) and not self.at_end else False
+        return self._goes_on(buf, pos + len(self._closer), 0)
+
+    def _goes_on(self, buf: str, pos: int, level: int) -> bool | str:
+        """Whether the text at `pos` goes on as the container `level` deep
+        (0: the string's own) does after one of its items."""
+        closers = self._closers
+        if level >= len(closers) or not closers[level]:
             return True
+        follower = _WS.match(buf, pos).end()
+        if follower == len(buf):
+            return True if self.at_end else MORE
         if self._stop and buf.startswith(self._stop, follower):
             return True
         if self._stop and cut_short(buf, follower, self._stop):
-            return MORE
+            return True if self.at_end else MORE
+        char = buf[follower]
+        if char == ",":
+            return self._next_item(buf, follower + 1) if level == 0 and self._in_call else True
+        if char == closers[level]:
+            return True if level > 0 else self._goes_on(buf, follower + 1, level + 1)
+        return False
+
+    def _next_item(self, buf: str, pos: int) -> bool | str:
+        """After a `,` inside a call: another keyword argument, `**{…}` or
+        the call's `)`."""
+        start = _WS.match(buf, pos).end()
+        if _NEXT_KEYWORD.match(buf, start):
+            return True
+        if start == len(buf) or _NEXT_KEYWORD_PREFIX.fullmatch(buf, start):
+            return True if self.at_end else MORE
         return False
