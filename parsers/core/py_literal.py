@@ -16,6 +16,7 @@ import unicodedata
 from functools import lru_cache
 
 from parsers.core.always_matching import always_matching
+from parsers.core.call_body import MAX_TOKEN_CHARS
 from parsers.core.json_writer import JsonWriter
 from parsers.core.markers import cut_short, marker_set
 
@@ -229,34 +230,44 @@ class PyString:
     def _closes(self, buf: str, pos: int) -> bool | str:
         if not buf.startswith(self._closer, pos):
             return MORE if cut_short(buf, pos, self._closer) and not self.at_end else False
-        return self._goes_on(buf, pos + len(self._closer), 0)
+        after = pos + len(self._closer)
+        return self._goes_on(buf, after, 0, min(len(buf), after + MAX_TOKEN_CHARS))
 
-    def _goes_on(self, buf: str, pos: int, level: int) -> bool | str:
+    def _ran_out(self, buf: str, end: int) -> bool | str:
+        """Undecided at `end`: wait for more text, unless the lookahead
+        window (bounded, so that no text is scanned twice without limit)
+        is spent, or the output has ended."""
+        if end < len(buf):
+            return False
+        return True if self.at_end else MORE
+
+    def _goes_on(self, buf: str, pos: int, level: int, end: int) -> bool | str:
         """Whether the text at `pos` goes on as the container `level` deep
-        (0: the string's own) does after one of its items."""
+        (0: the string's own) does after one of its items, deciding before
+        `end`."""
         closers = self._closers
         if level >= len(closers) or not closers[level]:
             return True
-        follower = _WS.match(buf, pos).end()
-        if follower == len(buf):
-            return True if self.at_end else MORE
+        follower = _WS.match(buf, pos, end).end()
+        if follower == end:
+            return self._ran_out(buf, end)
         if self._stop and buf.startswith(self._stop, follower):
             return True
         if self._stop and cut_short(buf, follower, self._stop):
-            return True if self.at_end else MORE
+            return self._ran_out(buf, len(buf))
         char = buf[follower]
         if char == ",":
-            return self._next_item(buf, follower + 1) if level == 0 and self._in_call else True
+            return self._next_item(buf, follower + 1, end) if level == 0 and self._in_call else True
         if char == closers[level]:
-            return True if level > 0 else self._goes_on(buf, follower + 1, level + 1)
+            return True if level > 0 else self._goes_on(buf, follower + 1, level + 1, end)
         return False
 
-    def _next_item(self, buf: str, pos: int) -> bool | str:
+    def _next_item(self, buf: str, pos: int, end: int) -> bool | str:
         """After a `,` inside a call: another keyword argument, `**{…}` or
         the call's `)`."""
-        start = _WS.match(buf, pos).end()
-        if _NEXT_KEYWORD.match(buf, start):
+        start = _WS.match(buf, pos, end).end()
+        if _NEXT_KEYWORD.match(buf, start, end):
             return True
-        if start == len(buf) or _NEXT_KEYWORD_PREFIX.fullmatch(buf, start):
-            return True if self.at_end else MORE
+        if start == end or _NEXT_KEYWORD_PREFIX.fullmatch(buf, start, end):
+            return self._ran_out(buf, end)
         return False
