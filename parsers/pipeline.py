@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 import orjson
@@ -128,12 +129,16 @@ def make_pipeline(
     strip_reasoning: bool = False,
     strip_content: bool = False,
     cast_arguments: bool = False,
+    framing: str | None = None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
 
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default.
+    With no reasoning parser, the `framing` of the tool-call format (or
+    `framing`, the model's, for a request whose calls are not read) is
+    run as the reasoning stage, keeping the reasoning in the content.
     A reasoning format whose models call tools mid-thought is paired with
     the tool-call format: its opening markers end reasoning
     (`ReasoningFormat.paired_with`).
@@ -154,6 +159,9 @@ def make_pipeline(
         end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
     tool_fmt = tool_format(tool_call_parser) if tool_call_parser is not None and not call_array else None
     reasoning = None
+    framing = tool_fmt.framing if tool_fmt is not None and tool_fmt.framing else framing
+    if reasoning_parser is None and framing is not None:
+        reasoning = replace(reasoning_format(framing), separates=False).make_parser()
     if reasoning_parser is not None:
         fmt = reasoning_format(reasoning_parser).paired_with(tool_fmt.opening_markers if tool_fmt else ())
         if force_reasoning is None and chat_template_kwargs is not None:

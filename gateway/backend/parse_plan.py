@@ -41,6 +41,7 @@ class ParsePlan:
     strip_reasoning: bool = False  # trim the reasoning's ends (response templates)
     strip_content: bool = False
     cast_arguments: bool = False  # cast string arguments to the declared types (response templates)
+    framing: str | None = None  # the model's tool-call format's message framing (Harmony), read even without tools
 
     @classmethod
     def for_request(
@@ -66,6 +67,7 @@ class ParsePlan:
             strip_reasoning=bool(formats and formats.strip_reasoning),
             strip_content=bool(formats and formats.strip_content),
             cast_arguments=bool(formats and formats.tool_calls),
+            framing=tool_format(model.tool_stage).framing if model.tool_stage else None,
             max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
@@ -113,6 +115,7 @@ class ParsePlan:
             strip_reasoning=self.strip_reasoning,
             strip_content=self.strip_content,
             cast_arguments=self.cast_arguments,
+            framing=self.framing,
         )
         if choice.names is None and choice.max_calls is None:
             return pipeline
@@ -123,7 +126,8 @@ class ParsePlan:
         would otherwise strip."""
         reasoning = self.reasoning_parser and reasoning_format(self.reasoning_parser).needs_special_tokens
         tools = self.tool_call_parser and tool_format(self.tool_call_parser).needs_special_tokens
-        return bool(reasoning or tools)
+        framing = self.framing and reasoning_format(self.framing).needs_special_tokens
+        return bool(reasoning or tools or framing)
 
 
 class _RandomAlphanumeric:

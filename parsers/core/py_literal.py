@@ -16,6 +16,7 @@ import unicodedata
 from functools import lru_cache
 
 from parsers.core.always_matching import always_matching
+from parsers.core.call_body import MAX_TOKEN_CHARS
 from parsers.core.json_writer import JsonWriter
 from parsers.core.markers import cut_short, marker_set
 
@@ -26,8 +27,6 @@ JSON_CONSTANTS = {**CONSTANTS, "true": "true", "false": "false", "null": "null"}
 # Lower-cased string prefixes with a JSON form; b'…' (bytes) has none.
 STRING_PREFIXES = frozenset({"r", "u", "f", "rf", "fr"})
 NUMBER_START = "+-.0123456789"
-# What may follow a closing quote: anything else makes the quote part of the text.
-QUOTE_FOLLOWERS = ",)]}:"
 
 _WS = always_matching(r"\s*")
 IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -52,6 +51,8 @@ _SIMPLE_ESCAPES = {
     "t": "\t",
     "v": "\v",
 }
+_NEXT_KEYWORD = re.compile(r"[A-Za-z_]\w*\s*=(?!=)|\*\*|\)")
+_NEXT_KEYWORD_PREFIX = re.compile(r"[A-Za-z_]\w*\s*=?|\*")
 _KEY_STRING = re.compile(r"""([rRuU]?)(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)")""")
 _KEY_STRING_OPEN = re.compile(r"""[rRuU]?['"]""")
 
@@ -149,20 +150,41 @@ def _string_stops(quote: str, stop: str | None) -> re.Pattern:
 
 class PyString:
     """The rest of a string literal after its opening quote(s), streamed into
-    a `JsonWriter`. A closing quote counts only when one of
-    `QUOTE_FOLLOWERS` (or the `stop` marker) follows it, after blanks: a
-    nested quote the model did not escape stays in the text."""
+    a `JsonWriter`. A closing quote counts only when the text after it goes
+    on as the containers around the string do: blanks, then the `stop`
+    marker, or a `,` (as an argument, `in_call`: one that a keyword
+    argument, `**` or `)` follows), or the innermost container's closer followed by a `,` or
+    the next container's closer. `closers` are the open containers'
+    closers, innermost first (`")]"` for an argument of a call in a list;
+    an empty closer is a container closed by nothing: anything may follow).
+    Any other quote is one the model did not escape, and stays in the text
+    (`'python3 -c "f(x, sep='\\,')"'` is one string). At the end of the
+    output (`at_end`), a quote the text ran out after closes the string."""
 
-    __slots__ = ("done", "stopped", "_closer", "_raw", "_stop", "_stops", "_stop_prefixes")
+    __slots__ = (
+        "done",
+        "stopped",
+        "at_end",
+        "_closer",
+        "_raw",
+        "_stop",
+        "_stops",
+        "_stop_prefixes",
+        "_closers",
+        "_in_call",
+    )
 
-    def __init__(self, closer: str, raw: bool, stop: str | None):
+    def __init__(self, closer: str, raw: bool, stop: str | None, closers: str = "", in_call: bool = False):
         self.done = False
         self.stopped = False
+        self.at_end = False
         self._closer = closer
         self._raw = raw
         self._stop = stop
         self._stops = _string_stops(closer[0], stop)
         self._stop_prefixes = marker_set(stop) if stop else None
+        self._closers = closers
+        self._in_call = in_call
 
     def read(self, buf: str, pos: int, writer: JsonWriter) -> int:
         while True:
@@ -207,14 +229,45 @@ class PyString:
 
     def _closes(self, buf: str, pos: int) -> bool | str:
         if not buf.startswith(self._closer, pos):
-            return MORE if cut_short(buf, pos, self._closer) else False
-        follower = _WS.match(buf, pos + len(self._closer)).end()
-        if follower == len(buf):
-            return MORE
-        if buf[follower] in QUOTE_FOLLOWERS:
+            return MORE if cut_short(buf, pos, self._closer) and not self.at_end else False
+        after = pos + len(self._closer)
+        return self._goes_on(buf, after, 0, min(len(buf), after + MAX_TOKEN_CHARS))
+
+    def _ran_out(self, buf: str, end: int) -> bool | str:
+        """Undecided at `end`: wait for more text, unless the lookahead
+        window (bounded, so that no text is scanned twice without limit)
+        is spent, or the output has ended."""
+        if end < len(buf):
+            return False
+        return True if self.at_end else MORE
+
+    def _goes_on(self, buf: str, pos: int, level: int, end: int) -> bool | str:
+        """Whether the text at `pos` goes on as the container `level` deep
+        (0: the string's own) does after one of its items, deciding before
+        `end`."""
+        closers = self._closers
+        if level >= len(closers) or not closers[level]:
             return True
+        follower = _WS.match(buf, pos, end).end()
+        if follower == end:
+            return self._ran_out(buf, end)
         if self._stop and buf.startswith(self._stop, follower):
             return True
         if self._stop and cut_short(buf, follower, self._stop):
-            return MORE
+            return self._ran_out(buf, len(buf))
+        char = buf[follower]
+        if char == ",":
+            return self._next_item(buf, follower + 1, end) if level == 0 and self._in_call else True
+        if char == closers[level]:
+            return True if level > 0 else self._goes_on(buf, follower + 1, level + 1, end)
+        return False
+
+    def _next_item(self, buf: str, pos: int, end: int) -> bool | str:
+        """After a `,` inside a call: another keyword argument, `**{…}` or
+        the call's `)`."""
+        start = _WS.match(buf, pos, end).end()
+        if _NEXT_KEYWORD.match(buf, start, end):
+            return True
+        if start == end or _NEXT_KEYWORD_PREFIX.fullmatch(buf, start, end):
+            return self._ran_out(buf, end)
         return False

@@ -45,5 +45,6 @@ register(
         call_template="<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>",
         dropped_markers=("<|end|>", "<|return|>", "<|call|>"),
         needs_special_tokens=True,
+        framing="gpt-oss",
     )
 )

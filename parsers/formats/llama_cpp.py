@@ -101,6 +101,10 @@ register(
         start="<|START_THINKING|>",
         end="<|END_THINKING|>",
         tool_start="<|START_ACTION|>",
+        # The template ends at <|CHATBOT_TOKEN|>: the model opens reasoning itself
+        # (llama.cpp forces it open only for a prompt ending in <|START_THINKING|>).
+        thinking_switches=(),
+        thinking_by_default=False,
         answer_markers=_COMMAND_R7B_ANSWER,
         end_of_turn=("<|END_OF_TURN_TOKEN|>",),
         needs_special_tokens=True,

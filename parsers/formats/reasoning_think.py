@@ -71,8 +71,8 @@ register(
 DEEPSEEK_V3 = replace(
     QWEN3,
     name="deepseek-v3",
-    models="DeepSeek V3.1 / V3.2 hybrid; on only with `thinking: true`",
-    thinking_switches=("thinking",),
+    models="DeepSeek V3.1 / V3.2 hybrid; on only with `thinking: true` (or `enable_thinking`)",
+    thinking_switches=("thinking", "enable_thinking"),
     thinking_by_default=False,
     end_of_turn=("<｜end▁of▁sentence｜>",),
     ended_by_tool_calls=True,
@@ -82,7 +82,7 @@ register(
     replace(
         DEEPSEEK_V3,
         name="deepseek-v4",
-        models="DeepSeek V4; on only with `thinking: true`",
+        models="DeepSeek V4; on only with `thinking: true` (or `enable_thinking`)",
         tool_start="<｜DSML｜tool_calls>",
         reenters=True,
     )
@@ -91,7 +91,7 @@ register(
     replace(
         DEEPSEEK_V3,
         name="deepseek-v41",
-        models="DeepSeek V4.1; on only with `thinking: true`",
+        models="DeepSeek V4.1; on only with `thinking: true` (or `enable_thinking`)",
         tool_start="<｜DSML｜ calls>",
         reenters=True,
     )

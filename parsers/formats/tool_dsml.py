@@ -17,6 +17,10 @@ without the block also parse)::
 
 `string="true"` keeps the text (stripped); `string="false"` is JSON, or
 the text when it is not. `<｜DSML｜invoke name="x"/>` is a call without arguments.
+
+The templates write a blank line before the block (`\n\n<｜DSML｜tool_calls>`):
+that separator belongs to the block, not to the text before it, as
+llama.cpp's test-chat.cpp DeepSeek V3.2 / V4 cases read it.
 """
 
 from dataclasses import replace
@@ -39,10 +43,12 @@ DSML = TagSyntax(
     trim="strip",
     json_body=True,
 )
+SEPARATOR = "\n\n"  # the template's blank line before a block
 DEEPSEEK_V32 = ToolFormat(
     name="deepseekv32",
     models="DeepSeek V3.2",
     section_start="<｜DSML｜function_calls>",
+    other_section_starts=(SEPARATOR + "<｜DSML｜function_calls>",),
     section_end="</｜DSML｜function_calls>",
     call_start="<｜DSML｜invoke",
     call_end="",
@@ -62,6 +68,7 @@ register(
         name="deepseekv4",
         models="DeepSeek V4",
         section_start="<｜DSML｜tool_calls>",
+        other_section_starts=(SEPARATOR + "<｜DSML｜tool_calls>",),
         section_end="</｜DSML｜tool_calls>",
         call_template=(
             '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n{arguments}</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
@@ -82,6 +89,7 @@ register(
         name="deepseekv41",
         models="DeepSeek V4.1",
         section_start="<｜DSML｜ calls>",
+        other_section_starts=(SEPARATOR + "<｜DSML｜ calls>",),
         section_end="</｜DSML｜ calls>",
         call_start=_spaced(DEEPSEEK_V32.call_start),
         body=partial(

@@ -22,8 +22,9 @@ AI21 Jamba (`jamba`) and Tencent Hunyuan-A13B (`hunyuan_a13b`): one array::
 
     <tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"query": "x"}}]</tool_calls>
 
-Salesforce xLAM (`xlam`): a JSON array, bare at the start of the output,
-in a ```` ```json ```` fence or in `<tool_call>` tags::
+Salesforce xLAM (`xlam`): a JSON array, bare at the start of the output
+or after a `<think>…</think>` block (content as written), in a
+```` ```json ```` fence, in `<tool_call>` tags or after `[TOOL_CALLS]`::
 
     [{"name": "get_weather", "arguments": {"city": "Paris"}}]
     Checking.```json
@@ -126,12 +127,15 @@ register(
         name="xlam",
         models="Salesforce Llama-xLAM-2 / xLAM-2 (Qwen) function-calling models",
         call_start="```json",
-        other_call_starts=("<tool_call>",),
+        # vLLM's xLAM parser also reads a `[TOOL_CALLS]` array, and strips the
+        # newline before a fence from the content.
+        other_call_starts=("\n```json", "<tool_call>", "[TOOL_CALLS]"),
         call_end="```",
         bare_start="[",
         body=JsonCalls,
         call_template="```json\n" + _ARRAY + "\n```",
         dropped_markers=("</tool_call>",),
+        passthrough_blocks=(("<think>", "</think>"),),
     )
 )
 register(

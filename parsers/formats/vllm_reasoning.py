@@ -85,6 +85,9 @@ register(
         name="hunyuan_a13b",
         models="Tencent Hunyuan-A13B-Instruct",
         tool_start="<tool_calls>",
+        # The model writes <think> itself: an answer without it is content.
+        thinking_switches=(),
+        thinking_by_default=False,
         answer_markers=("<answer>", "</answer>"),
         end_of_turn=("<|eos|>",),
     )

@@ -114,10 +114,18 @@ class PythonicCalls:
 
     def read_to_end(self, unread: str) -> None:
         """The output ended with `unread` held back: the end ends the token
-        it cuts, as a blank would (outside a string). A number or constant
-        held back (`days=2`) is a value, and may make a call certain."""
-        if self._frames and self._string is None and self._json is None:
-            self.step(unread + " ", 0)
+        it cuts, as a blank would (outside a string), and a string whose
+        closing quote it follows. A number or constant held back
+        (`days=2`) is a value, and may make a call certain."""
+        if not self._frames or self._json is not None:
+            return
+        pos = 0
+        if self._string is not None:  # a quote the output ended after closes the string
+            self._string.at_end = True
+            pos = self._read_string(unread, 0)
+            if self._string is not None:
+                return
+        self.step(unread[pos:] + " ", 0)
 
     def finish(self) -> None:
         if self._json is not None:
@@ -268,7 +276,8 @@ class PythonicCalls:
         else:
             closer = triple[0]
         self._writer.open_string()
-        self._string = PyString(closer, raw, self._stop)
+        closers = "".join(frame[0] for frame in reversed(self._frames))
+        self._string = PyString(closer, raw, self._stop, closers, in_call=self._frames[-1][1] == "call")
         return quote_at + len(closer)
 
     def _read_string(self, buf: str, pos: int) -> int:

@@ -71,7 +71,11 @@ class ChannelSyntax:
 # reasoning, and so does parsegate. The prompt ends at `<|start|>assistant`,
 # so the output may open with the rest of a role header that names the
 # recipient: ` to=functions.get_weather<|channel|>commentary json<|message|>…`.
+# A message `to=assistant` is the model addressing itself, not a call: its
+# channel decides (`<|channel|>commentary to=assistant<|channel|>analysis…`
+# is reasoning).
 HARMONY = ChannelSyntax(
+    tool_header=r"\bto=(?!assistant\b)\S",
     builtin_header=r"\bto=(?:python\b|browser\.|container\.)",
     recipient_start=" to=",
     implied_start=START + "assistant",
@@ -83,7 +87,10 @@ class HarmonyReasoningParser:
 
     def __init__(self, fmt, *, syntax: ChannelSyntax = HARMONY, **_options):
         """Channel reasoning always streams from the start of the output:
-        the `force_reasoning`/`stream_reasoning` options do not apply."""
+        the `force_reasoning`/`stream_reasoning` options do not apply. A
+        format that does not separate reasoning (`fmt.separates`, the
+        framing of a tool-call format used with no reasoning parser) sends
+        reasoning messages' bodies to the content, without their headers."""
         self.fmt = fmt
         self._syntax = syntax
         self._state = "message_start" if syntax.recipient_start else "between" if syntax.fillers else "outside"
@@ -210,9 +217,9 @@ class HarmonyReasoningParser:
             implied = self._syntax.implied_start if self._header_implied else ""
             events.append(Content(implied + header + MESSAGE))
         elif builtin or self._reasoning_header.search(header):
-            self._kind = Reasoning
+            self._kind = Reasoning if self.fmt.separates else Content
             if self._reasoning_seen and self._syntax.reasoning_separator:
-                events.append(Reasoning(self._syntax.reasoning_separator))
+                events.append(self._kind(self._syntax.reasoning_separator))
             self._reasoning_seen = True
         else:
             self._kind = Content

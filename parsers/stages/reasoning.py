@@ -238,7 +238,9 @@ class ReasoningParser(ReasoningEmitter):
         events: list[Event] = []
         self._emit_text(events, self._held_back)
         self._emit_text(events, "", flush=True)
-        self._content_prefix = ""  # nothing was fed: no start marker to prepend
+        if self._content_prefix:  # an empty output is the prepended start marker alone, as vLLM returns it
+            events.append(Content(self._content_prefix))
+            self._content_prefix = ""
         self._held_back = ""
         self._flush_reasoning(events)
         return events

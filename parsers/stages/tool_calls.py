@@ -43,7 +43,10 @@ class ToolCallParser:
         self.tools = tools or []
         self._max_buffered = max_buffered_chars
         self._tentative_chars = 0
-        self._state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
+        # A bare call may start at the start of the output, or right after a
+        # passthrough block (xLAM's `<think>…</think>[{…}]`, as vLLM reads it).
+        self._bare_state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
+        self._state = self._bare_state
         self._in_section = False
         self._held_back = ""
         self._events: list[Event] = []
@@ -61,6 +64,8 @@ class ToolCallParser:
         self._section_starts = (fmt.section_start, *fmt.other_section_starts) if fmt.section_start else ()
         self._section_ends = (fmt.section_end, *fmt.other_section_ends) if fmt.section_end else ()
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
+        # Call markers a bare call could be mistaken for (xLAM's `[TOOL_CALLS]` before its `[`).
+        self._bare_lookalikes = tuple(marker for marker in self._call_starts if marker[:1] in fmt.bare_start)
         self._bare_anywhere = (*(fmt.bare_start if fmt.bare_start_anywhere else ()), *fmt.unmarked_starts)
         self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
         self._passthrough_end: MarkerSet | None = None
@@ -218,7 +223,7 @@ class ToolCallParser:
             self._hold(buf, end)
             return None
         self._emit_text(buf[pos : hit.end])
-        self._state = "text"
+        self._state = self._bare_state
         return hit.end
 
     def _begin_body(self, tentative: list[str]) -> None:
@@ -302,8 +307,12 @@ class ToolCallParser:
         if pos == len(buf):
             self._hold(buf, start)
             return None
+        rest = buf[pos : pos + max(map(len, self._bare_lookalikes), default=0)]
+        if any(len(rest) < len(marker) and marker.startswith(rest) for marker in self._bare_lookalikes):
+            self._hold(buf, start)
+            return None
         self._state = "text"
-        if buf[pos] not in self.fmt.bare_start:
+        if buf[pos] not in self.fmt.bare_start or any(rest.startswith(marker) for marker in self._bare_lookalikes):
             return start
         self._emit_text(buf[start:pos])
         self._begin_body([])

@@ -51,6 +51,11 @@ class ToolFormat:
     `drops_text_after_calls`: text after the first call is not content
     (DeepSeek: its peers keep only the text before the calls; a block that
     held no call is still returned as content).
+    `framing`: the reasoning format whose stage reads the messages this
+    format's calls are written in (Harmony's channels). With no reasoning
+    parser set, the pipeline reads them with it all the same, keeping the
+    reasoning in the content: the framing never reaches the content as
+    text (docs/fidelity.md, gpt-oss).
     `parses_without_tools`: the model calls tools its template declares
     even when the request offers none (MiniMax M3), so a request without
     tools still has its calls read, unless its `tool_choice` is `none`.
@@ -82,15 +87,17 @@ class ToolFormat:
     call_id_template: str | None = None
     render_arguments: Callable[[str], str] | None = None
     suffixed_tokens: tuple[str, ...] = ()
+    framing: str | None = None
 
     @property
     def opening_markers(self) -> tuple[str, ...]:
         """The markers a model writes to begin its tool calls: the section
-        start, or without sections the call starts (bare and unmarked
-        starts are text too common to count)."""
-        if self.section_start:
-            return (self.section_start, *self.other_section_starts)
-        return (self.call_start, *self.other_call_starts)
+        starts and the call starts, as a model may write a call without
+        opening a section (Kimi K2 Thinking's `<|tool_call_begin|>`, as
+        llama.cpp's test-chat.cpp writes it). Bare and unmarked starts are
+        text too common to count."""
+        sections = (self.section_start, *self.other_section_starts) if self.section_start else ()
+        return (*sections, self.call_start, *self.other_call_starts)
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""

@@ -125,3 +125,37 @@ def test_end_of_turn_tokens_never_reach_content_even_without_tools(client, fake)
     message = client.chat.completions.create(**request).choices[0].message
     assert (message.reasoning_content, message.content) == ("Easy.", "Paris.")
     assert streamed(client, **request) == ("Easy.", "Paris.", [], "stop")
+
+
+def test_gpt_oss_without_separate_reasoning_keeps_analysis_as_content_without_markers(client, fake):
+    """With reasoning not separated, the gpt-oss tool-call parser still reads
+    Harmony's messages: the analysis text is content, no marker reaches it."""
+    fake.script(HARMONY + "<|start|>assistant<|channel|>final<|message|> Sunny.<|return|>", chunk_size=4)
+    request = {
+        "model": "gpt-oss",
+        "messages": HISTORY,
+        "tools": [WEATHER],
+        "extra_body": {"separate_reasoning": False},
+    }
+    message = client.chat.completions.create(**request).choices[0].message
+    assert (message.reasoning_content, message.content) == (None, "Need the weather. Sunny.")
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "Paris"}')
+    ]
+    reasoning, content, calls, finish = streamed(client, **request)
+    assert (reasoning, content, finish) == ("", "Need the weather. Sunny.", "tool_calls")
+    assert [(name, arguments) for _, name, arguments in calls] == [("get_weather", '{"city": "Paris"}')]
+
+
+def test_gpt_oss_without_tools_or_separate_reasoning_keeps_no_harmony_markers(client, fake):
+    """A request without tools reads no calls, but Harmony's framing is
+    still the model's: its markers never reach the content."""
+    fake.script(
+        "<|channel|>analysis<|message|>Greeting.<|end|><|start|>assistant<|channel|>final<|message|> Hi!<|return|>",
+        chunk_size=3,
+    )
+    request = {"model": "gpt-oss", "messages": HISTORY, "extra_body": {"separate_reasoning": False}}
+    message = client.chat.completions.create(**request).choices[0].message
+    assert fake.last_body["skip_special_tokens"] is False  # the markers must reach the framing
+    assert (message.reasoning_content, message.content, message.tool_calls) == (None, "Greeting. Hi!", None)
+    assert streamed(client, **request) == ("", "Greeting. Hi!", [], "stop")

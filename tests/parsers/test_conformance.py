@@ -47,6 +47,7 @@ def parse(case: dict, pieces: list[str]) -> dict:
         case["tool_parser"],
         tools=case.get("tools"),
         force_reasoning=options.get("force_reasoning"),
+        chat_template_kwargs=options.get("chat_template_kwargs"),
         stream_reasoning=options.get("stream_reasoning", True),
         force_nonempty_content=options.get("force_nonempty_content", False),
     )

@@ -74,3 +74,29 @@ def test_force_nonempty_content_holds_reasoning_back_until_content_appears():
     assert pipeline.feed("<think>Plan") == []
     events = pipeline.feed(" more.</think>Answer")
     assert [(type(e).__name__, e.text) for e in events] == [("Reasoning", "Plan more."), ("Content", "Answer")]
+
+
+@pytest.mark.parametrize("parser", ["deepseek-v3", "deepseek-v4", "deepseek-v41"])
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ({"enable_thinking": True}, ("Plan.", "Answer.")),
+        ({"thinking": True}, ("Plan.", "Answer.")),
+        ({"enable_thinking": False}, (None, "Plan.</think>Answer.")),
+        ({}, (None, "Plan.</think>Answer.")),
+    ],
+)
+def test_deepseek_hybrids_think_with_either_switch(parser, kwargs, expected):
+    """vLLM's DeepSeek V3/V4 reasoning parsers think with `thinking` or
+    `enable_thinking` (llama.cpp's generic switch) set."""
+    assert_at_every_split(parser, "Plan.</think>Answer.", expected, chat_template_kwargs=kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"enable_thinking": True}, {"thinking": True}])
+def test_command_r7b_reasons_only_from_its_start_marker(kwargs):
+    """Command R7B's template ends at `<|CHATBOT_TOKEN|>`: the model opens
+    reasoning itself, so no request switch makes a plain answer reasoning
+    (llama.cpp forces it open only for a prompt ending in `<|START_THINKING|>`)."""
+    assert_at_every_split("command_r7b", "Hello, world!", (None, "Hello, world!"), chat_template_kwargs=kwargs)
+    text = "<|START_THINKING|>Hmm.<|END_THINKING|><|START_RESPONSE|>Hi.<|END_RESPONSE|>"
+    assert_at_every_split("command_r7b", text, ("Hmm.", "Hi."), chat_template_kwargs=kwargs)
