@@ -23,12 +23,15 @@ def run(*args: str) -> str:
 
 
 def test_the_gateway_bench_measures_every_surface_paced_and_searches_capacity():
-    out = run("bench.gateway_bench", "--smoke", "--only", "paced,capacity")
+    out = run("bench.gateway_bench", "--smoke", "--only", "paced,capacity", "--workers", "2")
     cpu_rows = re.findall(rf"^\| ([a-z-]+) \| {NUMBER} \| {NUMBER}× \|.*\| (\d+) \| {NUMBER} \|$", out, re.M)
     assert cpu_rows == [(target, "0") for target in ("pt-sse", *SURFACES)], out  # every stream ended well
     gap_rows = re.findall(rf"^\| ([a-z-]+) \| {NUMBER} \| (?:[+-]\d+\.\d+)? \| {NUMBER} \| {NUMBER} \|$", out, re.M)
     assert gap_rows == ["direct", "pt-sse", *SURFACES], out
-    assert re.search(r"^\| chat \| 1 \| (≥ )?\d+ \| ≥ 250 \| 4: (yes|no) \(p99 gap ", out, re.M), out
+    capacity = re.findall(
+        r"^\| chat \| (\d) \| (?:≥ )?\d+ \| ≥ (\d+) \| [\d.]* \| \d+: (?:yes|no) \(p99 gap ", out, re.M
+    )
+    assert capacity == [("2", "500")], out  # two workers: their CPU summed, each pinned
 
 
 def test_the_server_side_bench_prices_each_layer():
