@@ -210,7 +210,9 @@ def servers(python: str, workers: int, sizes: Sizes, delay_ms: int, preset: str)
         try:
             started["backend"] = subprocess.Popen([*taskset(backend_cores), *backend], **quiet)
             started["pt-sse"] = subprocess.Popen([*taskset(proxy[:1]), *passthrough], **quiet)
-            started["gateway"] = subprocess.Popen([*taskset(proxy), *serve], cwd=REPO, **quiet)
+            # run from the scratch folder, so that files the gateway writes where it runs go with it
+            here = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+            started["gateway"] = subprocess.Popen([*taskset(proxy), *serve], cwd=folder, env=here, **quiet)
             for url in bench.urls.values():
                 wait_up(url + "/health")
             if workers > 1:  # a core for each worker process
