@@ -26,31 +26,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.gateway_bench import CHUNKS, SHARED
+from bench.surface_requests import BODIES, CHUNKS, PATHS, REPO, SHARED
 
-REPO = Path(__file__).resolve().parent.parent
 GATEWAY = "http://127.0.0.1:8400"
-QUESTION = "What is the weather in Paris?"
-PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}}}
-BODIES = {
-    "chat": {
-        "model": "fake",
-        "messages": [{"role": "user", "content": QUESTION}],
-        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": PARAMETERS}}],
-    },
-    "messages": {
-        "model": "fake",
-        "max_tokens": 1024,
-        "messages": [{"role": "user", "content": QUESTION}],
-        "tools": [{"name": "get_weather", "input_schema": PARAMETERS}],
-    },
-    "responses": {
-        "model": "fake",
-        "input": QUESTION,
-        "tools": [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}],
-    },
-}
-PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 TARGET = 1.15
 
 
