@@ -14,7 +14,12 @@ from __future__ import annotations
 MARKED = {
     "e2e": ("e2e/",),
     "clients": ("clients/",),
-    "bench": ("parsers/test_linearity.py", "project/test_card_libraries.py", "project/test_parser_bench.py", "project/test_gateway_bench.py"),
+    "bench": (
+        "parsers/test_linearity.py",
+        "project/test_card_libraries.py",
+        "project/test_parser_bench.py",
+        "project/test_gateway_bench.py",
+    ),
     "slow": (
         "gateway/test_bad_input.py::test_malformed_tool_shapes_never_get_a_5xx",  # 148 s
         "gateway/test_cli.py::test_serve_with_workers_starts_them_all_and_answers",  # 17 s
