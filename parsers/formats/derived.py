@@ -100,8 +100,10 @@ def reasoning_format_from(markers: ReasoningMarkers, tool_start: str | None, end
     )
 
 
-def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> ToolFormat:
-    """The tool-call format the markers describe."""
+def tool_format_from(
+    markers: ToolMarkers, end_of_turn: tuple[str, ...], call_id_template: str | None = None
+) -> ToolFormat:
+    """The tool-call format the markers describe, making ids as `call_id_template` says."""
     section_start, section_end = markers.section_start or None, markers.section_end or None
     dropped: tuple[str, ...] = (markers.section_end,) if markers.section_end else ()
     body: Callable
@@ -118,6 +120,7 @@ def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> Tool
             body=partial(UnmarkedJsonCalls, name_keys=name_keys, args_keys=args_keys),
             call_template=written,
             end_of_turn=end_of_turn,
+            call_id_template=call_id_template,
         )
     if markers.style == JSON_OBJECT:
         body = partial(JsonCalls, name_keys=name_keys, args_keys=args_keys)
@@ -146,6 +149,7 @@ def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> Tool
         dropped_markers=dropped,
         end_of_turn=end_of_turn,
         needs_special_tokens=True,
+        call_id_template=call_id_template,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import httpx
@@ -17,7 +18,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config, load_config
 from parsers import parse_text
-from tests.gateway.test_template_derivation import QWEN3, R1_DISTILL, TEMPLATES, renamed
+from tests.gateway.test_template_derivation import MISTRAL_NEMO, QWEN3, R1_DISTILL, TEMPLATES, renamed
 from tests.scripted_backend import ScriptedBackend, chat_answer
 
 TOOLS = [
@@ -32,10 +33,16 @@ TOOLS = [
 BODY = {"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
 REPLY = '<ponder>Paris, so a call.</ponder>\n\nLet me look.\n<invoke_fn>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</invoke_fn>'
 GEMMA = "google-gemma-2-2b-it.jinja"
+# Mistral Nemo's twin refuses any call id but 9 letters and digits, as Mistral's own template does
+MISTRAL_REPLY = '[FN_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 
 
 def write_config(folder: Path, backend_url: str) -> Path:
     (folder / "twin.jinja").write_text(renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8")), encoding="utf-8")
+    (folder / "mistral-twin.jinja").write_text(
+        renamed((TEMPLATES / MISTRAL_NEMO).read_text(encoding="utf-8")), encoding="utf-8"
+    )
     (folder / "r1-twin.jinja").write_text(
         renamed((TEMPLATES / R1_DISTILL).read_text(encoding="utf-8")), encoding="utf-8"
     )
@@ -45,6 +52,13 @@ def write_config(folder: Path, backend_url: str) -> Path:
         {"name": "twin-template", "backend": backend, "chat_template": "twin.jinja"},
         {"name": "r1-twin", "backend": backend, "chat_template": "r1-twin.jinja", "bos_token": "<s>"},
         {"name": "qwen-template", "backend": backend, "chat_template": str(TEMPLATES / QWEN3)},
+        {
+            "name": "mistral-twin",
+            "backend": backend,
+            "chat_template": "mistral-twin.jinja",
+            "bos_token": "<s>",
+            "eos_token": "</s>",
+        },
         {"name": "plain", "backend": backend, "parsers_from": str(TEMPLATES / GEMMA)},
         {"name": "named", "backend": backend, "parsers_from": "twin.jinja", "tool_call_parser": "hermes"},
         {
@@ -161,3 +175,33 @@ def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once
         assert message["reasoning_content"] == "Paris, so a call."
         assert [json.loads(call["function"]["arguments"]) for call in message["tool_calls"]] == [{"city": "Paris"}]
     assert side.asked("/props") == 2  # asked again after the failure, kept once answered
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_derived_mistral_twin_makes_call_ids_its_template_renders_in_the_next_turn(gateway, fake, stream) -> None:
+    fake.script(MISTRAL_REPLY, chunk_size=5)
+    body = {**BODY, "model": "mistral-twin"}
+    if stream:
+        call_id = None
+        with httpx.stream("POST", f"{gateway}/v1/chat/completions", json={**body, "stream": True}) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("data: {"):
+                    for choice in json.loads(line[6:])["choices"]:
+                        for call in choice["delta"].get("tool_calls") or ():
+                            call_id = call.get("id") or call_id
+    else:
+        [call] = httpx.post(f"{gateway}/v1/chat/completions", json=body).json()["choices"][0]["message"]["tool_calls"]
+        call_id = call["id"]
+    assert call_id is not None and MISTRAL_ID.fullmatch(call_id), call_id
+    fake.script("It is 18°C in Paris.")
+    call = {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    history = [
+        *BODY["messages"],
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": "18°C"},
+    ]
+    reply = httpx.post(f"{gateway}/v1/chat/completions", json={**body, "messages": history})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["choices"][0]["message"]["content"] == "It is 18°C in Paris."
+    prompt = fake.last_body["prompt"]
+    assert f'"id": "{call_id}"' in prompt and f'"call_id": "{call_id}"' in prompt

@@ -291,3 +291,41 @@ def test_a_llama_twin_with_renamed_keys_is_derived_and_parses_the_renamed_llama3
         twin = {**case, "text": renamed_keys(case["text"]), "chunks": None}
         for label, pieces in splits(twin).items():
             assert parse(twin, pieces, None, found.tool_stage()) == want, (case["id"], label)
+
+
+# a twin writing its calls as Hermes does, and each call's id as ID
+ID_WRITING = (
+    "{% for m in messages %}{% if m.tool_calls %}{% for c in m.tool_calls %}"
+    '<invoke_fn>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}, "id": "ID"}'
+    "</invoke_fn>{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "made", "said"),
+    [
+        ("{{ c.id }}", None, "written as given, of any shape: the surface's ids are used"),
+        ("functions.{{ c.function.name }}:{{ loop.index0 }}", "functions.{name}:{n}", "written by the template"),
+        (
+            '{% if not c.id.startswith("call") %}{{ raise_exception("bad id") }}{% endif %}{{ c.id }}',
+            None,
+            "written in a shape the renders do not reveal: the surface's ids are kept",
+        ),
+        ("", None, "not written"),
+    ],
+)
+def test_call_ids_the_template_writes_are_made_as_it_writes_them(written: str, made: str | None, said: str) -> None:
+    found = derive(ChatTemplate(ID_WRITING.replace("ID", written), where="ids"))
+    assert found.origin == "template: derived"
+    assert (found.call_id_template, found.tool_stage().call_id_template) == (made, made)
+    assert found.call_ids.startswith(said)
+    assert not [reason for reason in found.refusals if "render failed" in reason]  # probes are not refusals
+
+
+def test_a_mistral_twin_makes_nine_letter_and_digit_ids_and_says_so(capsys, tmp_path) -> None:
+    found = derive(template(MISTRAL_NEMO, rename=True))
+    assert (found.origin, found.call_id_template) == ("template: derived", "{random:9}")
+    twin = tmp_path / "twin.jinja"
+    twin.write_text(renamed((TEMPLATES / MISTRAL_NEMO).read_text(encoding="utf-8")), encoding="utf-8")
+    assert main(["parsers", "--derive", str(twin)]) == 0
+    assert "  call_ids: written as given, only 9 letters and digits (ids made as {random:9})" in capsys.readouterr().out
