@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from gateway.app import create_app
+from gateway.backend.derived_parsers import FROM_SERVER
 from gateway.ops.config import Config, load_config
 from parsers import parse_text
 from tests.gateway.test_template_derivation import MISTRAL_NEMO, QWEN3, R1_DISTILL, TEMPLATES, renamed
@@ -156,7 +157,12 @@ def test_a_template_with_no_structure_is_plain_content_with_a_warning_naming_it(
     assert "served as plain content" in warning
 
 
-def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once(serve) -> None:
+def listed_parsers(url: str) -> dict:
+    [model] = httpx.get(f"{url}/v1/models").json()["data"]
+    return model["parsers"]
+
+
+def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once_and_listed(serve) -> None:
     side = ScriptedBackend()
     entry = {
         "name": "from-props",
@@ -168,6 +174,8 @@ def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
     message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
     assert message["content"] == REPLY  # /props unanswered: plain content for now
+    pending = {"reasoning_parser": None, "tool_call_parser": None, "origin": FROM_SERVER}
+    assert listed_parsers(url) == pending
     twin = renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8"))
     side.routes["/props"] = (200, {"chat_template": twin, "eos_token": "<|im_end|>"})
     for _ in range(2):
@@ -175,6 +183,8 @@ def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once
         assert message["reasoning_content"] == "Paris, so a call."
         assert [json.loads(call["function"]["arguments"]) for call in message["tool_calls"]] == [{"city": "Paris"}]
     assert side.asked("/props") == 2  # asked again after the failure, kept once answered
+    derived = {"reasoning_parser": "derived", "tool_call_parser": "derived", "origin": "template: derived"}
+    assert listed_parsers(url) == derived
 
 
 @pytest.mark.parametrize("stream", [False, True])
