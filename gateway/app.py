@@ -47,7 +47,7 @@ from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
 from gateway.backend.backends import close_backends, open_backends
 from gateway.backend.catch_all import served_models
-from gateway.backend.derived_parsers import with_template_parsers
+from gateway.backend.derived_parsers import known_template_parsers, with_template_parsers
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.logs import redact_in_logs
@@ -121,7 +121,9 @@ async def list_models(request: Request) -> Response:
             "object": "model",
             "created": created,
             "owned_by": "parsegate-demo" if backend.config.backend.demo else "parsegate",
-            "parsers": served_parsers(backend.config if name == backend.config.name else backend.config.routed(name)),
+            "parsers": served_parsers(
+                known_template_parsers(backend) if name == backend.config.name else backend.config.routed(name)
+            ),
         }
         for name, backend in served
     ]

@@ -127,6 +127,9 @@ def _derived_parsers(source: str, as_json: bool) -> int:
         for name, value in (markers or {}).items():
             print(f"    {name}: {json.dumps(value, ensure_ascii=False)}")
     print(f"  end_of_turn: {json.dumps(report['end_of_turn'], ensure_ascii=False)}")
+    if report["tool_calls"] is not None:
+        made = report["call_id_template"]
+        print(f"  call_ids: {report['call_ids']}{f' (ids made as {made})' if made else ''}")
     for reason in report["refused"]:
         print(f"  refused: {reason}")
     print(f"  analysed in {report['milliseconds']} ms")

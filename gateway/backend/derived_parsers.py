@@ -62,6 +62,14 @@ async def with_server_template_parsers(backend: Backend) -> Backend:
     return backend.routed(_served(backend.config, found))
 
 
+def known_template_parsers(backend: Backend) -> ModelConfig:
+    """The entry `backend` serves, with the parsers its server's template
+    implies once a request has derived them (GET /v1/models); as
+    configured until then."""
+    found = backend.template_parsers.known() if backend.config.parsers_origin == FROM_SERVER else None
+    return backend.config if found is None else _served(backend.config, found)
+
+
 async def _ask_server(backend: Backend) -> Derivation | None:
     try:
         template = props_template(await backend.fetch(PROPS_PATH, at_root=True), backend.config, PROPS_PATH)

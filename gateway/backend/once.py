@@ -32,3 +32,7 @@ class Once(Generic[_Value]):
                         return answer
                     self._kept.append(answer)
         return self._kept[0]
+
+    def known(self) -> _Value | None:
+        """The kept answer, or None if none is kept yet; asks nothing."""
+        return self._kept[0] if self._kept else None

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
+from gateway.backend.template_call_ids import NOT_WRITTEN, call_id_pattern
 from gateway.backend.template_markers import call_markers, closing_token, common_prefix, opening_token
 from gateway.ops.model_families import FAMILIES
 from parsers import ParseResult, make_pipeline
@@ -50,7 +51,7 @@ TYPED: Call = (
     {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"], "object": {"k": "v"}},
 )
 THINKING_SWITCHES = ("enable_thinking", "thinking")
-CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands
+CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands (`template_call_ids.GIVEN`)
 _CALL_ID = re.compile(r',?\s*"id"\s*:\s*"call\d{5}"|call\d{5}')
 _PLAIN: dict[str, dict] = {"key_a": {"type": "string"}, "key_b": {"type": "integer"}}
 _TYPED: dict[str, dict] = {
@@ -90,7 +91,8 @@ class Derivation:
     recognised_reasoning: str | None = None
     recognised_tools: str | None = None
     refusals: list[str] = field(default_factory=list)
-    call_ids: bool = False  # the template writes call ids
+    call_ids: str = NOT_WRITTEN  # how the template writes call ids (`template_call_ids`)
+    call_id_template: str | None = None  # the ids a derived format makes
     milliseconds: float = 0.0
 
     @property
@@ -113,13 +115,18 @@ class Derivation:
         """The tool-call stage: a registered name, a derived format, or none."""
         if self.recognised_tools or self.tools is None:
             return self.recognised_tools
-        return tool_format_from(self.tools, self.end_of_turn)
+        return tool_format_from(self.tools, self.end_of_turn, self.call_id_template)
 
     def reasoning_stage(self) -> str | ReasoningFormat | None:
         """The reasoning stage: a registered name, a derived format, or none."""
         if self.recognised_reasoning or self.reasoning is None:
             return self.recognised_reasoning
         return reasoning_format_from(self.reasoning, _opening(self.tool_stage()), self.end_of_turn)
+
+    def _ids_made(self) -> str | None:
+        """The call ids the tool-call stage makes (a recognised format: its own)."""
+        stage = self.tool_stage()
+        return (TOOL_FORMATS[stage] if isinstance(stage, str) else stage).call_id_template if stage else None
 
     def to_json(self) -> dict[str, Any]:
         """What `parsegate parsers --derive --json` prints."""
@@ -129,7 +136,8 @@ class Derivation:
             "reasoning": None if self.reasoning is None else asdict(self.reasoning),
             "tool_calls": None if self.tools is None else asdict(self.tools),
             "end_of_turn": list(self.end_of_turn),
-            "call_ids": "written by the template" if self.call_ids else "not written",
+            "call_ids": self.call_ids,
+            "call_id_template": self._ids_made(),
             "recognised": {"tool_call_parser": self.recognised_tools, "reasoning_parser": self.recognised_reasoning},
             "refused": self.refusals,
             "milliseconds": round(self.milliseconds, 1),
@@ -159,13 +167,15 @@ class _Renders:
         self._template = template
         self._refusals = refusals
 
-    def turn(self, assistant: dict, tools: list[dict] = _TOOLS) -> str | None:
-        return self._render([{"role": "user", "content": USER}, assistant], tools, add_generation_prompt=False)
+    def turn(self, assistant: dict, tools: list[dict] = _TOOLS, noted: bool = True) -> str | None:
+        """The turn; a failure not `noted` is a probe's, expected."""
+        messages = [{"role": "user", "content": USER}, assistant]
+        return self._render(messages, tools, noted, add_generation_prompt=False)
 
     def prompt(self, **kwargs: Any) -> str | None:
-        return self._render([{"role": "user", "content": USER}], _TOOLS, add_generation_prompt=True, **kwargs)
+        return self._render([{"role": "user", "content": USER}], _TOOLS, True, add_generation_prompt=True, **kwargs)
 
-    def _render(self, messages: list[dict], tools: list[dict], **kwargs: Any) -> str | None:
+    def _render(self, messages: list[dict], tools: list[dict], noted: bool, **kwargs: Any) -> str | None:
         template = self._template
         unset: dict[str, Any] = {
             name: ""
@@ -175,16 +185,18 @@ class _Renders:
         try:
             return template.render(messages, tools=tools, **unset, **kwargs)
         except ChatTemplateError as error:
-            self._refusals.append(f"a render failed: {error}")
+            if noted:
+                self._refusals.append(f"a render failed: {error}")
             return None
 
 
-def _assistant(content: str, *calls: tuple[str, dict], reasoning: str | None = None) -> dict:
+def _assistant(content: str, *calls: tuple[str, dict], reasoning: str | None = None, call_id: str = "") -> dict:
+    """An assistant message; its first call's id is `call_id` if given."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = [
             {
-                "id": CALL_ID.format(index=index),
+                "id": (index == 0 and call_id) or CALL_ID.format(index=index),
                 "type": "function",
                 "function": {"name": name, "arguments": json.dumps(args)},
             }
@@ -219,7 +231,13 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
     samples = [(_region(answer, one), [FIRST])]
     samples += [(_region(answer, two), [FIRST, SECOND])] if two is not None else []
     samples += [(_region(typed_answer, typed), [TYPED])] if typed and typed_answer else []
-    found.call_ids = writes_call_ids(samples[0][0])
+    found.call_id_template, found.call_ids = call_id_pattern(
+        samples[0][0],
+        samples[1][0] if two is not None else None,
+        lambda call_id: renders.turn(_assistant("", FIRST, call_id=call_id), noted=False),
+        FIRST[0],
+        SECOND[0],
+    )
     found.recognised_tools = _recognised_tools(samples)
     markers, why = call_markers(samples[0][0], FIRST, samples[1][0] if two is not None else None, SECOND)
     if markers is None:
@@ -265,11 +283,6 @@ def _reading_alike(samples: list[tuple[str, list]]) -> str | None:
         ),
         None,
     )
-
-
-def writes_call_ids(text: str) -> bool:
-    """Whether the template writes the call ids it is given (Mistral)."""
-    return _CALL_ID.search(text) is not None
 
 
 def _squeeze(text: str) -> str:

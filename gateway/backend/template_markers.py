@@ -17,14 +17,14 @@ import json
 import re
 from dataclasses import replace
 
-from parsers.formats.derived import JSON_OBJECT, NAMED_JSON, TAGGED, TagMarkers, ToolMarkers
+from parsers.formats.derived import BARE_JSON, JSON_OBJECT, NAMED_JSON, TAGGED, TagMarkers, ToolMarkers
 
 _TOKEN = r"(?:<[^<>\s]+>|\[[^\[\]\s]+\])"
 _LEADING = re.compile(_TOKEN)
 _TRAILING = re.compile(_TOKEN + r"$")
 _DECODER = json.JSONDecoder()
+_DEFAULT_KEYS = ("name", "arguments")
 _PARTIAL_TAG = re.compile(r"<[^<>\s]*=$")  # `<function=`, `<parameter=`: a tag whose text goes on
-_ARGUMENT_KEYS = ("arguments", "parameters")
 
 
 def opening_token(text: str) -> str | None:
@@ -47,7 +47,7 @@ def call_markers(
     core = _core(one, *first)
     if isinstance(core, str):
         return None, core
-    style, start, end, args_start = core
+    style, start, end, args_start, keys = core
     tags = _tags(one, first[0], first[1], one.find(first[0])) if style == TAGGED else None
     if style == NAMED_JSON and not args_start.strip():
         return None, "the function name and its JSON arguments are not separated by a marker"
@@ -70,6 +70,8 @@ def call_markers(
         separator=separator.strip(),
         args_start=args_start.strip(),
         tags=tags if isinstance(tags, TagMarkers) else None,
+        name_key=keys[0],
+        args_key=keys[1],
     )
     if not markers.call_start and style == JSON_OBJECT:
         return _json_list(markers)
@@ -79,29 +81,45 @@ def call_markers(
 def _json_list(markers: ToolMarkers) -> tuple[ToolMarkers | None, str]:
     """Calls written as one JSON list after a marker (Mistral's
     `[TOOL_CALLS][{…}, {…}]`): the marker opens the calls, the JSON body
-    reads the list."""
+    reads the list. With nothing around them, the calls are bare JSON
+    (the Llama 3 family)."""
     opener = markers.section_start
+    if not opener and not markers.section_end:
+        return replace(markers, style=BARE_JSON), ""
     if not (opener.endswith("[") and opener[:-1].strip() and markers.section_end.startswith("]")):
         return None, "calls are bare JSON with no marker before them; only a registered format serves them"
     return replace(markers, call_start=opener[:-1].strip(), section_start="", section_end="", separator=""), ""
 
 
-def _core(text: str, name: str, args: dict) -> tuple[str, int, int, str] | str:
-    """(style, start, end, args_start) of the call to `name` in `text`, or why none."""
+def _core(text: str, name: str, args: dict) -> tuple[str, int, int, str, tuple[str, str]] | str:
+    """(style, start, end, args_start, (name key, arguments key)) of the
+    call to `name` in `text`, or why none. A JSON object holding the name
+    and the arguments is the call, whatever its keys are called."""
     objects = list(_json_objects(text))
     for start, end, value in objects:
-        if isinstance(value, dict) and value.get("name") == name and any(value.get(k) == args for k in _ARGUMENT_KEYS):
-            return JSON_OBJECT, start, end, ""
+        keys = _call_keys(value, name, args)
+        if keys is not None:
+            return JSON_OBJECT, start, end, "", keys
     at = text.find(name)
     if at < 0:
         return f"the function name {name!r} is not written"
     for start, end, value in objects:
         if start > at and value == args:
-            return NAMED_JSON, at, end, text[at + len(name) : start]
+            return NAMED_JSON, at, end, text[at + len(name) : start], _DEFAULT_KEYS
     tags = _tags(text, name, args, at)
     if isinstance(tags, TagMarkers):
-        return TAGGED, at - len(tags.name_prefix), _tagged_end(text, args, at, tags), ""
+        return TAGGED, at - len(tags.name_prefix), _tagged_end(text, args, at, tags), "", _DEFAULT_KEYS
     return tags
+
+
+def _call_keys(value: object, name: str, args: dict) -> tuple[str, str] | None:
+    """The keys of a JSON call object holding `name` and `args` (`name` and
+    `parameters` in Llama 3's), or None if `value` is not one."""
+    if not isinstance(value, dict):
+        return None
+    name_key = next((key for key, item in value.items() if item == name), None)
+    args_key = next((key for key, item in value.items() if item == args and key != name_key), None)
+    return (name_key, args_key) if name_key and args_key else None
 
 
 def _written(value: object) -> str:

@@ -7,20 +7,24 @@ data (`ReasoningMarkers`, `ToolMarkers`), turned here into the same
 grammars: a JSON object naming the function inside call markers
 (`JsonCalls`, the Hermes family), or the function name in the opening
 marker and JSON arguments after a separator (`NamedJsonCall`, the
-DeepSeek V3.1 family). No other parsing code exists for them.
+DeepSeek V3.1 family), or a JSON object with no marker at all, read as
+the `llama3` format reads it (`UnmarkedJsonCalls`), under the template's
+own key names. No other parsing code exists for them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from parsers.core.tag_syntax import TagSyntax
+from parsers.formats.tool_json import LLAMA3
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
 from parsers.grammars.tag_call import TagCall
+from parsers.grammars.unmarked_json import UnmarkedJsonCalls
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
@@ -29,7 +33,9 @@ MODELS = "derived from a chat template"
 JSON_OBJECT = "JSON object {name, arguments} inside call markers"
 NAMED_JSON = "function name after the call marker, JSON arguments after a separator"
 TAGGED = "function name after the call marker, keys and values in tags, typed by the tool's schema"
-ARGUMENT_STYLES = (JSON_OBJECT, NAMED_JSON, TAGGED)
+BARE_JSON = "bare JSON object {name, arguments} with no marker, as Llama 3's"
+_ARGUMENT_KEYS = ("arguments", "parameters")
+ARGUMENT_STYLES = (JSON_OBJECT, NAMED_JSON, TAGGED, BARE_JSON)
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,8 @@ class ToolMarkers:
     separator: str = ""
     args_start: str = ""  # NAMED_JSON: between the name and the arguments
     tags: TagMarkers | None = None  # TAGGED
+    name_key: str = "name"  # JSON_OBJECT, BARE_JSON: the call object's keys
+    args_key: str = "arguments"
 
 
 def reasoning_format_from(markers: ReasoningMarkers, tool_start: str | None, end_of_turn: tuple[str, ...]):
@@ -92,14 +100,30 @@ def reasoning_format_from(markers: ReasoningMarkers, tool_start: str | None, end
     )
 
 
-def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> ToolFormat:
-    """The tool-call format the markers describe."""
+def tool_format_from(
+    markers: ToolMarkers, end_of_turn: tuple[str, ...], call_id_template: str | None = None
+) -> ToolFormat:
+    """The tool-call format the markers describe, making ids as `call_id_template` says."""
     section_start, section_end = markers.section_start or None, markers.section_end or None
     dropped: tuple[str, ...] = (markers.section_end,) if markers.section_end else ()
     body: Callable
     parameters = ""
+    # the template's keys; `arguments` and `parameters` read each other, as in every JSON format
+    usual = markers.args_key in _ARGUMENT_KEYS
+    name_keys, args_keys = (markers.name_key,), _ARGUMENT_KEYS if usual else (markers.args_key,)
+    written = f'{{"{markers.name_key}": "{{name}}", "{markers.args_key}": {{arguments}}}}'
+    if markers.style == BARE_JSON:
+        return replace(
+            LLAMA3,
+            name=NAME,
+            models=MODELS,
+            body=partial(UnmarkedJsonCalls, name_keys=name_keys, args_keys=args_keys),
+            call_template=written,
+            end_of_turn=end_of_turn,
+            call_id_template=call_id_template,
+        )
     if markers.style == JSON_OBJECT:
-        body, written = JsonCalls, '{"name": "{name}", "arguments": {arguments}}'
+        body = partial(JsonCalls, name_keys=name_keys, args_keys=args_keys)
     elif markers.tags is not None:
         body, written, parameters = _tagged(markers, markers.tags)
     else:
@@ -125,6 +149,7 @@ def tool_format_from(markers: ToolMarkers, end_of_turn: tuple[str, ...]) -> Tool
         dropped_markers=dropped,
         end_of_turn=end_of_turn,
         needs_special_tokens=True,
+        call_id_template=call_id_template,
     )
 
 

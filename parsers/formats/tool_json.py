@@ -72,19 +72,17 @@ register(
         needs_special_tokens=True,
     )
 )
-register(
-    ToolFormat(
-        name="llama3",
-        models="Llama 3.1 / 3.2 / 3.3 (JSON tool calling)",
-        call_start="<|python_tag|>",
-        call_end="",
-        bare_start="{",
-        unmarked_starts=("{", FENCE_OPEN),
-        call_separator=";",
-        body=UnmarkedJsonCalls,
-        call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
-        end_of_turn=("<|eom_id|>", "<|eot_id|>"),
-        needs_special_tokens=True,
-    ),
-    "llama3_json",
+LLAMA3 = ToolFormat(
+    name="llama3",
+    models="Llama 3.1 / 3.2 / 3.3 (JSON tool calling)",
+    call_start="<|python_tag|>",
+    call_end="",
+    bare_start="{",
+    unmarked_starts=("{", FENCE_OPEN),
+    call_separator=";",
+    body=UnmarkedJsonCalls,
+    call_template='<|python_tag|>{"name": "{name}", "parameters": {arguments}}',
+    end_of_turn=("<|eom_id|>", "<|eot_id|>"),
+    needs_special_tokens=True,
 )
+register(LLAMA3, "llama3_json")

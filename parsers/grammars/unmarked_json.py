@@ -30,8 +30,9 @@ _WS = always_matching(r"\s*")
 
 
 class UnmarkedJsonCalls:
-    def __init__(self, sink):
+    def __init__(self, sink, **keys):
         self.status = RUNNING
+        self._keys = keys  # the call object's key names (`JsonCalls`)
         self._sink = sink
         self._accepts = sink.offers if sink.body_unmarked else None
         self._fenced: bool | None = None  # unknown until the first character
@@ -55,7 +56,7 @@ class UnmarkedJsonCalls:
                 if self._fenced:
                     pos += len(FENCE_OPEN)
                 else:
-                    self._calls = JsonCalls(self._sink, accepts=self._accepts)
+                    self._calls = JsonCalls(self._sink, accepts=self._accepts, **self._keys)
             else:
                 pos = _WS.match(buf, pos).end()
                 if pos == len(buf) or cut_short(buf, pos, FENCE_CLOSE):
@@ -71,7 +72,7 @@ class UnmarkedJsonCalls:
         if buf[pos] == ";" and self._read_one:
             return pos + 1
         if buf[pos] in "{[":
-            self._calls = JsonCalls(self._sink, accepts=self._accepts)
+            self._calls = JsonCalls(self._sink, accepts=self._accepts, **self._keys)
             return pos
         self.status = DONE if self._read_one else FAILED
         return pos

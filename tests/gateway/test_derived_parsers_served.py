@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import httpx
 import pytest
 
 from gateway.app import create_app
+from gateway.backend.derived_parsers import FROM_SERVER
 from gateway.ops.config import Config, load_config
 from parsers import parse_text
-from tests.gateway.test_template_derivation import QWEN3, R1_DISTILL, TEMPLATES, renamed
+from tests.gateway.test_template_derivation import MISTRAL_NEMO, QWEN3, R1_DISTILL, TEMPLATES, renamed
 from tests.scripted_backend import ScriptedBackend, chat_answer
 
 TOOLS = [
@@ -32,10 +34,16 @@ TOOLS = [
 BODY = {"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS}
 REPLY = '<ponder>Paris, so a call.</ponder>\n\nLet me look.\n<invoke_fn>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</invoke_fn>'
 GEMMA = "google-gemma-2-2b-it.jinja"
+# Mistral Nemo's twin refuses any call id but 9 letters and digits, as Mistral's own template does
+MISTRAL_REPLY = '[FN_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 
 
 def write_config(folder: Path, backend_url: str) -> Path:
     (folder / "twin.jinja").write_text(renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8")), encoding="utf-8")
+    (folder / "mistral-twin.jinja").write_text(
+        renamed((TEMPLATES / MISTRAL_NEMO).read_text(encoding="utf-8")), encoding="utf-8"
+    )
     (folder / "r1-twin.jinja").write_text(
         renamed((TEMPLATES / R1_DISTILL).read_text(encoding="utf-8")), encoding="utf-8"
     )
@@ -45,6 +53,13 @@ def write_config(folder: Path, backend_url: str) -> Path:
         {"name": "twin-template", "backend": backend, "chat_template": "twin.jinja"},
         {"name": "r1-twin", "backend": backend, "chat_template": "r1-twin.jinja", "bos_token": "<s>"},
         {"name": "qwen-template", "backend": backend, "chat_template": str(TEMPLATES / QWEN3)},
+        {
+            "name": "mistral-twin",
+            "backend": backend,
+            "chat_template": "mistral-twin.jinja",
+            "bos_token": "<s>",
+            "eos_token": "</s>",
+        },
         {"name": "plain", "backend": backend, "parsers_from": str(TEMPLATES / GEMMA)},
         {"name": "named", "backend": backend, "parsers_from": "twin.jinja", "tool_call_parser": "hermes"},
         {
@@ -142,7 +157,12 @@ def test_a_template_with_no_structure_is_plain_content_with_a_warning_naming_it(
     assert "served as plain content" in warning
 
 
-def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once(serve) -> None:
+def listed_parsers(url: str) -> dict:
+    [model] = httpx.get(f"{url}/v1/models").json()["data"]
+    return model["parsers"]
+
+
+def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once_and_listed(serve) -> None:
     side = ScriptedBackend()
     entry = {
         "name": "from-props",
@@ -154,6 +174,8 @@ def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
     message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
     assert message["content"] == REPLY  # /props unanswered: plain content for now
+    pending = {"reasoning_parser": None, "tool_call_parser": None, "origin": FROM_SERVER}
+    assert listed_parsers(url) == pending
     twin = renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8"))
     side.routes["/props"] = (200, {"chat_template": twin, "eos_token": "<|im_end|>"})
     for _ in range(2):
@@ -161,3 +183,35 @@ def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once
         assert message["reasoning_content"] == "Paris, so a call."
         assert [json.loads(call["function"]["arguments"]) for call in message["tool_calls"]] == [{"city": "Paris"}]
     assert side.asked("/props") == 2  # asked again after the failure, kept once answered
+    derived = {"reasoning_parser": "derived", "tool_call_parser": "derived", "origin": "template: derived"}
+    assert listed_parsers(url) == derived
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_derived_mistral_twin_makes_call_ids_its_template_renders_in_the_next_turn(gateway, fake, stream) -> None:
+    fake.script(MISTRAL_REPLY, chunk_size=5)
+    body = {**BODY, "model": "mistral-twin"}
+    if stream:
+        call_id = None
+        with httpx.stream("POST", f"{gateway}/v1/chat/completions", json={**body, "stream": True}) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("data: {"):
+                    for choice in json.loads(line[6:])["choices"]:
+                        for call in choice["delta"].get("tool_calls") or ():
+                            call_id = call.get("id") or call_id
+    else:
+        [call] = httpx.post(f"{gateway}/v1/chat/completions", json=body).json()["choices"][0]["message"]["tool_calls"]
+        call_id = call["id"]
+    assert call_id is not None and MISTRAL_ID.fullmatch(call_id), call_id
+    fake.script("It is 18°C in Paris.")
+    call = {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    history = [
+        *BODY["messages"],
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": "18°C"},
+    ]
+    reply = httpx.post(f"{gateway}/v1/chat/completions", json={**body, "messages": history})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["choices"][0]["message"]["content"] == "It is 18°C in Paris."
+    prompt = fake.last_body["prompt"]
+    assert f'"id": "{call_id}"' in prompt and f'"call_id": "{call_id}"' in prompt

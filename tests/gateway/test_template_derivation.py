@@ -211,12 +211,12 @@ def test_renamed_markers_are_read_from_the_renders() -> None:
 
 
 def test_a_template_that_cannot_be_derived_says_why(capsys) -> None:
-    source = (TEMPLATES / LLAMA33).read_text(encoding="utf-8").replace('"parameters": ', '"params": ')
-    llama_twin = derive(ChatTemplate(source, where="twin", bos_token="<s>"))  # JSON no format reads
+    source = (TEMPLATES / LLAMA33).read_text(encoding="utf-8")
+    twice = source.replace("tool_call.arguments | tojson", "tool_call.arguments | tojson | tojson")
+    llama_twin = derive(ChatTemplate(twice, where="twin", bos_token="<s>"))  # arguments as a JSON string
     assert llama_twin.tool_stage() is None
-    assert (
-        "tool calls: the derived format (function name after the call marker, JSON arguments after a separator) does not read the template's calls back"
-        in llama_twin.refusals
+    assert "tool calls: arguments are written as tagged keys and values whose tags could not be read" in (
+        llama_twin.refusals
     )
     assert main(["parsers", "--derive", str(TEMPLATES / "google-gemma-2-2b-it.jinja")]) == 0
     printed = capsys.readouterr().out
@@ -256,3 +256,76 @@ def test_an_odd_template_is_refused_with_a_reason_never_an_exception(source: str
     found = derive(ChatTemplate(source, where="odd"))
     assert found.found_nothing
     assert why in found.refusals
+
+
+# Llama 3.x's JSON call keys renamed, so no registered format reads the twin's calls
+LLAMA_KEYS = {'"name": ': '"function": ', '"parameters": ': '"args": ', '"arguments": ': '"args": '}
+
+
+def renamed_keys(value):
+    """`value` (a case's text or its parse) with Llama's call keys renamed."""
+    if isinstance(value, str):
+        for key, word in LLAMA_KEYS.items():
+            value = value.replace(key, word)
+        return value
+    if isinstance(value, dict):
+        return {key: renamed_keys(item) for key, item in value.items()}
+    return [renamed_keys(item) for item in value] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("name", [LLAMA33, "meta-llama-Llama-3.2-3B-Instruct.jinja"])
+def test_a_llama_twin_with_renamed_keys_is_derived_and_parses_the_renamed_llama3_cases(name: str) -> None:
+    source = renamed_keys((TEMPLATES / name).read_text(encoding="utf-8"))
+    found = derive(ChatTemplate(source, where="twin", bos_token="<|begin_of_text|>"))
+    assert found.origin == "template: derived", found.refusals
+    assert found.tools is not None
+    assert (found.tools.style, found.tools.name_key, found.tools.args_key) == (
+        "bare JSON object {name, arguments} with no marker, as Llama 3's",
+        "function",
+        "args",
+    )
+    cases = cases_for("llama3", None)
+    assert cases
+    for case in cases:
+        want = renamed_keys(parse(case, [case["text"]], None, "llama3"))
+        twin = {**case, "text": renamed_keys(case["text"]), "chunks": None}
+        for label, pieces in splits(twin).items():
+            assert parse(twin, pieces, None, found.tool_stage()) == want, (case["id"], label)
+
+
+# a twin writing its calls as Hermes does, and each call's id as ID
+ID_WRITING = (
+    "{% for m in messages %}{% if m.tool_calls %}{% for c in m.tool_calls %}"
+    '<invoke_fn>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}, "id": "ID"}'
+    "</invoke_fn>{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "made", "said"),
+    [
+        ("{{ c.id }}", None, "written as given, of any shape: the surface's ids are used"),
+        ("functions.{{ c.function.name }}:{{ loop.index0 }}", "functions.{name}:{n}", "written by the template"),
+        (
+            '{% if not c.id.startswith("call") %}{{ raise_exception("bad id") }}{% endif %}{{ c.id }}',
+            None,
+            "written in a shape the renders do not reveal: the surface's ids are kept",
+        ),
+        ("", None, "not written"),
+    ],
+)
+def test_call_ids_the_template_writes_are_made_as_it_writes_them(written: str, made: str | None, said: str) -> None:
+    found = derive(ChatTemplate(ID_WRITING.replace("ID", written), where="ids"))
+    assert found.origin == "template: derived"
+    assert (found.call_id_template, found.tool_stage().call_id_template) == (made, made)
+    assert found.call_ids.startswith(said)
+    assert not [reason for reason in found.refusals if "render failed" in reason]  # probes are not refusals
+
+
+def test_a_mistral_twin_makes_nine_letter_and_digit_ids_and_says_so(capsys, tmp_path) -> None:
+    found = derive(template(MISTRAL_NEMO, rename=True))
+    assert (found.origin, found.call_id_template) == ("template: derived", "{random:9}")
+    twin = tmp_path / "twin.jinja"
+    twin.write_text(renamed((TEMPLATES / MISTRAL_NEMO).read_text(encoding="utf-8")), encoding="utf-8")
+    assert main(["parsers", "--derive", str(twin)]) == 0
+    assert "  call_ids: written as given, only 9 letters and digits (ids made as {random:9})" in capsys.readouterr().out
