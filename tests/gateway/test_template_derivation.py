@@ -19,8 +19,9 @@ from gateway.backend.chat_template import ChatTemplate
 from gateway.backend.template_analysis import Derivation, derive
 from gateway.backend.template_sources import load_chat_template
 from gateway.cli import main
-from parsers import ParseResult, make_pipeline, reasoning_format, tool_format
+from parsers import reasoning_format, tool_format
 from tests.corpus import load_cases
+from tests.parsers.test_conformance import parse_with as parse
 from tests.parsers.test_conformance import splits
 
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
@@ -123,23 +124,6 @@ def _known(case: dict) -> bool:
     except KeyError:
         return False
     return True
-
-
-def parse(case: dict, pieces: list[str], reasoning, tool) -> dict:
-    options = case.get("reasoning_options") or {}
-    pipeline = make_pipeline(
-        reasoning,
-        tool,
-        tools=case.get("tools"),
-        force_reasoning=options.get("force_reasoning"),
-        stream_reasoning=options.get("stream_reasoning", True),
-        force_nonempty_content=options.get("force_nonempty_content", False),
-    )
-    result = ParseResult()
-    for piece in pieces:
-        result.add(pipeline.feed(piece))
-    result.add(pipeline.finish())
-    return result.to_json()
 
 
 def stages(found: Derivation, case: dict) -> tuple:

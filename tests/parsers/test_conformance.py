@@ -41,10 +41,16 @@ RUNNABLE = [case for case in CASES if _registered(case)]
 
 
 def parse(case: dict, pieces: list[str]) -> dict:
+    return parse_with(case, pieces, case["reasoning_parser"], case["tool_parser"])
+
+
+def parse_with(case: dict, pieces: list[str], reasoning, tool) -> dict:
+    """The case's text fed in `pieces` through the `reasoning` and `tool`
+    stages (names, or formats), with the case's options."""
     options = case.get("reasoning_options") or {}
     pipeline = make_pipeline(
-        case["reasoning_parser"],
-        case["tool_parser"],
+        reasoning,
+        tool,
         tools=case.get("tools"),
         force_reasoning=options.get("force_reasoning"),
         chat_template_kwargs=options.get("chat_template_kwargs"),
