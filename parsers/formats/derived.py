@@ -136,6 +136,8 @@ def tool_format_from(
         written = "{name}" + markers.args_start + "{arguments}"
         dropped += (markers.call_end, markers.args_start) if markers.call_end else (markers.args_start,)
     call_end = markers.call_end.split()[-1] if markers.tags is not None and markers.call_end else markers.call_end
+    # a call's own name tag (`<function=`) opens it without the call marker too, as Qwen3-Coder's models write it
+    unmarked = (markers.tags.name_prefix,) if markers.tags is not None and markers.tags.name_prefix else ()
     return ToolFormat(
         name=NAME,
         models=MODELS,
@@ -143,6 +145,7 @@ def tool_format_from(
         section_end=section_end,
         call_start=markers.call_start,
         call_end=call_end,
+        unmarked_starts=unmarked,
         body=body,
         call_template=markers.section_start + markers.call_start + written + markers.call_end + markers.section_end,
         parameter_template=parameters,

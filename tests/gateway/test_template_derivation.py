@@ -34,6 +34,8 @@ GLM = "zai-org-GLM-4.6.jinja"
 LLAMA33 = "meta-llama-Llama-3.3-70B-Instruct.jinja"
 MISTRAL_NEMO = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
 MISTRAL_SMALL = "mistralai-Mistral-Small-3.2-24B-Instruct-2506.jinja"
+QWEN3_CODER = "Qwen-Qwen3-Coder-30B-A3B-Instruct.jinja"
+KIMI_K2 = "moonshotai-Kimi-K2-Instruct.jinja"
 
 # template -> (tool-call parser, reasoning parser) it is served by, as the model-name table pairs them
 REGISTERED = {
@@ -46,6 +48,8 @@ REGISTERED = {
     LLAMA33: ("llama3", None),
     MISTRAL_NEMO: ("mistral", None),
     MISTRAL_SMALL: ("mistral", None),
+    QWEN3_CODER: ("qwen3_coder", None),
+    KIMI_K2: ("kimi_k2", None),
 }
 # every marker a twin renames, and the new word for it
 RENAMES = {
@@ -63,6 +67,10 @@ RENAMES = {
     "<arg_value>": "<pval>",
     "</arg_value>": "</pval>",
     "[TOOL_CALLS]": "[FN_CALLS]",
+    "<function=": "<fn=",
+    "</function>": "</fn>",
+    "<parameter=": "<arg=",
+    "</parameter>": "</arg>",
 }
 TWINS = {
     QWEN3: ("qwen25", "qwen3"),
@@ -70,6 +78,7 @@ TWINS = {
     DEEPSEEK_V31: ("deepseekv31", "deepseek-v3"),
     GLM: ("glm45", "glm45"),
     MISTRAL_NEMO: ("mistral", None),
+    QWEN3_CODER: ("qwen3_coder", None),
 }
 # What a template does not show, so a derived format cannot know it (a
 # pattern of the case text): the named formats' other spellings, end-of-turn
@@ -192,6 +201,21 @@ def test_renamed_markers_are_read_from_the_renders() -> None:
         ("enable_thinking", "thinking"),
     )
     assert not found.reasoning.on_by_default
+
+
+def test_a_qwen3_coder_twin_has_its_renamed_tags_read_from_the_renders() -> None:
+    found = derive(template(QWEN3_CODER, rename=True))
+    assert found.tools is not None and found.tools.tags is not None
+    assert (found.tools.call_start, found.tools.call_end) == ("<invoke_fn>", "</fn>\n</invoke_fn>")
+    tags = found.tools.tags
+    assert (tags.name_prefix, tags.name_end, tags.key_open, tags.key_close, tags.value_close, tags.value_trim) == (
+        "<fn=",
+        ">",
+        "<arg=",
+        ">",
+        "</arg>",
+        "newline",
+    )
 
 
 def test_a_template_that_cannot_be_derived_says_why(capsys) -> None:
