@@ -55,6 +55,8 @@ MODELS = {
     "ibm-granite-granite-3.3-2B-Instruct.jinja": ("<|end_of_text|>", "<|end_of_text|>"),
     "CohereForAI-c4ai-command-r-plus-tool_use.jinja": ("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
     "meetkai-functionary-medium-v3.2.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
+    "Qwen-Qwen3-Coder-30B-A3B-Instruct.jinja": (None, "<|im_end|>"),
+    "moonshotai-Kimi-K2-Instruct.jinja": ("[BOS]", "[EOS]"),
 }
 
 WEATHER = {
