@@ -115,6 +115,7 @@ register(
             name_pattern=r"\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*",
             args_end="<|tool_call_end|>",
             skip_unnamed=True,
+            header_stops_at=("<|tool_call_begin|>", "<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
         ),
         call_template=(
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{arguments}"

@@ -15,7 +15,10 @@ identifier, nothing around it, so prose with a brace stays content.
 With `skip_unnamed`, such a call, or one whose header runs into
 `args_end` with no `args_start`, is instead read up to `args_end` (or
 the end of the output) and dropped, neither call nor content (Kimi K2's
-ids that are not `functions.NAME:N`). The arguments then stream as
+ids that are not `functions.NAME:N`). A header that runs into one of
+`header_stops_at` (another call's or section's start) is no call: the
+body fails there, its text is content, and the marker opens what it opens
+(no call that follows is swallowed by a malformed one). The arguments then stream as
 verbatim slices of the model's text until `JsonValueScanner` finds their
 end, or until the optional `args_end` marker (a special token that cannot
 occur in valid arguments): malformed arguments pass through as written.
@@ -45,6 +48,7 @@ class NamedJsonCall:
         args_end: str | None = None,
         skip_unnamed: bool = False,
         bare_object_args: bool = False,
+        header_stops_at: tuple[str, ...] = (),
     ):
         self.status = RUNNING
         self._sink = sink
@@ -62,7 +66,8 @@ class NamedJsonCall:
             header_ends.append(args_end)
         if bare_object_args:
             header_ends.append("{")
-        self._header_end = marker_set(*header_ends)
+        self._header_stops = frozenset(header_stops_at)
+        self._header_end = marker_set(*header_ends, *header_stops_at)
 
     def step(self, buf: str, pos: int) -> int:
         if self._skipping:
@@ -99,6 +104,9 @@ class NamedJsonCall:
             self._add_header(buf[pos:end])
             return end
         self._add_header(buf[pos : hit.start])
+        if hit.marker in self._header_stops:
+            self.status = FAILED
+            return hit.start
         opens_object = hit.marker == "{"
         if hit.marker not in self._args_start.markers and not opens_object:
             self._sink.reply("")  # a call with no arguments marker: skipped
