@@ -22,25 +22,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
+from bench.gateway_bench import wait_up
 from bench.surface_requests import BODIES, CHUNKS, PATHS, REPO, SHARED
 
 GATEWAY = "http://127.0.0.1:8400"
 TARGET = 1.15
-
-
-def wait_up(url: str, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"{url} did not come up")
 
 
 def load(python: str, surface: str, requests: int, proxy_pid: int, out: Path) -> dict:
