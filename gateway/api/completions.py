@@ -57,11 +57,14 @@ async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRe
     that breaks, goes quiet for `idle_timeout` or ends before `[DONE]`
     ends with an error event, then `[DONE]`."""
     try:
-        async for payload in backend.payloads(response):
-            if payload == b"[DONE]":
-                yield DONE
-                return
-            yield relayed_event(payload)
+        async for payloads in backend.payloads(response):
+            events: list[bytes] = []
+            for payload in payloads:
+                if payload == b"[DONE]":
+                    yield b"".join(events) + DONE
+                    return
+                events.append(relayed_event(payload))
+            yield b"".join(events)
         failure = ApiError(502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
         record.upstream_failed("stream_cut")
     except ApiError as error:

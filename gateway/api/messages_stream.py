@@ -191,18 +191,19 @@ async def message_events(stream: TurnStream, model: str) -> AsyncGenerator[bytes
     finish: str | None = None
     stop_sequence: str | None = None
     usage: dict | None = None
-    async with aclosing(aiter(stream)) as updates:
-        async for update in updates:
-            if type(update) is TurnUpdate:
-                if update.choice != 0:
-                    continue
-                segments.feed(update.events, update.cut_calls)
-                if blocks.out:
-                    yield blocks.sent()
-                if update.finish_reason is not None:
-                    finish, stop_sequence = update.finish_reason, update.stop_sequence
-            elif type(update) is UsageUpdate:
-                usage = update.usage
+    async with aclosing(aiter(stream)) as batches:
+        async for batch in batches:
+            for update in batch:
+                if type(update) is TurnUpdate:
+                    if update.choice != 0:
+                        continue
+                    segments.feed(update.events, update.cut_calls)
+                    if update.finish_reason is not None:
+                        finish, stop_sequence = update.finish_reason, update.stop_sequence
+                elif type(update) is UsageUpdate:
+                    usage = update.usage
+            if blocks.out:  # one write per read of the backend
+                yield blocks.sent()
     if stream.failure is not None:
         yield named_event("error", from_api_error(stream.failure))
         return

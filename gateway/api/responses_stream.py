@@ -222,18 +222,19 @@ async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | N
     usage = None
     try:
         yield events.opening()
-        async with aclosing(aiter(stream)) as updates:
-            async for update in updates:
-                if type(update) is UsageUpdate:
-                    usage = update.usage
-                    continue
-                if update.choice != 0:
-                    continue
-                events.segments.feed(update.events, update.cut_calls)
-                if update.finish_reason is not None:
-                    events.finish_reason = update.finish_reason
-                    events.segments.finish()
-                if events.out:
+        async with aclosing(aiter(stream)) as batches:
+            async for batch in batches:
+                for update in batch:
+                    if type(update) is UsageUpdate:
+                        usage = update.usage
+                        continue
+                    if update.choice != 0:
+                        continue
+                    events.segments.feed(update.events, update.cut_calls)
+                    if update.finish_reason is not None:
+                        events.finish_reason = update.finish_reason
+                        events.segments.finish()
+                if events.out:  # one write per read of the backend
                     yield events.sent()
     except BaseException:  # the client left (cancelled, or the generator closed)
         if memory is not None:

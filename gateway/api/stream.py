@@ -21,20 +21,24 @@ from gateway.api.turns import Turn, TurnStream, UsageUpdate
 async def _chunks(stream: TurnStream, encoder: ChunkEncoder) -> AsyncGenerator[bytes]:
     plan = stream.turn.plan
     choices: dict[int, ChoiceStream] = {}
-    async with aclosing(aiter(stream)) as updates:
-        async for update in updates:
-            if type(update) is UsageUpdate:
-                yield encoder.usage(update.usage)
-                continue
-            index = update.choice
-            choice = choices.get(index)
-            if choice is None:
-                choice = choices[index] = ChoiceStream(plan.call_id, plan.reasoning_keys)
-            delta = choice.delta(update.events)
-            if delta or update.logprobs:
-                yield encoder.choice(index, delta, logprobs=update.logprobs)
-            if update.finish_reason is not None:
-                yield encoder.choice(index, {}, update.finish_reason, extra=update.unmet)
+    async with aclosing(aiter(stream)) as batches:
+        async for batch in batches:
+            out: list[bytes] = []  # one write per read of the backend
+            for update in batch:
+                if type(update) is UsageUpdate:
+                    out.append(encoder.usage(update.usage))
+                    continue
+                index = update.choice
+                choice = choices.get(index)
+                if choice is None:
+                    choice = choices[index] = ChoiceStream(plan.call_id, plan.reasoning_keys)
+                delta = choice.delta(update.events)
+                if delta or update.logprobs:
+                    out.append(encoder.choice(index, delta, logprobs=update.logprobs))
+                if update.finish_reason is not None:
+                    out.append(encoder.choice(index, {}, update.finish_reason, extra=update.unmet))
+            if out:
+                yield b"".join(out)
     if stream.failure is not None:
         yield data_event(stream.failure.body)
     yield DONE

@@ -214,8 +214,10 @@ class Turn:
 
 
 class TurnStream:
-    """The updates of one streamed turn; iterate once. The upstream response
-    is released when the iteration ends, or when it is closed early."""
+    """The updates of one streamed turn, a list for each read of the
+    backend's stream (a surface writes each list to its client at once);
+    iterate once. The upstream response is released when the iteration
+    ends, or when it is closed early."""
 
     def __init__(self, turn: Turn, response: UpstreamResponse) -> None:
         self.turn = turn
@@ -228,34 +230,35 @@ class TurnStream:
     async def release(self) -> None:
         await self.turn.backend.release(self.response)
 
-    def __aiter__(self) -> AsyncGenerator[TurnUpdate | UsageUpdate]:
+    def __aiter__(self) -> AsyncGenerator[list[TurnUpdate | UsageUpdate]]:
         return self._updates()
 
-    async def _updates(self) -> AsyncGenerator[TurnUpdate | UsageUpdate]:
+    async def _updates(self) -> AsyncGenerator[list[TurnUpdate | UsageUpdate]]:
         turn = self.turn
         backend, record = turn.backend, turn.record
         failure: ApiError | None = None
         failure_kind = "stream_error"
         try:
-            payloads = backend.payloads(self.response)
-            async for data in payloads:
-                if data == b"[DONE]":
-                    await _drain(payloads)
+            batches = backend.payloads(self.response)
+            done = False
+            async for batch in batches:
+                updates: list[TurnUpdate | UsageUpdate] = []
+                for data in batch:
+                    if data == b"[DONE]":
+                        done = True
+                        break
+                    try:
+                        chunk = _chunk(data, backend)
+                    except ApiError:  # what came before the malformed chunk goes out first
+                        if updates:
+                            yield updates
+                        raise
+                    self._read_chunk(chunk, updates)
+                if updates:
+                    yield updates
+                if done:
+                    await _drain(batches)
                     break
-                chunk = _chunk(data, backend)
-                self._carried_text = False
-                for choice in chunk.get("choices") or ():
-                    update = self._read(choice)
-                    if update is not None:
-                        yield update
-                if self._carried_text:
-                    record.text_chunk()
-                usage = chunk.get("usage")
-                if usage is not None:
-                    usage = _usage(usage, backend, [choice.reader for choice in self._choices.values()])
-                if usage:
-                    self.usage = usage
-                    yield UsageUpdate(usage)
         except ApiError as error:
             failure = error
             failure_kind = stream_failure_kind(error)
@@ -267,13 +270,33 @@ class TurnStream:
                 502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR
             )
             failure_kind = "stream_cut"
+        ends: list[TurnUpdate | UsageUpdate] = []
         for index, choice in self._choices.items():
             if not choice.finished:
                 events, cut_calls = self._finish(choice, cut=True)
-                yield TurnUpdate(index, events, cut_calls=cut_calls)
+                ends.append(TurnUpdate(index, events, cut_calls=cut_calls))
+        if ends:
+            yield ends
         if failure is not None:
             record.upstream_failed(failure_kind)
             self.failure = failure
+
+    def _read_chunk(self, chunk: dict, updates: list[TurnUpdate | UsageUpdate]) -> None:
+        """One backend chunk's updates, added to `updates`."""
+        backend = self.turn.backend
+        self._carried_text = False
+        for choice in chunk.get("choices") or ():
+            update = self._read(choice)
+            if update is not None:
+                updates.append(update)
+        if self._carried_text:
+            self.turn.record.text_chunk()
+        usage = chunk.get("usage")
+        if usage is not None:
+            usage = _usage(usage, backend, [choice.reader for choice in self._choices.values()])
+        if usage:
+            self.usage = usage
+            updates.append(UsageUpdate(usage))
 
     def _read(self, choice: dict) -> TurnUpdate | None:
         index = choice.get("index", 0)
@@ -317,7 +340,7 @@ def _chunk(data: bytes, backend: Backend) -> dict:
     return chunk
 
 
-async def _drain(payloads: AsyncIterator[bytes]) -> None:
+async def _drain(payloads: AsyncIterator[list[bytes]]) -> None:
     """Read the little that follows `[DONE]` (the end of the body), so that
     the connection goes back to the pool instead of being closed; a backend
     that keeps the stream open after it gets `DRAIN_SECONDS`."""

@@ -1,4 +1,6 @@
-"""The backend's event stream in: the payload of every `data:` line.
+"""The backend's event stream in: the payload of every `data:` line, a
+batch of them per read, so that what one read brings goes out to the client
+in one write (docs/benchmarks.md, "Gateway macro-benchmark").
 
 `data_payloads` splits the backend's bytes into lines itself, one generator
 over the client's byte stream (transport.py), instead of a text and a line
@@ -34,8 +36,9 @@ def _payload(line: bytes) -> bytes | None:
     return line[5:].strip() if line.startswith(b"data:") else None
 
 
-async def data_payloads(response: UpstreamResponse) -> AsyncIterator[bytes]:
-    """The payload of every whole `data:` line of an event stream, stripped."""
+async def data_payloads(response: UpstreamResponse) -> AsyncIterator[list[bytes]]:
+    """The payloads of the whole `data:` lines of an event stream, stripped,
+    as one list for each read that completes any."""
     pending: list[bytes] = []
     held = 0
     async for received in response.aiter_bytes():
@@ -50,7 +53,6 @@ async def data_payloads(response: UpstreamResponse) -> AsyncIterator[bytes]:
         if received[-1:] not in (b"\n", b"\r"):
             pending.append(lines.pop())
             held = len(pending[0])
-        for line in lines:
-            payload = _payload(line)
-            if payload is not None:
-                yield payload
+        payloads = [payload for payload in map(_payload, lines) if payload is not None]
+        if payloads:
+            yield payloads

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import aiohttp
 import anyio
@@ -33,6 +33,7 @@ from gateway.backend.sse_reader import LineTooLong, data_payloads
 if TYPE_CHECKING:
     from gateway.backend.upstream_errors import UpstreamErrors
 
+_Item = TypeVar("_Item")
 MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
 
 
@@ -194,9 +195,9 @@ class Transport:
         except TransportFailure as failure:
             raise errors.transport_error(failure) from None
 
-    def payloads(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
-        """The `data:` payloads of a streamed response, each due within
-        `idle_seconds` of the last."""
+    def payloads(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[list[bytes]]:
+        """The `data:` payloads of a streamed response, a list per read, each
+        read due within `idle_seconds` of the last."""
         return self._within_idle(data_payloads(response), errors)
 
     def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
@@ -204,7 +205,7 @@ class Transport:
         each piece due within `idle_seconds` of the last."""
         return self._within_idle(response.aiter_bytes(), errors)
 
-    async def _within_idle(self, items: AsyncIterator[bytes], errors: UpstreamErrors) -> AsyncIterator[bytes]:
+    async def _within_idle(self, items: AsyncIterator[_Item], errors: UpstreamErrors) -> AsyncIterator[_Item]:
         """`items`; a backend that stops sending for `idle_seconds` is a 504,
         a failed connection a 502, an endless line a 502."""
         seconds = self.idle_seconds

@@ -198,9 +198,9 @@ class Backend:
                 break
         return b"".join(pieces)[:ERROR_BODY_LIMIT]
 
-    def payloads(self, response: UpstreamResponse) -> AsyncIterator[bytes]:
-        """The `data:` payloads of a streamed response, each due within
-        `idle_timeout` of the last."""
+    def payloads(self, response: UpstreamResponse) -> AsyncIterator[list[bytes]]:
+        """The `data:` payloads of a streamed response, a list per read (one
+        write to the client), each read due within `idle_timeout` of the last."""
         return self.client.payloads(response, self.errors)
 
     async def complete(self, body: bytes) -> dict:

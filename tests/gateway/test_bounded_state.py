@@ -78,7 +78,7 @@ async def _payloads(pieces) -> list[bytes]:
         for piece in pieces:
             yield piece
 
-    return [payload async for payload in data_payloads(httpx.Response(200, content=body()))]
+    return [payload async for payloads in data_payloads(httpx.Response(200, content=body())) for payload in payloads]
 
 
 def test_a_long_line_in_small_pieces_costs_linear_time():

@@ -19,7 +19,7 @@ async def _payloads(pieces: list[bytes]) -> list[bytes]:
         for piece in pieces:
             yield piece
 
-    return [payload async for payload in data_payloads(httpx.Response(200, content=body()))]
+    return [payload async for payloads in data_payloads(httpx.Response(200, content=body())) for payload in payloads]
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, len(STREAM)])
