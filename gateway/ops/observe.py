@@ -5,7 +5,7 @@ request runs, and at its end the request metrics and one log line.
 is a sane token) or makes one, echoes it in the response header, and keeps
 it in `request_id` for the upstream call. Handlers find the record at
 `request.state.record`. Work per streamed chunk is one clock read and one
-histogram observation; parser outcomes are counted once per choice.
+histogram observation (loop_histogram.py); parser outcomes are counted once per choice.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import time
 import uuid
 from contextvars import ContextVar
 
-from prometheus_client import Histogram
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.ops.errors import REQUEST_ID_HEADER, ApiError
+from gateway.ops.loop_histogram import LoopSeries
 from gateway.ops.metrics import UNKNOWN_MODEL, Metrics
 from parsers import CallOutcomes
 
@@ -75,7 +75,7 @@ class RequestRecord:
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.upstream_error: str | None = None
-        self._inter_chunk: Histogram | None = None  # the model's inter-chunk histogram, once the model is known
+        self._inter_chunk: LoopSeries | None = None  # the model's inter-chunk histogram, once the model is known
 
     def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
         """The request names configured `model`; its parse uses `tool_call_parser`."""
