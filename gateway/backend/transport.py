@@ -18,13 +18,16 @@ in-process instead, through the same response type.
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
 
 import aiohttp
 import anyio
 from multidict import CIMultiDict
+from yarl import URL
 
 from gateway.backend.demo_backend import demo_answer
 from gateway.backend.idle import IdleExpired, within_idle
@@ -70,6 +73,24 @@ def within_deadline(seconds: float, what: str) -> Iterator[None]:
             yield
     except TimeoutError:
         raise _timed_out(what, seconds) from None
+
+
+_Proxy = tuple[URL | None, dict[str, str] | None]  # a proxy and its headers, as aiohttp takes them
+
+
+def environment_proxy(url: str) -> _Proxy:
+    """The proxy the environment names for `url` (`HTTP_PROXY` for http,
+    `HTTPS_PROXY` for https, unless `NO_PROXY` exempts its host, as
+    urllib.request reads them), and its credentials as the
+    `Proxy-Authorization` header (RFC 9110, section 11.7.1): aiohttp sends
+    `proxy_headers` on the CONNECT of an https:// request only."""
+    parts = urlsplit(url)
+    named = urllib.request.getproxies().get(parts.scheme)
+    if not named or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None, None
+    proxy = URL(named)
+    credentials = aiohttp.BasicAuth.from_url(proxy)
+    return proxy.with_user(None), {"Proxy-Authorization": credentials.encode()} if credentials else None
 
 
 class UpstreamResponse:
@@ -162,6 +183,7 @@ class Transport:
         self.trace_configs: list[aiohttp.TraceConfig] = []
         self.timeout = aiohttp.ClientTimeout(total=None, connect=pool_seconds, sock_connect=connect_seconds)
         self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[tuple[str, str], _Proxy] = {}  # per origin
         self.is_closed = False
 
     def _opened(self) -> aiohttp.ClientSession:
@@ -170,7 +192,6 @@ class Transport:
                 connector=aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0),
                 timeout=self.timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),  # no cookie of one client's request reaches another's
-                trust_env=True,  # HTTP(S)_PROXY / NO_PROXY, as before
                 trace_configs=self.trace_configs or None,
             )
         return self._session
@@ -183,9 +204,25 @@ class Transport:
         if self.demo:
             status, demo_headers, pieces = await demo_answer(method, url, body)
             return UpstreamResponse(status, "", CIMultiDict(demo_headers), pieces, lambda: None)
+        proxy, proxy_headers = self._proxy(url)
+        if proxy_headers and url.startswith("http:"):  # a forward proxy reads them on the request itself
+            headers = {**headers, **proxy_headers}
         with within_deadline(self.first_byte_seconds, "sent no response"), failures():
-            response = await self._opened().request(method, url, data=body, headers=headers, allow_redirects=False)
+            response = await self._opened().request(
+                method, url, data=body, headers=headers, allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers
+            )
         return _from_aiohttp(response)
+
+    def _proxy(self, url: str) -> _Proxy:
+        """The environment's proxy for `url`, read once per origin: aiohttp's
+        own `trust_env` reads it per request, in a worker thread (and
+        ~/.netrc in another), two thread hops per request."""
+        parts = urlsplit(url)
+        origin = (parts.scheme, parts.netloc)
+        found = self._proxies.get(origin)
+        if found is None:
+            found = self._proxies[origin] = environment_proxy(url)
+        return found
 
     async def read(self, response: UpstreamResponse, errors: UpstreamErrors) -> bytes:
         """A response's whole (decoded) body, due within `idle_seconds`."""
