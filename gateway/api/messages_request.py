@@ -10,8 +10,9 @@
   answers its own 400.
 - `tool_use` blocks become the assistant's `tool_calls`, `tool_result`
   blocks `tool` messages (an `is_error` result's text is prefixed
-  `Error: `); `thinking` blocks come back as the turn's `reasoning_content`,
-  `redacted_thinking` ones are dropped.
+  `Error: `), an id the gateway encoded restored to the model's own
+  (`functions.NAME:N`: messages_ids.py); `thinking` blocks come back as
+  the turn's `reasoning_content`, `redacted_thinking` ones are dropped.
 - `tools` are functions; a `defer_loading` tool is not offered (the client
   loads it later), nor is a server tool (`type` other than `custom`), which
   only Anthropic runs. `tool_choice` `auto` / `any` / `tool` / `none` map to
@@ -36,6 +37,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from gateway.api.messages_ids import decode_tool_use_id
 from gateway.api.request import ChatRequest, ItemBound, checked_payload, read_checked
 from gateway.api.tool_schema import ToolPlaces
 from gateway.ops.errors import ApiError
@@ -191,7 +193,7 @@ def _tool_message(block: dict, where: str) -> dict:
     text = _text_of(content, where)
     if block.get("is_error") is True:
         text = f"Error: {text}"
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
+    return {"role": "tool", "tool_call_id": decode_tool_use_id(call_id), "content": text}
 
 
 def _image_part(block: dict, where: str) -> dict:
@@ -235,7 +237,7 @@ def _tool_call(block: dict, where: str) -> dict:
     if not isinstance(call_id, str) or not isinstance(name, str):
         raise ApiError(400, f"{where}: a tool_use block needs a string id and name", param="messages")
     arguments = orjson.dumps(block.get("input") or {}).decode()
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"id": decode_tool_use_id(call_id), "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def _offered(tool: dict) -> bool:

@@ -7,8 +7,9 @@ A stream is `message_start`, a `ping`, then per content block
 `thinking` block (`thinking_delta`s, closed by a `signature_delta`), text a
 `text` block (`text_delta`s), each tool call a `tool_use` block (id and
 name first, then `input_json_delta` fragments whose concatenation is the
-call's JSON input; the id is `toolu_…`, or the model family's own:
-`ParsePlan.call_id`). A call the output cut (the token limit, a broken
+call's JSON input; the id is `toolu_…`, or the model family's own
+(`ParsePlan.call_id`), encoded where Anthropic's id pattern refuses it:
+messages_ids.py). A call the output cut (the token limit, a broken
 stream) keeps its input written so far, closed into valid JSON
 (parsers/core/json_close.py), streamed and not alike. A backend that fails
 mid-stream ends it with an `error` event. Only the first choice is rendered
@@ -25,6 +26,7 @@ from functools import partial
 import orjson
 
 from gateway.api.anthropic_errors import from_api_error
+from gateway.api.messages_ids import encode_call_id
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
@@ -42,9 +44,11 @@ def message_id() -> str:
 
 
 def tool_use_ids(turn: Turn) -> Callable[[str, int], str]:
-    """The turn's call ids, Anthropic's `toolu_…` where the model family
-    has none of its own."""
-    return partial(turn.plan.call_id, prefix="toolu_")
+    """The turn's call ids as Messages ids: Anthropic's `toolu_…` where the
+    model family has none of its own, its own encoded where Anthropic's
+    pattern refuses them (`functions.NAME:N`)."""
+    call_id = partial(turn.plan.call_id, prefix="toolu_")
+    return lambda name, index: encode_call_id(call_id(name, index))
 
 
 def stop_reason(finish_reason: str | None, stop_sequence: str | None = None) -> str:

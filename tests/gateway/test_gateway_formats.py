@@ -1,9 +1,13 @@
 """Special-token formats through the real gateway: the backend is asked to
-keep special tokens, Kimi K2 call ids follow the model's own numbering,
-and gpt-oss Harmony gives reasoning and calls, streamed as not."""
+keep special tokens, Kimi K2 call ids follow the model's own numbering
+(on Messages encoded to Anthropic's id pattern), and gpt-oss Harmony gives
+reasoning and calls, streamed as not."""
 
 from __future__ import annotations
 
+import re
+
+import anthropic
 import openai
 import pytest
 
@@ -40,6 +44,26 @@ HISTORY = [
     {"role": "tool", "tool_call_id": "functions.get_weather:1", "content": "rain"},
     {"role": "user", "content": "And Paris?"},
 ]
+# HISTORY on Messages, its calls' ids as the gateway sent them there
+MESSAGES_HISTORY = [
+    {"role": "user", "content": "Weather in Rome and Oslo?"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": f"toolu_enc_functions-2Eget_weather-3A{n}", "name": "get_weather", "input": {}}
+            for n in (0, 1)
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_enc_functions-2Eget_weather-3A0", "content": "sunny"},
+            {"type": "tool_result", "tool_use_id": "toolu_enc_functions-2Eget_weather-3A1", "content": "rain"},
+            {"type": "text", "text": "And Paris?"},
+        ],
+    },
+]
+ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")  # what Anthropic's API takes as a tool_use id
 HARMONY = (
     "<|channel|>analysis<|message|>Need the weather.<|end|>"
     "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
@@ -87,6 +111,33 @@ def test_kimi_ids_count_the_conversations_earlier_calls(client, fake):
         ],
         "tool_calls",
     )
+
+
+def test_kimi_ids_on_messages_are_encoded_to_anthropic_s_pattern(gateway_url, fake):
+    claude = anthropic.Anthropic(base_url=gateway_url, api_key="unused", max_retries=0, timeout=10)
+    fake.script(KIMI_TWO_CALLS, chunk_size=3)
+    request = {
+        "model": "kimi",
+        "max_tokens": 100,
+        "messages": MESSAGES_HISTORY,
+        "tools": [
+            {"name": tool["function"]["name"], "input_schema": tool["function"]["parameters"]}
+            for tool in (WEATHER, SEARCH)
+        ],
+    }
+    with claude.messages.stream(**request) as events:
+        streamed = events.get_final_message()
+    assert fake.last_body["messages"][1]["tool_calls"][1]["id"] == "functions.get_weather:1"
+    assert fake.last_body["messages"][3]["tool_call_id"] == "functions.get_weather:1"
+    whole = claude.messages.create(**request)
+    for message in (streamed, whole):
+        calls = [(block.id, block.name, block.input) for block in message.content if block.type == "tool_use"]
+        assert calls == [
+            ("toolu_enc_functions-2Eget_weather-3A2", "get_weather", {"city": "Paris"}),
+            ("toolu_enc_functions-2Esearch-3A3", "search", {"query": "x"}),
+        ]
+        assert all(ANTHROPIC_ID.fullmatch(call_id) for call_id, _, _ in calls)
+        assert message.stop_reason == "tool_use"
 
 
 def test_special_token_formats_ask_the_backend_to_keep_them(client, fake):

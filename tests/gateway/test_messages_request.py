@@ -90,6 +90,39 @@ def test_tool_use_tool_result_and_thinking_history():
     assert messages[5] == {"role": "tool", "tool_call_id": "toolu_2", "content": "Error: exit 1"}
 
 
+# (id sent, id the backend gets): the gateway's encoding of a model's own id
+# comes back as that id (docs/api.md#call-ids); any other id is the
+# client's and goes up as sent, near misses of the encoding included.
+SENT_IDS = [
+    ("toolu_enc_functions-2Eget_weather-3A0", "functions.get_weather:0"),
+    ("toolu_enc_get_weather-3A1", "get_weather:1"),
+    ("toolu_enc_-E6-97-A5-3A2", "\u65e5:2"),
+    ("toolu_enc_toolu_enc_x", "toolu_enc_x"),
+    ("toolu_01A09q90qw90lq917835lq9", "toolu_01A09q90qw90lq917835lq9"),
+    ("functions.get_weather:0", "functions.get_weather:0"),
+    ("call.1:x", "call.1:x"),
+    ("toolu_enc_x-zz", "toolu_enc_x-zz"),  # not an escape
+    ("toolu_enc_a-2D", "toolu_enc_a-2D"),  # `a-` is never encoded
+    ("toolu_enc_x-3a0", "toolu_enc_x-3a0"),  # lowercase hex is not the encoding
+    ("toolu_enc_-FF", "toolu_enc_-FF"),  # not UTF-8
+]
+
+
+@pytest.mark.parametrize(("sent", "restored"), SENT_IDS)
+def test_encoded_ids_come_back_as_the_model_s_own_and_the_client_s_as_sent(sent, restored):
+    body = request(
+        messages=[
+            {"role": "user", "content": "run it"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": sent, "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": sent, "content": "ok"}]},
+        ],
+        tools=[BASH],
+    )
+    messages = chat(body)["messages"]
+    assert messages[1]["tool_calls"][0]["id"] == restored
+    assert messages[2] == {"role": "tool", "tool_call_id": restored, "content": "ok"}
+
+
 def test_tools_tool_choice_and_parallelism():
     deferred = {**BASH, "name": "Later", "defer_loading": True}
     server_tool = {"type": "web_search_20250305", "name": "web_search"}

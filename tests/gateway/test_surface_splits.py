@@ -41,9 +41,10 @@ PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "days
 ANTHROPIC_TOOLS = [{"name": "get_weather", "input_schema": PARAMETERS}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}]
 SPLITS = (1, 2, 3, 1000)
-# Anthropic's `toolu_` id, or a model family's own (ParsePlan.call_id): Mistral's
-# 9 letters and digits, Kimi K2's `functions.NAME:N`, Kimi K3's `NAME:N`
-TOOL_USE_ID = re.compile(r"toolu_[0-9a-f]{24}|[A-Za-z0-9]{9}|.+:\d+")
+# Anthropic's `toolu_` id, a model family's own (ParsePlan.call_id) that Anthropic's
+# pattern takes (Mistral's 9 letters and digits), or one encoded to it (Kimi K2's
+# `functions.NAME:N`, Kimi K3's `NAME:N`: gateway/api/messages_ids.py)
+TOOL_USE_ID = re.compile(r"toolu_[0-9a-f]{24}|[A-Za-z0-9]{9}|toolu_enc_[A-Za-z0-9_-]+")
 MIXES = 2  # random outputs per pair and surface
 
 

@@ -5,6 +5,9 @@ back in the next turn's history, and that turn must render.
 - Mistral templates refuse any call id that is not 9 letters and digits,
   so Mistral-family ids are made so (as vLLM makes them) on chat
   completions, Responses and Messages.
+- Kimi K2's ids (`functions.NAME:N`) go out on Messages encoded to
+  Anthropic's id pattern, and come back as Kimi's own: the next turn
+  renders as it does on chat completions.
 - DeepSeek V3.1 / R1 and functionary v3.2 write `'…' + arguments`: they get
   each call's `arguments` as the request's JSON text, byte for byte.
 - `chat_template_kwargs` may not name what the renderer passes itself.
@@ -30,6 +33,7 @@ from tests.fake_backend import BACKEND_KEY
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
+ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")  # what Anthropic's API takes as a tool_use id
 PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}
 CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": PARAMETERS}}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}]
@@ -57,6 +61,13 @@ MODELS = {
         "mistral",
         tool_format("mistral").render_call("get_weather", ARGUMENTS),
     ),
+    "kimi-k2": (
+        "moonshotai-Kimi-K2-Instruct.jinja",
+        "[BOS]",
+        "[EOS]",
+        "kimi_k2",
+        tool_format("kimi_k2").render_call("get_weather", ARGUMENTS),
+    ),
     "deepseek-v31": (
         "deepseek-ai-DeepSeek-V3.1.jinja",
         "<｜begin▁of▁sentence｜>",
@@ -83,6 +94,10 @@ MODELS = {
 # (`{id}`: its id), in each template's own writing.
 MISTRAL_SMALL_HISTORY = ("[CALL_ID]{id}[ARGS]", "[TOOL_RESULTS]{id}[TOOL_CONTENT]" + RESULT)
 MISTRAL_NEMO_HISTORY = ('"id": "{id}"', '"call_id": "{id}"')
+KIMI_K2_HISTORY = (
+    "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>",
+    "<|im_system|>tool<|im_middle|>## Return of functions.get_weather:0\\n" + RESULT,
+)
 TEXT_ARGUMENTS_HISTORY = {
     "deepseek-v31": "get_weather<｜tool▁sep｜>" + ARGUMENTS + "<｜tool▁call▁end｜>",
     "deepseek-r1": "get_weather\n```json\n" + ARGUMENTS + "\n```<｜tool▁call▁end｜>",
@@ -194,25 +209,47 @@ def test_a_mistral_agent_loop_on_responses(chat, fake, stream):
         assert written.format(id=call.call_id) in fake.last_body["prompt"]
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_a_mistral_agent_loop_on_messages(claude, fake, stream):
-    fake.script(MODELS["mistral-small"][4])
+def messages_loop(
+    claude: anthropic.Anthropic, fake, model: str, stream: bool
+) -> tuple[anthropic.types.ToolUseBlock, str]:
+    """Two turns on Messages, the first's blocks sent back as the SDK gives
+    them: the call the first made, and the prompt the second rendered (its
+    answer checked)."""
+    fake.script(MODELS[model][4])
     ask = [{"role": "user", "content": ASK["content"]}]
-    request = {"model": "mistral-small", "max_tokens": 100, "messages": ask, "tools": MESSAGES_TOOLS}
+    request = {"model": model, "max_tokens": 100, "messages": ask, "tools": MESSAGES_TOOLS}
     if stream:
         with claude.messages.stream(**request) as events:
             message = events.get_final_message()
     else:
         message = claude.messages.create(**request)
     (call,) = [block for block in message.content if block.type == "tool_use"]
-    assert MISTRAL_ID.fullmatch(call.id), call.id
     fake.script(ANSWER)
     result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": RESULT}]}
     turn = {"role": "assistant", "content": [block.model_dump() for block in message.content]}
     second = claude.messages.create(**{**request, "messages": [*ask, turn, result]})
     assert second.stop_reason == "end_turn" and second.content[0].text == ANSWER
+    return call, fake.last_body["prompt"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_mistral_agent_loop_on_messages(claude, fake, stream):
+    call, prompt = messages_loop(claude, fake, "mistral-small", stream)
+    assert MISTRAL_ID.fullmatch(call.id), call.id
     for written in MISTRAL_SMALL_HISTORY:
-        assert written.format(id=call.id) in fake.last_body["prompt"]
+        assert written.format(id=call.id) in prompt
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_kimi_k2_agent_loop_on_messages_sends_anthropic_ids_and_renders_kimi_s(chat, claude, fake, stream):
+    call, prompt = messages_loop(claude, fake, "kimi-k2", stream)
+    assert ANTHROPIC_ID.fullmatch(call.id), call.id
+    assert call.id == "toolu_enc_functions-2Eget_weather-3A0"
+    for written in KIMI_K2_HISTORY:
+        assert written in prompt
+    kimi_call, chat_prompt = chat_loop(chat, fake, "kimi-k2", stream)
+    assert kimi_call["id"] == "functions.get_weather:0"  # chat completions keep Kimi's own
+    assert prompt == chat_prompt
 
 
 @pytest.mark.parametrize("model", sorted(TEXT_ARGUMENTS_HISTORY))
