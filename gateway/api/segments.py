@@ -15,7 +15,9 @@ the call stays open and takes its later arguments (`calls_stay_open`);
 Messages blocks may not, so the text closes the call and its later
 arguments have no block left to take them. Consecutive text of one block
 reaches the sink at once. A call the output cut (`cut_calls`: the token
-limit, a broken stream) is closed as cut; the sink says so in its way.
+limit, a broken stream) is closed as cut, and so is the text block still
+open when the surface finishes a turn the end of output cut; the sink says
+so in its way.
 """
 
 from __future__ import annotations
