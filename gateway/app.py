@@ -148,9 +148,11 @@ async def openapi(request: Request) -> Response:
     return _json(request.app.openapi())
 
 
-def create_app(config: Config, config_path: str | None = None) -> FastAPI:
+def create_app(config: Config, config_path: str | None = None, host: str | None = None) -> FastAPI:
     """The gateway for `config`; backends' clients open at startup, close at
-    shutdown. With `config_path`, SIGHUP reloads the config from it."""
+    shutdown. With `config_path`, SIGHUP reloads the config from it, and the
+    reload's start-up lines name `host`, the address it listens on (default
+    `server.host`)."""
     config = with_template_parsers(config)
 
     @asynccontextmanager
@@ -161,7 +163,7 @@ def create_app(config: Config, config_path: str | None = None) -> FastAPI:
         if config.server.opentelemetry:
             trace_clients(backend.client for backend in app.state.backends.values())
         if config_path is not None:
-            reload_on_sighup(app, config_path)
+            reload_on_sighup(app, config_path, host or config.server.host)
         try:
             yield
         finally:

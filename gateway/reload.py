@@ -6,7 +6,8 @@ new config and backends take over for new requests: a model whose entry did
 not change keeps its backend (its pool and circuit-breaker state); the
 others are retired and close once their last request is done. New backends
 are traced (with `server.opentelemetry`) and new models' metric series
-declared, as at start-up.
+declared, as at start-up, and the start-up lines (ops/startup.py) are
+logged for the new config (docs/operations.md#start-up-lines).
 `server.host`/`server.port` apply at the next start.
 """
 
@@ -25,13 +26,14 @@ from gateway.backend.template_backend import check_templates
 from gateway.ops.config import ConfigError, load_config
 from gateway.ops.logs import redact_in_logs
 from gateway.ops.secrets import Secrets
+from gateway.ops.startup import log_startup
 from gateway.ops.tracing import trace_clients
 
 logger = logging.getLogger("parsegate.reload")
 
 
-async def reload_config(app: FastAPI, path: str | Path) -> bool:
-    """Load `path` into the running app; False (and the old config kept) if invalid."""
+async def reload_config(app: FastAPI, path: str | Path, host: str) -> bool:
+    """Load `path` into the app listening on `host`; False (and the old config kept) if invalid."""
     try:
         config = load_config(path)
         check_templates(config.models)
@@ -60,16 +62,17 @@ async def reload_config(app: FastAPI, path: str | Path) -> bool:
     if (config.server.host, config.server.port) != (old_config.server.host, old_config.server.port):
         logger.warning("config reloaded; server.host and server.port change at the next start")
     logger.warning("config reloaded from %s: models %s", path, ", ".join(backends))
+    log_startup(config, host)
     return True
 
 
-def reload_on_sighup(app: FastAPI, path: str | Path) -> None:
-    """From now on, SIGHUP reloads `path` (call inside the running loop)."""
+def reload_on_sighup(app: FastAPI, path: str | Path, host: str) -> None:
+    """From now on, SIGHUP reloads `path` into the app listening on `host` (call inside the running loop)."""
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task] = set()
 
     def on_signal() -> None:
-        task = loop.create_task(reload_config(app, path))
+        task = loop.create_task(reload_config(app, path, host))
         pending.add(task)
         task.add_done_callback(pending.discard)
 

@@ -8,7 +8,8 @@ goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
 With workers, SIGHUP goes to uvicorn's supervisor, which replaces them one
 by one; a new worker gets `WORKER_START_SECONDS` to come up.
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
-The start-up lines (ops/startup.py) are written once, before any worker starts.
+The start-up lines (ops/startup.py) are written once, before any worker
+starts, and again by a process that reloads its config (reload.py).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def serve(
     logging.config.dictConfig(options["log_config"])  # uvicorn sets the same up again, after these lines
     log_startup(config, host)
     if workers == 1:
-        uvicorn.run(create_app(config, config_path=config_path), **options)
+        uvicorn.run(create_app(config, config_path=config_path, host=host), **options)
         return
     os.environ[CONFIG_FILE_VARIABLE] = os.path.abspath(config_path)
     uvicorn.run(

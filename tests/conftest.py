@@ -18,6 +18,9 @@ from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
 from tests.markers import markers_of
 
+REPO = Path(__file__).resolve().parent.parent
+CHECKOUT_STORE_FILE = REPO / store_config.DEFAULT_SQLITE_FILE  # bound before `default_store_file` moves the default
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The markers of tests/markers.py, by each test's place."""
@@ -47,6 +50,16 @@ class _Server(uvicorn.Server):
             await super().startup(sockets)
         finally:
             self.ready.set()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_store_file_left_in_the_checkout() -> Iterator[None]:
+    """A test run leaves no default store file (`parsegate-store.db`,
+    docs/state.md) in the checkout: a `parsegate serve` a test starts runs
+    in a folder of the test's, or is given a store there."""
+    there_before = CHECKOUT_STORE_FILE.exists()
+    yield
+    assert there_before or not CHECKOUT_STORE_FILE.exists(), f"a test left {CHECKOUT_STORE_FILE} behind"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -174,8 +187,17 @@ def gateway_url(serve: Callable[[object], str], gateway_config: dict) -> str:
     return serve(create_app(Config.model_validate(gateway_config)))
 
 
+def on_this_checkout(env: dict[str, str]) -> dict[str, str]:
+    """`env` with this checkout first on the import path: `python -m gateway`
+    run in another folder (a test's, where the default store file
+    `parsegate-store.db` then lands) still runs this checkout's gateway."""
+    path = [str(REPO), *filter(None, [env.get("PYTHONPATH")])]
+    return {**env, "PYTHONPATH": os.pathsep.join(path)}
+
+
 class GatewayProcess:
-    """A real `parsegate serve` subprocess; its log lines are collected."""
+    """A real `parsegate serve` subprocess, run in its config's folder (a
+    test's, so the default store file lands there); its log lines are collected."""
 
     def __init__(self, config_path: str, env: dict[str, str] | None = None) -> None:
         import os
@@ -190,7 +212,8 @@ class GatewayProcess:
         self.log: list[str] = []
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gateway", "serve", "--config", config_path, "--port", str(self.port)],
-            env={**os.environ, **(env or {})},
+            cwd=os.path.dirname(os.path.abspath(config_path)),
+            env=on_this_checkout({**os.environ, **(env or {})}),
             stderr=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -107,7 +107,7 @@ class MessageBlocks:
         if text:
             self._emit(text)
 
-    def close_text(self) -> None:
+    def close_text(self, cut: bool) -> None:
         self._close()
         self.kind = None
 

@@ -20,8 +20,11 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(24)}"
 
 
-def reasoning_item(item_id: str, text: str) -> dict:
-    return {"id": item_id, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}]}
+def reasoning_item(item_id: str, text: str, status: str = "completed") -> dict:
+    """A reasoning item, its text as the summary (none while `in_progress`);
+    `incomplete` when the end of output cut it, as a message or a call."""
+    summary = [{"type": "summary_text", "text": text}] if status != "in_progress" else []
+    return {"id": item_id, "type": "reasoning", "status": status, "summary": summary}
 
 
 def output_text(text: str) -> dict:
@@ -29,7 +32,10 @@ def output_text(text: str) -> dict:
 
 
 def message_item(item_id: str, text: str, status: str = "completed") -> dict:
-    content = [output_text(text)] if status == "completed" else []
+    """The assistant's message: `in_progress` (no content yet), `completed`,
+    or `incomplete` with the text written before the end of output cut it
+    (https://platform.openai.com/docs/api-reference/responses/object)."""
+    content = [output_text(text)] if status != "in_progress" else []
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": content}
 
 

@@ -8,11 +8,12 @@ item (reasoning, message, function or custom tool call) opens with
 with `response.completed` (`response.incomplete` when cut at the token
 limit) holding every item and the usage, or `response.failed`. A stored
 response is written before that last event (docs/state.md); a stream the
-client leaves is stored `incomplete` (reason `client_disconnected`). A call the
-end of output cut (the token limit, a broken stream) is done with status
-`incomplete` and the arguments written so far, and gets no
-`function_call_arguments.done`: a client that runs calls when they are done
-never runs a half-written one. Every event has its `sequence_number`. Only the first choice is rendered (the
+client leaves is stored `incomplete` (reason `client_disconnected`). An item
+the end of output cut (the token limit, a broken stream; for a reasoning or
+message item, also the client leaving) is done with status `incomplete` and
+what was written so far; a cut call gets no `function_call_arguments.done`: a
+client that runs calls when they are done never runs a half-written one.
+Every event has its `sequence_number`. Only the first choice is rendered (the
 Responses API has one).
 """
 
@@ -37,7 +38,7 @@ from gateway.api.responses_shapes import (
 from gateway.api.responses_state import Memory
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
-from gateway.api.turns import Answer, Turn, TurnStream, UsageUpdate
+from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, UsageUpdate
 from gateway.ops.errors import ApiError
 from parsers import Content, Event
 
@@ -111,8 +112,8 @@ class ResponseEvents:
             self.out.append(item.delta.head + orjson.dumps(text) + item.delta.tail % self._sequence)
             self._sequence += 1
 
-    def close_text(self) -> None:
-        self._close(self._items.pop(TEXT), cut=False)
+    def close_text(self, cut: bool) -> None:
+        self._close(self._items.pop(TEXT), cut)
 
     def close_call(self, index: int, cut: bool) -> None:
         self._close(self._items.pop(index), cut)
@@ -121,7 +122,7 @@ class ResponseEvents:
         out = self.out
         self._output.append({})  # its place; the complete item lands here when it closes
         if item.kind == "reasoning":
-            added = {"id": item.id, "type": "reasoning", "summary": []}
+            added = reasoning_item(item.id, "", status="in_progress")
         elif item.kind == "message":
             added = message_item(item.id, "", status="in_progress")
         else:
@@ -148,8 +149,9 @@ class ResponseEvents:
         out = self.out
         text = "".join(item.parts)
         place = {"item_id": item.id, "output_index": item.index}
+        status = "incomplete" if cut else "completed"
         if item.kind == "reasoning":
-            done = reasoning_item(item.id, text)
+            done = reasoning_item(item.id, text, status)
             out.append(
                 self.event({"type": "response.reasoning_summary_text.done", **place, "summary_index": 0, "text": text})
             )
@@ -158,7 +160,7 @@ class ResponseEvents:
                 self.event({"type": "response.reasoning_summary_part.done", **place, "summary_index": 0, "part": part})
             )
         elif item.kind == "message":
-            done = message_item(item.id, text)
+            done = message_item(item.id, text, status)
             out.append(
                 self.event(
                     {"type": "response.output_text.done", **place, "content_index": 0, "text": text, "logprobs": []}
@@ -170,7 +172,7 @@ class ResponseEvents:
                 )
             )
         elif cut:
-            done = call_item(item.id, item.call_id, item.name, text, self._tools, status="incomplete")
+            done = call_item(item.id, item.call_id, item.name, text, self._tools, status)
         else:
             done = call_item(item.id, item.call_id, item.name, text, self._tools)
             if item.custom:
@@ -198,15 +200,15 @@ class ResponseEvents:
         return self._output
 
     def ending(self, usage: dict | None, failure: dict | None) -> tuple[bytes, dict]:
-        """The events closing the items still open, and the final response."""
-        self.segments.finish()
+        """The events closing the items still open (cut, after a failure), and the final response."""
+        self.segments.finish(cut=failure is not None)
         if failure is not None:
             return self.sent(), self._envelope.failed(self._output, failure, usage)
         return self.sent(), self._envelope.finished(self._output, self.finish_reason, usage)
 
     def interrupted(self, usage: dict | None) -> dict:
-        """The response so far of a stream its client left."""
-        self.segments.finish()
+        """The response so far of a stream its client left (its open text cut)."""
+        self.segments.finish(cut=True)
         self.out.clear()  # nobody reads them now
         return self._envelope.interrupted(self._output, usage)
 
@@ -233,7 +235,7 @@ async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | N
                     events.segments.feed(update.events, update.cut_calls)
                     if update.finish_reason is not None:
                         events.finish_reason = update.finish_reason
-                        events.segments.finish()
+                        events.segments.finish(cut=update.finish_reason == CUT_REASON)
                 if events.out:  # one write per read of the backend
                     yield events.sent()
     except BaseException:  # the client left (cancelled, or the generator closed)
@@ -256,7 +258,7 @@ def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools
     choice = answer.choices[0]
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
     events.segments.feed(choice.events, choice.cut_calls)
-    events.segments.finish()
+    events.segments.finish(cut=choice.finish_reason == CUT_REASON)
     return envelope.finished(events.output, choice.finish_reason, answer.usage)
 
 

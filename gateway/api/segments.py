@@ -15,7 +15,9 @@ the call stays open and takes its later arguments (`calls_stay_open`);
 Messages blocks may not, so the text closes the call and its later
 arguments have no block left to take them. Consecutive text of one block
 reaches the sink at once. A call the output cut (`cut_calls`: the token
-limit, a broken stream) is closed as cut; the sink says so in its way.
+limit, a broken stream) is closed as cut, and so is the text block still
+open when the surface finishes a turn the end of output cut; the sink says
+so in its way.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class Sink(Protocol):
 
     def write(self, block: int, text: str) -> None: ...
 
-    def close_text(self) -> None: ...
+    def close_text(self, cut: bool) -> None: ...
 
     def close_call(self, index: int, cut: bool) -> None: ...
 
@@ -103,11 +105,13 @@ class Segmenter:
         if run:
             self.sink.write(block, "".join(run))
 
-    def finish(self) -> None:
-        """Close every block still open, in their order."""
+    def finish(self, cut: bool = False) -> None:
+        """Close every block still open, in their order; `cut`: the end of
+        output (the token limit, a broken stream) cut the text block (the
+        turn names the calls it cut: a call may be over before it closes)."""
         for index in list(self.open):
             if index == TEXT:
-                self._close_text()
+                self._close_text(cut)
             else:
                 self._close_call(index)
 
@@ -116,11 +120,11 @@ class Segmenter:
             self.sink.write(block, "".join(run))
             run.clear()
 
-    def _close_text(self) -> None:
+    def _close_text(self, cut: bool = False) -> None:
         if self.kind is not None:
             del self.open[TEXT]
             self.kind = None
-            self.sink.close_text()
+            self.sink.close_text(cut)
 
     def _close_calls(self) -> None:
         for index in list(self.open):

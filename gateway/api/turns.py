@@ -41,6 +41,7 @@ from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_err
 from parsers import CallStart, Event, ParseResult
 
 DRAIN_SECONDS = 1.0
+CUT_REASON = "length"  # the finish reason of a turn the token limit cut
 
 
 def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
@@ -184,7 +185,7 @@ class Turn:
             reader = ChoiceReader(self.plan)
             readers.append(reader)
             events = reader.read(message if isinstance(message, dict) else {})
-            ending, cut_calls = _finished(reader, choice.get("finish_reason") == "length")
+            ending, cut_calls = _finished(reader, choice.get("finish_reason") == CUT_REASON)
             events += ending
             self.record.parsed(reader.outcomes)
             result = ParseResult()
@@ -313,7 +314,7 @@ class TurnStream:
         update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
         reason = choice.get("finish_reason")
         if reason is not None:
-            ending, update.cut_calls = self._finish(state, cut=reason == "length")
+            ending, update.cut_calls = self._finish(state, cut=reason == CUT_REASON)
             update.events = events + ending
             made_call = state.reader.made_call
             update.finish_reason = finish_reason(made_call, reason)

@@ -381,3 +381,60 @@ def test_a_backends_own_call_cut_mid_stream_is_incomplete_and_the_one_before_com
         ("incomplete", '{"city": "Ber'),
     ]
     assert arguments_done == ['{"city": "Paris"}']
+
+
+def text_items(output: list[dict]) -> list[tuple[str, str | None, str]]:
+    """(type, status, text) of each item of an output: a reasoning item's summary, a message's content."""
+    return [
+        (
+            item["type"],
+            item.get("status"),
+            "".join(part["text"] for part in item["summary" if item["type"] == "reasoning" else "content"]),
+        )
+        for item in output
+    ]
+
+
+def items_done(events: list) -> list[dict]:
+    return [event.item.to_dict() for event in events if event.type == "response.output_item.done"]
+
+
+CUT_TEXTS = [  # (what the model wrote before the end of output, the items it makes)
+    (
+        "<think>Hmm.</think>Partial answ",
+        [("reasoning", "completed", "Hmm."), ("message", "incomplete", "Partial answ")],
+    ),
+    ("<think>A thought cut sho", [("reasoning", "incomplete", "A thought cut sho")]),
+]
+
+
+@pytest.mark.parametrize("text, expected", CUT_TEXTS)
+def test_text_the_token_limit_cuts_is_incomplete_streamed_not_and_stored(client, fake, text, expected):
+    fake.script(text)
+    fake.finish_reason = "length"
+    request = {"model": "qwen25", "input": "Hi", "max_output_tokens": 9}
+    events = events_of(client, **request)
+    final = check_sequence(events)
+    assert final["status"] == "incomplete"
+    assert text_items(items_done(events)) == expected and final["output"] == items_done(events)
+    assert client.responses.retrieve(final["id"]).to_dict()["output"] == final["output"]
+    whole = client.responses.create(**request).to_dict()
+    assert text_items(whole["output"]) == expected
+    assert client.responses.retrieve(whole["id"]).to_dict()["output"] == whole["output"]
+
+
+@pytest.mark.parametrize("breaks", ["ends early", "connection dropped", "malformed chunk"])
+@pytest.mark.parametrize("text, expected", CUT_TEXTS)
+def test_text_a_broken_stream_cuts_is_incomplete_streamed_and_stored(client, fake, breaks, text, expected):
+    fake.script(text, chunk_size=4)
+    if breaks == "ends early":
+        fake.cut = True
+    elif breaks == "connection dropped":
+        fake.drop_after = 1 + -(-len(text) // 4)  # after the role chunk and the text's, before the finish chunk
+    else:
+        fake.raw_stream = [chunk({"role": "assistant", "content": text}), b"data: {not json\n\n"]
+    events = events_of(client, model="qwen25", input="Hi")
+    final = check_sequence(events)
+    assert final["status"] == "failed"
+    assert text_items(items_done(events)) == expected and final["output"] == items_done(events)
+    assert client.responses.retrieve(final["id"]).to_dict()["output"] == final["output"]

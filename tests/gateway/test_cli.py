@@ -17,8 +17,8 @@ from openai import OpenAI
 
 from gateway.cli import _arguments, main
 from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
+from tests.conftest import REPO, on_this_checkout
 
-REPO = Path(__file__).resolve().parents[2]
 RAW = (
     "<think>\nThe user wants Paris weather.\n</think>\n\nChecking.\n"
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "note": "é ✓"}}\n</tool_call>'
@@ -52,8 +52,7 @@ def environment(extra: dict[str, str]) -> dict[str, str]:
     """This process's environment without parsegate's variables, this
     checkout first on the import path, and `extra`."""
     clean = {name: value for name, value in os.environ.items() if not name.startswith("PARSEGATE_")}
-    path = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return {**clean, "PYTHONPATH": os.pathsep.join(path), **extra}
+    return {**on_this_checkout(clean), **extra}
 
 
 def in_process(capsys, monkeypatch, *args: str, stdin: str = "") -> tuple[int, str, str]:
@@ -294,11 +293,19 @@ def test_the_demo_line_follows_the_log_format(tmp_path):
         server.wait(timeout=10)
 
 
-def test_serve_runs_the_shipped_config_with_no_flags_but_port():
+def store_in(folder: Path) -> dict[str, str]:
+    """The environment of a gateway run in the checkout on its shipped
+    config, its Responses store file in `folder` (not the checkout's
+    `parsegate-store.db`)."""
+    return environment({"PARSEGATE_STORE__URL": str(folder / "parsegate-store.db")})
+
+
+def test_serve_runs_the_shipped_config_with_no_flags_but_port(tmp_path):
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gateway", "serve", "--port", str(port)],
         cwd=REPO,
+        env=store_in(tmp_path),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -316,11 +323,12 @@ def test_serve_runs_the_shipped_config_with_no_flags_but_port():
         server.wait(timeout=10)
 
 
-def test_serve_with_workers_starts_them_all_and_answers():
+def test_serve_with_workers_starts_them_all_and_answers(tmp_path):
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gateway", "serve", "--port", str(port), "--workers", "2"],
         cwd=REPO,
+        env=store_in(tmp_path),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,

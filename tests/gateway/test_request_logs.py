@@ -16,6 +16,8 @@ import orjson
 import pytest
 import yaml
 
+from tests.conftest import on_this_checkout
+
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
@@ -64,8 +66,8 @@ def serve_cli(tmp_path, gateway_config):
     def start(*flags: str) -> tuple[str, subprocess.Popen]:
         port = _free_port()
         command = [sys.executable, "-m", "gateway", "serve", "--config", str(config), "--port", str(port), *flags]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+        env = on_this_checkout({**os.environ, "PYTHONUNBUFFERED": "1"})
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
         started.append(process)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30

@@ -135,6 +135,7 @@ def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_bac
     stored = sdk(restarted.url).responses.retrieve(created["response"]["id"])
     assert stored.status == "incomplete" and stored.incomplete_details.reason == "client_disconnected"
     assert stored.output[0].type == "reasoning" and stored.output[0].summary[0].text.startswith("Long")
+    assert stored.output[0].status == "incomplete"  # the client's leaving cut it
 
 
 @pytest.mark.parametrize("store_url", ["redis", "postgres"], indirect=True)

@@ -206,7 +206,9 @@ def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
     serve = [str(venv / "bin" / exec_form(entrypoint)[0]), *exec_form(entrypoint)[1:], *exec_form(cmd)]
     env = {"PATH": str(venv / "bin"), "PARSEGATE_CONFIG": str(root / IMAGE_CONFIG.lstrip("/"))}
     loopback = [word.replace("0.0.0.0", "127.0.0.1") for word in _with_port(serve, port)]
-    server = subprocess.Popen(loopback, env=env, stderr=subprocess.PIPE, text=True)
+    state = root / state_workdir.lstrip("/")  # where the image runs it: the default store file lands there
+    state.mkdir(parents=True)
+    server = subprocess.Popen(loopback, env=env, cwd=state, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         while server.poll() is None and time.monotonic() < deadline:
