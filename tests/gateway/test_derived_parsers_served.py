@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -257,3 +259,39 @@ def test_a_servers_template_whose_analysis_runs_past_render_timeout_is_plain_con
     [warning] = [record.getMessage() for record in caplog.records if "model looping-props" in record.getMessage()]
     assert CUT_OFF in warning and "served as plain content" in warning
     assert listed_parsers(url) == {"reasoning_parser": None, "tool_call_parser": None, "origin": "template: derived"}
+
+
+# Nested deeper than the parser's recursion reaches: it cannot compile.
+TOO_DEEP = "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"
+
+
+def test_a_servers_template_nested_too_deep_to_compile_is_plain_content(serve, caplog) -> None:
+    side = ScriptedBackend()
+    entry = {
+        "name": "deep-props",
+        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
+        "parsers_from": "backend",
+    }
+    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    side.routes["/props"] = (200, {"chat_template": TOO_DEEP})
+    side.routes["/v1/chat/completions"] = chat_answer(REPLY)
+    with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
+        reply = httpx.post(f"{url}/v1/chat/completions", json={**BODY, "model": "deep-props"})
+    assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == REPLY
+    [warning] = [record.getMessage() for record in caplog.records if "model deep-props" in record.getMessage()]
+    assert "the chat template does not compile: it nests deeper than the template parser reaches" in warning
+
+
+def test_serve_refuses_a_template_nested_too_deep_to_compile(tmp_path) -> None:
+    (tmp_path / "deep.jinja").write_text(TOO_DEEP, encoding="utf-8")
+    entry = {"name": "deep", "backend": {"url": "http://127.0.0.1:9/v1"}, "parsers_from": "deep.jinja"}
+    (tmp_path / "config.yaml").write_text(json.dumps({"models": [entry]}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway", "serve", "--config", str(tmp_path / "config.yaml")],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    message = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in message
+    assert "parsers_from" in message and "deep.jinja" in message and "nests deeper than" in message
