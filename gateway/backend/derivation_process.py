@@ -4,8 +4,10 @@ template is code from a model's files or its server, which jinja's sandbox
 keeps from touching anything but not from looping or writing without end.
 So the analysis runs in `python -m gateway.backend.derivation_process
 MEMORY_BYTES`, which caps its own address space and is killed past the
-model's `render_timeout`; a template that runs past either is refused with
-the reason, and its model served as plain content.
+model's `render_timeout` (counted once it has started and read its job,
+as template mode's workers are started outside it); a template that runs
+past either is refused with the reason, and its model served as plain
+content.
 
 The job (the template's sources and tokens) goes in on stdin as JSON; the
 `Derivation` comes back on stdout, pickled by this same code.
@@ -13,6 +15,8 @@ The job (the template's sources and tokens) goes in on stdin as JSON; the
 
 from __future__ import annotations
 
+import contextlib
+import os
 import pickle
 import resource
 import subprocess
@@ -25,6 +29,7 @@ from gateway.backend.prompt_render import BASE_MEMORY_BYTES
 from gateway.backend.template_analysis import Derivation, derive
 
 _WORKER_MODULE = "gateway.backend.derivation_process"
+_READY = b"+"  # the worker's first byte: started, job read
 
 
 def derive_within(template: ChatTemplate, seconds: float) -> Derivation:
@@ -37,14 +42,23 @@ def derive_within(template: ChatTemplate, seconds: float) -> Derivation:
         "where": template.where,
     }
     command = [sys.executable, "-m", _WORKER_MODULE, str(BASE_MEMORY_BYTES)]
-    try:
-        done = subprocess.run(command, input=orjson.dumps(job), capture_output=True, timeout=seconds, check=False)
-    except subprocess.TimeoutExpired:
-        return _refused(template, f"the analysis did not finish within its render_timeout ({seconds:g} s)")
-    if done.returncode != 0:
-        last_line = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+    reading, writing = os.pipe()
+    with subprocess.Popen(command, stdin=reading, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as worker:
+        assert worker.stdout is not None
+        os.close(reading)
+        with contextlib.suppress(BrokenPipeError), open(writing, "wb") as jobs:  # a gone worker: below
+            jobs.write(orjson.dumps(job))
+        os.read(worker.stdout.fileno(), len(_READY))  # started and read the job: the deadline runs from here
+        try:
+            output, errors = worker.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.communicate()
+            return _refused(template, f"the analysis did not finish within its render_timeout ({seconds:g} s)")
+    if worker.returncode != 0 or not output:
+        last_line = (errors.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
         return _refused(template, f"the analysis stopped: {last_line}")
-    found: Derivation = pickle.loads(done.stdout)  # written by this module's own worker, below
+    found: Derivation = pickle.loads(output)  # written by this module's own worker, below
     return found
 
 
@@ -63,4 +77,7 @@ def _derive_job(job: dict) -> Derivation:
 if __name__ == "__main__":
     memory = int(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    sys.stdout.buffer.write(pickle.dumps(_derive_job(orjson.loads(sys.stdin.buffer.read()))))
+    read = orjson.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(_READY)
+    sys.stdout.buffer.flush()
+    sys.stdout.buffer.write(pickle.dumps(_derive_job(read)))
