@@ -320,10 +320,11 @@ class _Conversation:
 
 def check_item_fields(items: list[dict], field: str) -> None:
     """400 naming the first item whose `type` or `id` is there but not a
-    string (both become stored keys: docs/state.md)."""
+    string (both become stored keys: docs/state.md); an `id` of null is
+    taken as none given."""
     for index, item in enumerate(items):
         for key in ("type", "id"):
-            if key in item and not isinstance(item[key], str):
+            if key in item and not isinstance(item[key], str) and not (key == "id" and item[key] is None):
                 place = f"{field}[{index}].{key}"
                 raise ApiError(400, f"{place} must be a string, got {type(item[key]).__name__}", param=place)
 

@@ -58,7 +58,8 @@ def as_stored_items(items: list[dict]) -> list[dict]:
 
 def _stored_item(item: dict) -> dict:
     kind = item.get("type", "message")
-    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item")), "type": kind, **item}
+    given = {key: value for key, value in item.items() if key != "id" or value is not None}
+    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item")), "type": kind, **given}
     if kind == "message":
         stored_item.setdefault("status", "completed")
         if isinstance(item.get("content"), str):

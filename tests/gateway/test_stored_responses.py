@@ -279,6 +279,14 @@ def test_an_item_whose_type_or_id_is_not_a_string_is_a_400(gateway, client, fake
     assert fake.requests == [] and list(client.conversations.items.list(conversation.id)) == []
 
 
+def test_an_item_id_of_null_is_taken_as_none_given(client, fake):
+    item = {"type": "message", "role": "user", "content": "Hi", "id": None}
+    conversation = client.conversations.create(items=[item])
+    client.responses.create(model="qwen3", input=[item], conversation=conversation.id)
+    ids = [listed.id for listed in client.conversations.items.list(conversation.id)]
+    assert len(ids) == 3 and all(isinstance(made, str) and made.startswith(("msg_", "rs_")) for made in ids)
+
+
 def test_a_conversation_refuses_items_no_response_could_continue(gateway, client, fake):
     conversation = client.conversations.create(items=[{"type": "message", "role": "user", "content": "One"}])
     file_part = {"type": "message", "role": "user", "content": [{"type": "input_file", "file_id": "file_1"}]}
