@@ -18,12 +18,13 @@ import logging
 import signal
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI
 
 from gateway.backend.backends import open_backend
 from gateway.backend.derived_parsers import with_template_parsers
 from gateway.backend.template_backend import check_templates
-from gateway.ops.config import ConfigError, load_config
+from gateway.ops.config import Config, ConfigError, load_config
 from gateway.ops.logs import redact_in_logs
 from gateway.ops.secrets import Secrets
 from gateway.ops.startup import log_startup
@@ -32,12 +33,19 @@ from gateway.ops.tracing import trace_clients
 logger = logging.getLogger("parsegate.reload")
 
 
+def _checked_config(path: str | Path) -> Config:
+    """The config at `path`, its templates read and their parsers derived."""
+    config = load_config(path)
+    check_templates(config.models)
+    return with_template_parsers(config)
+
+
 async def reload_config(app: FastAPI, path: str | Path, host: str) -> bool:
-    """Load `path` into the app listening on `host`; False (and the old config kept) if invalid."""
+    """Load `path` into the app listening on `host` (read, checked and its
+    templates analysed in a worker thread, so requests go on meanwhile);
+    False (and the old config kept) if invalid."""
     try:
-        config = load_config(path)
-        check_templates(config.models)
-        config = with_template_parsers(config)
+        config = await anyio.to_thread.run_sync(_checked_config, path)
     except ConfigError as error:
         logger.error("config reload refused, keeping the running config: %s", error)
         return False

@@ -23,8 +23,10 @@ from fastapi.responses import Response
 from gateway.api.auth import owner_of
 from gateway.api.json_body import json_response
 from gateway.api.limits import read_body
+from gateway.api.metadata import checked_metadata
 from gateway.api.pages import page
 from gateway.api.request import read_object
+from gateway.api.responses_request import check_continuable
 from gateway.api.responses_shapes import new_id
 from gateway.api.responses_state import as_stored_items, not_found, store_of, stored
 from gateway.ops.errors import ApiError
@@ -42,14 +44,8 @@ def _items(body: dict) -> list[dict]:
         raise ApiError(400, "items must be an array of item objects", param="items")
     if len(items) > _MAX_ITEMS:
         raise ApiError(400, f"items may hold at most {_MAX_ITEMS} items, got {len(items)}", param="items")
+    check_continuable(items, "items")
     return as_stored_items(items)
-
-
-def _metadata(body: dict) -> dict:
-    metadata = body.get("metadata") or {}
-    if not isinstance(metadata, dict) or not all(isinstance(value, str) for value in metadata.values()):
-        raise ApiError(400, "metadata must be an object of string values", param="metadata")
-    return metadata
 
 
 async def _conversation(request: Request, conversation_id: str) -> dict:
@@ -61,7 +57,7 @@ async def _conversation(request: Request, conversation_id: str) -> dict:
 
 async def create_conversation(request: Request) -> Response:
     body = await _body(request)
-    items, metadata = _items(body), _metadata(body)
+    items, metadata = _items(body), checked_metadata(body.get("metadata"))
     conversation_id = new_id("conv")
     conversation = {
         "id": conversation_id,
@@ -81,7 +77,7 @@ async def get_conversation(request: Request, conversation_id: str) -> Response:
 
 async def update_conversation(request: Request, conversation_id: str) -> Response:
     body = await _body(request)
-    conversation = {**await _conversation(request, conversation_id), "metadata": _metadata(body)}
+    conversation = {**await _conversation(request, conversation_id), "metadata": checked_metadata(body.get("metadata"))}
     await stored(store_of(request).save_conversation(owner_of(request), conversation))
     return json_response(conversation)
 

@@ -16,7 +16,7 @@ MAX_LIMIT = 100
 
 def _limit(request: Request) -> int:
     given = request.query_params.get("limit", str(DEFAULT_LIMIT))
-    if not given.isdigit() or not 1 <= int(given) <= MAX_LIMIT:
+    if not (given.isascii() and given.isdigit()) or not 1 <= int(given) <= MAX_LIMIT:  # "²".isdigit() too
         raise ApiError(400, f"limit must be an integer from 1 to {MAX_LIMIT}, got {given!r}", param="limit")
     return int(given)
 

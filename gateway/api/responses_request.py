@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload
 from gateway.api.tool_schema import ToolPlaces
 from gateway.ops.errors import ApiError
@@ -259,7 +260,7 @@ class _Conversation:
             text = output if isinstance(output, str) else _text(output)
             self.messages.append({"role": "tool", "tool_call_id": str(item.get("call_id") or ""), "content": text})
         else:
-            raise ApiError(400, f"input items of type {kind!r} are not supported by this gateway", param="input")
+            raise ApiError(400, f"{where}: items of type {kind!r} are not supported by this gateway", param=where)
 
     def _message(self, item: dict, where: str) -> None:
         role = item.get("role")
@@ -277,7 +278,7 @@ class _Conversation:
             message = self._assistant()
             message["content"] = (message.get("content") or "") + _text(item.get("content"))
         else:
-            raise ApiError(400, f"input messages with role {role!r} are not supported", param="input")
+            raise ApiError(400, f"{where}: messages with role {role!r} are not supported", param=where)
 
     def _assistant_item(self, kind: str, item: dict) -> None:
         message = self._assistant()
@@ -317,6 +318,27 @@ class _Conversation:
             self.system = []
 
 
+def check_item_fields(items: list[dict], field: str) -> None:
+    """400 naming the first item whose `type` or `id` is there but not a
+    string (both become stored keys: docs/state.md); an `id` of null is
+    taken as none given."""
+    for index, item in enumerate(items):
+        for key in ("type", "id"):
+            if key in item and not isinstance(item[key], str) and not (key == "id" and item[key] is None):
+                place = f"{field}[{index}].{key}"
+                raise ApiError(400, f"{place} must be a string, got {type(item[key]).__name__}", param=place)
+
+
+def check_continuable(items: list[dict], field: str) -> None:
+    """`check_item_fields`, and 400 naming the first item a Responses
+    request could not continue (as `chat_request` checks its input), so a
+    conversation never holds an item that fails every later request."""
+    check_item_fields(items, field)
+    conversation = _Conversation(None)
+    for index, item in enumerate(items):
+        conversation.add(item, f"{field}[{index}]")
+
+
 def responses_fields(raw: dict) -> ResponsesRequest:
     """The Responses request's fields, checked (400 naming the first wrong one)."""
     try:
@@ -324,6 +346,9 @@ def responses_fields(raw: dict) -> ResponsesRequest:
     except ValidationError as error:
         param = key_path(error.errors(include_url=False)[0]["loc"]) or None
         raise ApiError(400, describe_errors(error), param=param) from None
+    if isinstance(request.input, list):
+        check_item_fields(request.input, "input")
+    checked_metadata(raw.get("metadata"))
     if request.background:
         raise ApiError(
             400, "background: true is not supported: this gateway answers while you wait", param="background"

@@ -109,7 +109,7 @@ class ResponseEnvelope:
             "incomplete_details": None,
             "instructions": request.instructions,
             "max_output_tokens": request.max_output_tokens,
-            "metadata": raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {},
+            "metadata": raw.get("metadata") or {},  # checked: responses_request.py
             "output": [],
             "parallel_tool_calls": raw.get("parallel_tool_calls") is not False,
             "reasoning": request.reasoning,

@@ -12,9 +12,11 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import orjson
 from fastapi import Request
 
 from gateway.api.auth import owner_of
+from gateway.api.conversion import item_bound
 from gateway.api.responses_request import ResponsesRequest
 from gateway.api.responses_shapes import new_id
 from gateway.ops.errors import ApiError
@@ -56,7 +58,8 @@ def as_stored_items(items: list[dict]) -> list[dict]:
 
 def _stored_item(item: dict) -> dict:
     kind = item.get("type", "message")
-    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item")), "type": kind, **item}
+    given = {key: value for key, value in item.items() if key != "id" or value is not None}
+    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item")), "type": kind, **given}
     if kind == "message":
         stored_item.setdefault("status", "completed")
         if isinstance(item.get("content"), str):
@@ -128,4 +131,28 @@ async def recall(request: Request, asked: ResponsesRequest) -> Memory | None:
         if await stored(store.conversation(memory.owner, memory.conversation)) is None:
             raise not_found("Conversation", memory.conversation, "conversation")
         memory.history = await stored(store.items(memory.conversation))
+    _check_continued(request, asked.model, memory, param)
     return memory
+
+
+def _check_continued(request: Request, model: str, memory: Memory, param: str) -> None:
+    """400 naming `param` when the items a request continues are more than
+    a request may send itself (docs/state.md): with its input, more than
+    `max_input_items`; or more than `max_body_bytes` of JSON. Each turn of
+    a chain carries the whole chain, so without this bound one request
+    would load and convert a history that only ever grows."""
+    limit = item_bound(request, "input").limit(model)
+    if len(memory.history) + len(memory.input) > limit:
+        message = (
+            f"{param} continues {len(memory.history)} items, and input adds {len(memory.input)}: more than the "
+            f"{limit} a request may hold (max_input_items); start a new chain or conversation"
+        )
+        raise ApiError(400, message, param=param, code="array_above_max_length")
+    max_bytes = request.app.state.config.server.max_body_bytes
+    size = len(orjson.dumps(memory.history))
+    if size > max_bytes:
+        message = (
+            f"{param} continues {size} bytes of items: more than the {max_bytes} a request may send "
+            "(max_body_bytes); start a new chain or conversation"
+        )
+        raise ApiError(400, message, param=param)

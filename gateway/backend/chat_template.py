@@ -165,6 +165,10 @@ def compile_template(source: str, where: str) -> jinja2.Template:
         raise ChatTemplateError(
             where, f"the chat template does not compile: {error.message} (line {error.lineno})"
         ) from error
+    except RecursionError:  # jinja parses and compiles by recursion: too deep a nesting exhausts the stack
+        raise ChatTemplateError(
+            where, "the chat template does not compile: it nests deeper than the template parser reaches"
+        ) from None
 
 
 class ChatTemplate:

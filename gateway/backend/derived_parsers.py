@@ -4,48 +4,60 @@
 analysed once, at start-up and at each reload (`template_analysis.derive`);
 the server's own template (`backend`, llama.cpp's `GET /props`) at the
 first chat request, as template mode reads it, and kept once answered.
+Each analysis runs in a process of its own within the model's
+`render_timeout` (`derivation_process.py`), off the event loop.
 """
 
 from __future__ import annotations
 
 import logging
 
+import anyio
+
 from gateway.backend.chat_template import ChatTemplateError
-from gateway.backend.template_analysis import Derivation, derive
+from gateway.backend.derivation_process import derive_within
+from gateway.backend.template_analysis import Derivation
 from gateway.backend.template_backend import PROPS_PATH, props_template
 from gateway.backend.template_sources import load_chat_template
 from gateway.backend.upstream import Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, Config, ConfigError, ModelConfig
 from gateway.ops.errors import ApiError
+from gateway.ops.request_bounds import RENDER_TIMEOUT
 
 logger = logging.getLogger("parsegate.startup")
 FROM_SERVER = "template: the server's, read at the first request"
 
 
 def with_template_parsers(config: Config) -> Config:
-    """`config` with each entry that takes its parsers from a template served by them."""
-    models = [_derived(model) for model in config.models]
+    """`config` with each entry that takes its parsers from a template
+    served by them; entries sharing a template file share its analysis."""
+    analysed: dict[tuple, Derivation] = {}
+    models = [_derived(model, analysed) for model in config.models]
     return config if models == config.models else config.model_copy(update={"models": models})
 
 
 def derivation_of(source: str, model: ModelConfig | None = None) -> Derivation:
-    """What the template at `source` implies; ConfigError if it cannot be read."""
+    """What the template at `source` implies, within the model's
+    `render_timeout`; ConfigError if it cannot be read."""
     try:
         tokens = {"bos_token": model.bos_token, "eos_token": model.eos_token} if model else {}
         template = load_chat_template(source, **tokens)
     except ChatTemplateError as error:
         where = f"models[{model.name!r}].parsers_from" if model else "template"
         raise ConfigError(f"{where}: {error}") from None
-    return derive(template)
+    return derive_within(template, model.render_timeout if model else RENDER_TIMEOUT)
 
 
-def _derived(model: ModelConfig) -> ModelConfig:
+def _derived(model: ModelConfig, analysed: dict[tuple, Derivation]) -> ModelConfig:
     source = model.template_for_parsers
     if source is None:
         return model
     if source == CHAT_TEMPLATE_FROM_BACKEND:
         return model.with_template_parsers(None, None, FROM_SERVER)
-    found = derivation_of(source, model)
+    key = (source, model.bos_token, model.eos_token, model.render_timeout)
+    if key not in analysed:
+        analysed[key] = derivation_of(source, model)
+    found = analysed[key]
     _warn_if_plain(model.name, found, source)
     return _served(model, found)
 
@@ -76,7 +88,7 @@ async def _ask_server(backend: Backend) -> Derivation | None:
     except (ApiError, ChatTemplateError) as error:
         logger.warning("model %s: no parsers from the server's chat template for now: %s", backend.name, error)
         return None
-    found = derive(template)
+    found = await anyio.to_thread.run_sync(derive_within, template, backend.config.render_timeout)
     _warn_if_plain(backend.name, found, f"of the server ({PROPS_PATH})")
     return found
 

@@ -23,6 +23,7 @@ import orjson
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
 
 LENGTH_BYTES = 4
+BASE_MEMORY_BYTES = 1 << 30  # a worker's address space, before what its longest prompt needs (render_pool.py)
 _CACHED_TEMPLATES = 16
 
 

@@ -20,12 +20,11 @@ import orjson
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
-from gateway.backend.prompt_render import LENGTH_BYTES, framed, render_job
+from gateway.backend.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
 from gateway.ops.errors import ApiError
 
 WORKER_MODULE = "gateway.backend.prompt_render"
-BASE_MEMORY_BYTES = 1 << 30  # a worker's address space: this, plus 16 bytes a prompt character
-MEMORY_BYTES_PER_PROMPT_CHAR = 16
+MEMORY_BYTES_PER_PROMPT_CHAR = 16  # a worker's address space: BASE_MEMORY_BYTES, plus this a prompt character
 _WORKER_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -215,3 +217,81 @@ def test_a_derived_mistral_twin_makes_call_ids_its_template_renders_in_the_next_
     assert reply.json()["choices"][0]["message"]["content"] == "It is 18°C in Paris."
     prompt = fake.last_body["prompt"]
     assert f'"id": "{call_id}"' in prompt and f'"call_id": "{call_id}"' in prompt
+
+
+# A template that renders the conversation, then loops for hours: the
+# analysis must be cut off at the model's render_timeout.
+LOOPING = (
+    "{% for message in messages %}{{ message.content }}{% endfor %}"
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+)
+CUT_OFF = "the analysis did not finish within its render_timeout (0.5 s)"
+
+
+def test_a_template_whose_analysis_runs_past_render_timeout_is_plain_content_at_start_up(
+    gateway_process, fake_backend_server, fake, tmp_path
+) -> None:
+    (tmp_path / "looping.jinja").write_text(LOOPING, encoding="utf-8")
+    _, fake_url = fake_backend_server
+    entry = {"name": "looping", "backend": {"url": f"{fake_url}/v1"}, "render_timeout": 0.5}
+    gateway = gateway_process({"models": [{**entry, "parsers_from": str(tmp_path / "looping.jinja")}]})
+    [warning] = [line for line in gateway.log if "model looping:" in line and "served as plain content" in line]
+    assert CUT_OFF in warning
+    fake.script(REPLY)
+    message = httpx.post(f"{gateway.url}/v1/chat/completions", json={**BODY, "model": "looping"}).json()
+    assert message["choices"][0]["message"]["content"] == REPLY
+
+
+def test_a_servers_template_whose_analysis_runs_past_render_timeout_is_plain_content(serve, caplog) -> None:
+    side = ScriptedBackend()
+    entry = {
+        "name": "looping-props",
+        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
+        "parsers_from": "backend",
+        "render_timeout": 0.5,
+    }
+    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    side.routes["/props"] = (200, {"chat_template": LOOPING})
+    side.routes["/v1/chat/completions"] = chat_answer(REPLY)
+    with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
+        reply = httpx.post(f"{url}/v1/chat/completions", json={**BODY, "model": "looping-props"})
+    assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == REPLY
+    [warning] = [record.getMessage() for record in caplog.records if "model looping-props" in record.getMessage()]
+    assert CUT_OFF in warning and "served as plain content" in warning
+    assert listed_parsers(url) == {"reasoning_parser": None, "tool_call_parser": None, "origin": "template: derived"}
+
+
+# Nested deeper than the parser's recursion reaches: it cannot compile.
+TOO_DEEP = "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"
+
+
+def test_a_servers_template_nested_too_deep_to_compile_is_plain_content(serve, caplog) -> None:
+    side = ScriptedBackend()
+    entry = {
+        "name": "deep-props",
+        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
+        "parsers_from": "backend",
+    }
+    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    side.routes["/props"] = (200, {"chat_template": TOO_DEEP})
+    side.routes["/v1/chat/completions"] = chat_answer(REPLY)
+    with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
+        reply = httpx.post(f"{url}/v1/chat/completions", json={**BODY, "model": "deep-props"})
+    assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == REPLY
+    [warning] = [record.getMessage() for record in caplog.records if "model deep-props" in record.getMessage()]
+    assert "the chat template does not compile: it nests deeper than the template parser reaches" in warning
+
+
+def test_serve_refuses_a_template_nested_too_deep_to_compile(tmp_path) -> None:
+    (tmp_path / "deep.jinja").write_text(TOO_DEEP, encoding="utf-8")
+    entry = {"name": "deep", "backend": {"url": "http://127.0.0.1:9/v1"}, "parsers_from": "deep.jinja"}
+    (tmp_path / "config.yaml").write_text(json.dumps({"models": [entry]}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway", "serve", "--config", str(tmp_path / "config.yaml")],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    message = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in message
+    assert "parsers_from" in message and "deep.jinja" in message and "nests deeper than" in message

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 
 import asyncpg
@@ -22,10 +23,12 @@ import redis
 
 from gateway.app import create_app
 from gateway.ops.config import Config
-from gateway.ops.store import StoredResponse, open_store
+from gateway.ops.store import StoredResponse, open_store, records
 from gateway.ops.store_config import StoreConfig
 from tests.conftest import GatewayProcess
 from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
+
+DAY = 86400.0
 
 
 def _missing(what: str) -> None:
@@ -210,3 +213,59 @@ def test_expired_responses_are_missing_then_purged(request, tmp_path, backend):
         request.addfinalizer(lambda: asyncio.run(_drop_tables(url)))
     store_config = {"backend": backend, "url": url, "retention_days": 1e-9}  # expired 86 µs after the write
     assert asyncio.run(_expire_and_purge(store_config)) == (True, 1, 0)
+
+
+class Clock:
+    """`time.time()` for the store, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+
+async def _a_conversation_in_use(store_config: dict, clock: Clock) -> tuple[dict | None, list[str]]:
+    """A conversation (retention: 1 day) whose items are added to at 0.9
+    days, read at 1.4 days (after a purge): the conversation and its items."""
+    store = open_store(StoreConfig.model_validate({**store_config, "retention_days": 1}))
+    assert store is not None
+    conversation = {"id": "conv_in_use", "object": "conversation", "created_at": 0, "metadata": {}}
+    await store.save_conversation("", conversation)
+    await store.add_items("conv_in_use", [{"id": "msg_1", "type": "message"}])
+    clock.now += 0.9 * DAY
+    await store.add_items("conv_in_use", [{"id": "msg_2", "type": "message"}])
+    clock.now += 0.5 * DAY
+    await store.purge_expired()
+    found = await store.conversation("", "conv_in_use"), [item["id"] for item in await store.items("conv_in_use")]
+    await store.close()
+    return found
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_adding_items_keeps_the_whole_conversation_for_another_retention(request, tmp_path, monkeypatch, backend):
+    if backend == "sqlite":
+        url = str(tmp_path / "store.db")
+    else:
+        url = request.getfixturevalue("postgres_server").url
+        request.addfinalizer(lambda: asyncio.run(_drop_tables(url)))
+    clock = Clock()
+    monkeypatch.setattr(records, "time", clock)
+    conversation, items = asyncio.run(_a_conversation_in_use({"backend": backend, "url": url}, clock))
+    assert conversation is not None and conversation["id"] == "conv_in_use"
+    assert items == ["msg_1", "msg_2"]
+
+
+def test_adding_items_keeps_the_whole_conversation_for_another_retention_in_redis(redis_server, monkeypatch):
+    """Redis expires keys on its own clock: the conversation's keys must
+    expire a retention after the last add, which the store's clock put at
+    0.9 days from now."""
+    clock = Clock()
+    monkeypatch.setattr(records, "time", clock)
+    asyncio.run(_a_conversation_in_use({"backend": "redis", "url": redis_server.url}, clock))
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        for kind in ("record", "order", "items"):
+            assert client.ttl(f"parsegate:{kind}:conversation:conv_in_use") > 1.8 * DAY
+    finally:
+        client.flushall()

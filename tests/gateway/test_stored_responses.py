@@ -6,6 +6,7 @@ isolation between API keys, and the requests refused."""
 
 from __future__ import annotations
 
+import httpx
 import openai
 import pytest
 
@@ -239,3 +240,93 @@ def test_with_no_store_the_api_is_stateless(serve, fake_backend_server, fake):
     with pytest.raises(openai.NotFoundError):
         client.conversations.create()
     assert len(fake.requests) == 1
+
+
+def refusal(gateway: str, method: str, path: str, body: dict | None = None) -> dict:
+    """The 400 error body a raw request (as a client's bug sends it) gets."""
+    reply = httpx.request(method, f"{gateway}{path}", json=body, headers={"Authorization": f"Bearer {KEYS[0]}"})
+    assert reply.status_code == 400, reply.text
+    return reply.json()["error"]
+
+
+@pytest.mark.parametrize("limit", ["²", "١", "0", "101", "-1", "1.5", ""])
+def test_a_page_limit_not_written_in_ascii_digits_from_1_to_100_is_a_400(gateway, client, fake, limit):
+    created = client.responses.create(model="qwen3", input="Hi")
+    error = refusal(gateway, "GET", f"/v1/responses/{created.id}/input_items?limit={limit}")
+    assert error == {
+        "message": f"limit must be an integer from 1 to 100, got {limit!r}",
+        "type": "invalid_request_error",
+        "param": "limit",
+        "code": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "kind"), [("type", ["message"], "list"), ("id", {"a": 1}, "dict"), ("id", 7, "int")]
+)
+def test_an_item_whose_type_or_id_is_not_a_string_is_a_400(gateway, client, fake, key, value, kind):
+    item = {"type": "message", "role": "user", "content": "Hi", key: value}
+    conversation = client.conversations.create()
+    for path, body, field in (
+        ("/v1/responses", {"model": "qwen3", "input": [item]}, "input"),
+        ("/v1/responses", {"model": "qwen3", "input": [item], "conversation": conversation.id}, "input"),
+        ("/v1/conversations", {"items": [item]}, "items"),
+        (f"/v1/conversations/{conversation.id}/items", {"items": [item]}, "items"),
+    ):
+        error = refusal(gateway, "POST", path, body)
+        assert error["param"] == f"{field}[0].{key}"
+        assert error["message"] == f"{field}[0].{key} must be a string, got {kind}"
+    assert fake.requests == [] and list(client.conversations.items.list(conversation.id)) == []
+
+
+def test_an_item_id_of_null_is_taken_as_none_given(client, fake):
+    item = {"type": "message", "role": "user", "content": "Hi", "id": None}
+    conversation = client.conversations.create(items=[item])
+    client.responses.create(model="qwen3", input=[item], conversation=conversation.id)
+    ids = [listed.id for listed in client.conversations.items.list(conversation.id)]
+    assert len(ids) == 3 and all(isinstance(made, str) and made.startswith(("msg_", "rs_")) for made in ids)
+
+
+def test_a_conversation_refuses_items_no_response_could_continue(gateway, client, fake):
+    conversation = client.conversations.create(items=[{"type": "message", "role": "user", "content": "One"}])
+    file_part = {"type": "message", "role": "user", "content": [{"type": "input_file", "file_id": "file_1"}]}
+    for items, param in (
+        ([file_part], "items[0].content[0]"),
+        ([{"role": "user", "content": "Two"}, {"type": "item_reference", "id": "msg_1"}], "items[1]"),
+        ([{"type": "message", "role": "tool", "content": "x"}], "items[0]"),
+    ):
+        assert refusal(gateway, "POST", "/v1/conversations", {"items": items})["param"] == param
+        assert (
+            refusal(gateway, "POST", f"/v1/conversations/{conversation.id}/items", {"items": items})["param"] == param
+        )
+    fake.answer = numbered_answers
+    answered = client.responses.create(model="qwen3", input="Two", conversation=conversation.id)
+    assert answered.output_text == "Answer 2."  # nothing refused was kept
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ({f"k{index}": "v" for index in range(17)}, "metadata may hold at most 16 pairs, got 17"),
+        ({"k" * 65: "v"}, "metadata keys may be at most 64 characters, got 65"),
+        ({"k": "v" * 513}, "metadata['k'] may be at most 512 characters, got 513"),
+        ({"k": 1}, "metadata must be an object of string values"),
+    ],
+)
+def test_metadata_beyond_openais_bounds_is_a_400(gateway, client, fake, metadata, message):
+    conversation = client.conversations.create()
+    for method, path, body in (
+        ("POST", "/v1/conversations", {"metadata": metadata}),
+        ("POST", f"/v1/conversations/{conversation.id}", {"metadata": metadata}),
+        ("POST", "/v1/responses", {"model": "qwen3", "input": "Hi", "metadata": metadata}),
+    ):
+        assert refusal(gateway, method, path, body) == {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "metadata",
+            "code": None,
+        }
+    assert fake.requests == []
+    widest = {f"{index:02d}" + "k" * 62: "v" * 512 for index in range(16)}
+    assert client.conversations.create(metadata=widest).metadata == widest
+    assert client.responses.create(model="qwen3", input="Hi", metadata=widest).metadata == widest

@@ -86,6 +86,8 @@ class PostgresStorage(Storage):
                 "INSERT INTO parsegate_items (key, item_id, value, expires_at) VALUES ($1, $2, $3, $4)",
                 [(key, item_id, value, expires_at) for item_id, value in items],
             )
+            await db.execute("UPDATE parsegate_records SET expires_at = $1 WHERE key = $2", expires_at, key)
+            await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
 
         await self._run(add)
 

@@ -78,7 +78,8 @@ class ResponseStore:
         return await self._owned(owner, key) and await self._storage.delete(key)
 
     async def add_items(self, conversation_id: str, items: list[dict]) -> None:
-        """Append items to a conversation the caller has read as its own."""
+        """Append items to a conversation the caller has read as its own;
+        the conversation and all its items are kept another retention."""
         if items:
             values = [(item["id"], orjson.dumps(item)) for item in items]
             await self._storage.append(f"conversation:{conversation_id}", values, self._expiry())

@@ -50,10 +50,11 @@ class RedisStorage(Storage):
         return bool(await self._run(self._client.delete(*_keys(key))))
 
     async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
-        _, order, values = _keys(key)
+        record, order, values = _keys(key)
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.rpush(order, *(item_id for item_id, _ in items))
             pipe.hset(values, mapping=dict(items))
+            pipe.expireat(record, int(expires_at) + 1)
             pipe.expireat(order, int(expires_at) + 1)
             pipe.expireat(values, int(expires_at) + 1)
             await self._run(pipe.execute())

@@ -83,6 +83,8 @@ class SqliteStorage(Storage):
                 "INSERT INTO items (key, item_id, value, expires_at) VALUES (?, ?, ?, ?)",
                 [(key, item_id, value, expires_at) for item_id, value in items],
             )
+            db.execute("UPDATE records SET expires_at = ? WHERE key = ?", (expires_at, key))
+            db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
 
         await self._run(add)
 

@@ -29,7 +29,8 @@ class Storage(ABC):
 
     @abstractmethod
     async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
-        """Add (item id, value) pairs after the key's items, in one write."""
+        """Add (item id, value) pairs after the key's items, and move the
+        record's and all its items' expiry to `expires_at`, in one write."""
 
     @abstractmethod
     async def items(self, key: str) -> list[bytes]:
