@@ -2,10 +2,10 @@
 batch of them per read, so that what one read brings goes out to the client
 in one write (docs/benchmarks.md, "Gateway macro-benchmark").
 
-`data_payloads` splits the backend's bytes into lines itself, one generator
-over the client's byte stream (transport.py), instead of a text and a line
-decoder stacked on it (two more generators per chunk); payloads stay bytes
-for orjson.
+`EventLines` splits the backend's bytes into lines itself, fed each piece
+the client reads (transport.py), instead of a text and a line decoder
+stacked on the byte stream (two more generators per chunk); payloads stay
+bytes for orjson.
 A line still incomplete is held as a list of pieces, joined once when its
 end arrives (linear however many pieces it comes in), and a line longer
 than `MAX_LINE_BYTES` fails the stream instead of growing without bound.
@@ -16,12 +16,6 @@ discards an event the stream ends before dispatching
 """
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # transport.py reads with this module
-    from gateway.backend.transport import UpstreamResponse
 
 MAX_LINE_BYTES = 8 << 20  # no chunk of a chat or text completion comes near this
 
@@ -36,23 +30,28 @@ def _payload(line: bytes) -> bytes | None:
     return line[5:].strip() if line.startswith(b"data:") else None
 
 
-async def data_payloads(response: UpstreamResponse) -> AsyncIterator[list[bytes]]:
-    """The payloads of the whole `data:` lines of an event stream, stripped,
-    as one list for each read that completes any."""
-    pending: list[bytes] = []
-    held = 0
-    async for received in response.aiter_bytes():
+class EventLines:
+    """One event stream's `data:` payloads, piece by piece."""
+
+    __slots__ = ("_pending", "_held")
+
+    def __init__(self) -> None:
+        self._pending: list[bytes] = []  # the pieces of a line whose end has not come yet
+        self._held = 0
+
+    def feed(self, received: bytes) -> list[bytes]:
+        """The payloads of the `data:` lines `received` completes, stripped."""
         if b"\n" not in received and b"\r" not in received:
-            pending.append(received)
-            held += len(received)
-            if held > MAX_LINE_BYTES:
+            self._pending.append(received)
+            self._held += len(received)
+            if self._held > MAX_LINE_BYTES:
                 raise LineTooLong
-            continue
+            return []
+        pending = self._pending
         lines = (b"".join(pending) + received if pending else received).splitlines()
-        pending, held = [], 0
-        if received[-1:] not in (b"\n", b"\r"):
-            pending.append(lines.pop())
-            held = len(pending[0])
-        payloads = [payload for payload in map(_payload, lines) if payload is not None]
-        if payloads:
-            yield payloads
+        if received[-1:] in (b"\n", b"\r"):
+            self._pending, self._held = [], 0
+        else:
+            last = lines.pop()
+            self._pending, self._held = [last], len(last)
+        return [payload for payload in map(_payload, lines) if payload is not None]

@@ -30,8 +30,8 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from gateway.backend.demo_backend import demo_answer
-from gateway.backend.idle import IdleExpired, within_idle
-from gateway.backend.sse_reader import LineTooLong, data_payloads
+from gateway.backend.idle import IdleExpired, IdleWatch
+from gateway.backend.sse_reader import EventLines, LineTooLong
 
 if TYPE_CHECKING:
     from gateway.backend.upstream_errors import UpstreamErrors
@@ -91,6 +91,10 @@ def environment_proxy(url: str) -> _Proxy:
     proxy = URL(named)
     credentials = aiohttp.BasicAuth.from_url(proxy)
     return proxy.with_user(None), {"Proxy-Authorization": credentials.encode()} if credentials else None
+
+
+def _as_read(piece: bytes) -> bytes:
+    return piece
 
 
 class UpstreamResponse:
@@ -235,27 +239,48 @@ class Transport:
     def payloads(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[list[bytes]]:
         """The `data:` payloads of a streamed response, a list per read, each
         read due within `idle_seconds` of the last."""
-        return self._within_idle(data_payloads(response), errors)
+        return self._within_idle(response, errors, EventLines().feed)
 
     def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
         """A streamed response's body as it comes, decoded (no gzip left),
         each piece due within `idle_seconds` of the last."""
-        return self._within_idle(response.aiter_bytes(), errors)
+        return self._within_idle(response, errors, _as_read)
 
-    async def _within_idle(self, items: AsyncIterator[_Item], errors: UpstreamErrors) -> AsyncIterator[_Item]:
-        """`items`; a backend that stops sending for `idle_seconds` is a 504,
-        a failed connection a 502, an endless line a 502."""
-        seconds = self.idle_seconds
+    async def _within_idle(
+        self, response: UpstreamResponse, errors: UpstreamErrors, taken: Callable[[bytes], _Item]
+    ) -> AsyncIterator[_Item]:
+        """What `taken` makes of each piece of the body (nothing when empty),
+        in one generator, the reads' deadline (idle.py) and their failures
+        included: a generator less per layer is a resumption less per chunk.
+        A backend that stops sending for `idle_seconds` is a 504, a failed
+        connection a 502, an endless line a 502."""
+        pieces = response.aiter_bytes()
+        watch = IdleWatch(self.idle_seconds)
         try:
             with failures():
-                async for item in within_idle(items, seconds):
-                    yield item
+                while True:
+                    watch.waiting()
+                    try:
+                        piece = await anext(pieces)
+                    except StopAsyncIteration:
+                        return
+                    except asyncio.CancelledError:
+                        expired = watch.cancelled()
+                        if expired is None:
+                            raise
+                        raise expired from None
+                    watch.arrived()
+                    item = taken(piece)
+                    if item:
+                        yield item
         except IdleExpired:
-            raise errors.transport_error(_timed_out("stopped sending", seconds)) from None
+            raise errors.transport_error(_timed_out("stopped sending", self.idle_seconds)) from None
         except TransportFailure as failure:
             raise errors.transport_error(failure) from None
         except LineTooLong:
             raise errors.line_too_long() from None
+        finally:
+            watch.stop()
 
     async def aclose(self) -> None:
         self.is_closed = True

@@ -4,14 +4,12 @@ error body that is read, and the length of one event line."""
 
 from __future__ import annotations
 
-import asyncio
-
 import httpx
 import orjson
 import pytest
 
 from gateway.app import create_app
-from gateway.backend.sse_reader import MAX_LINE_BYTES, LineTooLong, data_payloads
+from gateway.backend.sse_reader import MAX_LINE_BYTES, EventLines, LineTooLong
 from gateway.ops.config import Config
 from gateway.ops.metrics import MAX_ROUTED_MODELS, OTHER_MODELS
 from tests.cpu_cost import least_costs, thread_cpu_seconds
@@ -73,12 +71,9 @@ def test_an_event_line_over_the_cap_fails_the_stream_cleanly(catch_all, fake):
     assert events[-1] == "[DONE]"
 
 
-async def _payloads(pieces) -> list[bytes]:
-    async def body():
-        for piece in pieces:
-            yield piece
-
-    return [payload async for payloads in data_payloads(httpx.Response(200, content=body())) for payload in payloads]
+def _payloads(pieces) -> list[bytes]:
+    lines = EventLines()
+    return [payload for piece in pieces for payload in lines.feed(piece)]
 
 
 def test_a_long_line_in_small_pieces_costs_linear_time():
@@ -90,7 +85,7 @@ def test_a_long_line_in_small_pieces_costs_linear_time():
         line = b"data: " + b"y" * (kilobytes << 10)
         pieces = [line[i : i + 256] for i in range(0, len(line), 256)] + [b"\n\n"]
         payloads: list[list[bytes]] = []
-        spent = thread_cpu_seconds(lambda: payloads.append(asyncio.run(_payloads(pieces))))
+        spent = thread_cpu_seconds(lambda: payloads.append(_payloads(pieces)))
         assert payloads == [[line[6:]]]
         return spent
 
@@ -101,5 +96,5 @@ def test_a_long_line_in_small_pieces_costs_linear_time():
 def test_a_line_past_the_cap_stops_the_reading():
     pieces = iter([b"data: "] + [b"z" * 65536] * ((MAX_LINE_BYTES >> 16) + 2) + [b"never read"])
     with pytest.raises(LineTooLong):
-        asyncio.run(_payloads(pieces))
+        _payloads(pieces)
     assert list(pieces)[-1:] == [b"never read"]  # the reading stopped at the cap

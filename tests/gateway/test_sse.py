@@ -5,27 +5,23 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
 from gateway.api.sse import PING, EventStream
-from gateway.backend.sse_reader import data_payloads
+from gateway.backend.sse_reader import EventLines
 
 STREAM = b'data: {"a": "caf\xc3\xa9"}\n\n: comment\r\nevent: x\r\ndata:[DONE]\r\n\r\ndata: last'
 
 
-async def _payloads(pieces: list[bytes]) -> list[bytes]:
-    async def body():
-        for piece in pieces:
-            yield piece
-
-    return [payload async for payloads in data_payloads(httpx.Response(200, content=body())) for payload in payloads]
+def _payloads(pieces: list[bytes]) -> list[bytes]:
+    lines = EventLines()
+    return [payload for piece in pieces for payload in lines.feed(piece)]
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, len(STREAM)])
 def test_data_payloads_at_any_split(size):
     pieces = [STREAM[i : i + size] for i in range(0, len(STREAM), size)]
-    assert asyncio.run(_payloads(pieces)) == [b'{"a": "caf\xc3\xa9"}', b"[DONE]"]  # the stream ends inside `last`
+    assert _payloads(pieces) == [b'{"a": "caf\xc3\xa9"}', b"[DONE]"]  # the stream ends inside `last`
 
 
 def test_event_stream_sends_framed_events_and_pings_while_quiet():
