@@ -66,7 +66,7 @@ def _json(payload: dict) -> Response:
 async def chat_completions(request: Request) -> Response:
     server = request.app.state.config.server
     raw = await read_body(request, server.max_body_bytes)
-    payload, chat = await converted(request, read_request, raw, item_bound(request, "messages"))
+    payload, chat = await converted(request, len(raw), read_request, raw, item_bound(request, "messages"))
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
         return await unless_client_leaves(request, stream_completion(turn))
@@ -81,10 +81,11 @@ def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, Respons
 async def responses(request: Request) -> Response:
     server = request.app.state.config.server
     body = await read_body(request, server.max_body_bytes)
-    raw, asked = await converted(request, _read_responses_fields, body, item_bound(request, "input"))
+    raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
     memory = await recall(request, asked)
     history = memory.history if memory is not None else []
-    payload, chat, tools = await converted(request, chat_request, asked, raw, history)
+    size = None if history else len(body)  # a history is as long as the chain it continues
+    payload, chat, tools = await converted(request, size, chat_request, asked, raw, history)
     turn = await chat_turn(request, payload, chat)
     if memory is None:
         envelope = ResponseEnvelope(asked, raw)

@@ -8,9 +8,12 @@ so it runs in a worker thread, which gives the interpreter back to the
 event loop every few milliseconds (`sys.getswitchinterval`): `/health`
 and every stream keep answering. At most `CONVERTING_AT_ONCE` requests of
 an app convert at once, so that the loop never waits behind a crowd of
-threads for the interpreter. The item bound (`max_input_items`, the
-requested model's) is checked first, right after the JSON parse, before
-anything walks the items.
+threads for the interpreter. A body under `INLINE_BODY_BYTES` converts on
+the loop instead (under a millisecond even of tiny items), since handing
+it to a thread and back costs more than converting it (docs/benchmarks.md,
+"Server side"). The item bound (`max_input_items`, the requested model's)
+is checked first, right after the JSON parse, before anything walks the
+items.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from gateway.api.request import ItemBound
 from gateway.backend.catch_all import route
 
 CONVERTING_AT_ONCE = 2
+INLINE_BODY_BYTES = 8 << 10
 
 _Converted = TypeVar("_Converted")
 
@@ -47,6 +51,11 @@ def converting_limiter() -> anyio.CapacityLimiter:
     return anyio.CapacityLimiter(CONVERTING_AT_ONCE)
 
 
-async def converted(request: Request, convert: Callable[..., _Converted], *args: object) -> _Converted:
-    """`convert(*args)`, run in a worker thread of the app's."""
+async def converted(
+    request: Request, size: int | None, convert: Callable[..., _Converted], *args: object
+) -> _Converted:
+    """`convert(*args)` of a body of `size` bytes (None: of unknown size),
+    run in a worker thread of the app's unless the body is small."""
+    if size is not None and size < INLINE_BODY_BYTES:
+        return convert(*args)
     return await anyio.to_thread.run_sync(convert, *args, limiter=request.app.state.converting)

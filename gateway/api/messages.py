@@ -37,7 +37,7 @@ def _json(payload: dict) -> Response:
 async def create_message(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
     messages, payload, chat = await converted(
-        request, read_messages_request, raw, MessagesRequest, item_bound(request, "messages")
+        request, len(raw), read_messages_request, raw, MessagesRequest, item_bound(request, "messages")
     )
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
@@ -50,7 +50,7 @@ async def create_message(request: Request) -> Response:
 async def count_tokens(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
     _, payload, chat = await converted(
-        request, read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
+        request, len(raw), read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
     )
     backend = backend_for(request, chat.model)
     return _json({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(backend, payload))})
