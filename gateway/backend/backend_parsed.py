@@ -75,6 +75,13 @@ class ChoiceReader:
 
     def read(self, part: dict) -> list[Event]:
         """Events for one delta (streamed) or one whole message."""
+        text = part.get("content")
+        if "reasoning_content" not in part and "reasoning" not in part and "tool_calls" not in part:
+            # raw text only, as nearly every chunk of a raw-text backend: the short way
+            if not isinstance(text, str) or not text:
+                return []
+            self.generated_chars += len(text)
+            return self._from_pipeline(self._pipeline.feed(text)) if self._pipeline else [Content(text)]
         reasoning = backend_reasoning(part)
         calls = backend_tool_calls(part)
         self.generated_chars += len(reasoning or "")
@@ -85,29 +92,39 @@ class ChoiceReader:
             events += self._retire_pipeline(dataclasses.replace(self._plan, reasoning_parser=None).pipeline())
             self._tool_stage_only = True
         if reasoning:
+            self.reasoning_chars += len(reasoning)
             events.append(Reasoning(reasoning))
-        text = part.get("content")
         if isinstance(text, str) and text:
             self.generated_chars += len(text)
-            events += self._renumber(self._pipeline.feed(text)) if self._pipeline else [Content(text)]
+            events += self._from_pipeline(self._pipeline.feed(text)) if self._pipeline else [Content(text)]
         for call in calls:
             events += self._backend_call(call)
-        return self._tracked(events)
+        return events
 
     def finish(self) -> list[Event]:
-        return self._tracked(self._renumber(self._pipeline.finish())) if self._pipeline else []
+        return self._from_pipeline(self._pipeline.finish()) if self._pipeline else []
 
     @property
     def open_calls(self) -> frozenset[int]:
         """The calls started and not yet ended: what a cut now would cut."""
         return frozenset(self._open_calls)
 
-    def _tracked(self, events: list[Event]) -> list[Event]:
-        """`events`, counted: reasoning characters, calls opened and ended."""
-        for event in events:
+    def _from_pipeline(self, events: list[Event]) -> list[Event]:
+        """A pipeline's `events`, its call indices shifted past the calls this
+        choice made before it (a backend's own, a retired pipeline's), and
+        counted: reasoning characters, calls started, opened and ended."""
+        for position, event in enumerate(events):
+            if type(event) is Content:
+                continue
             if type(event) is Reasoning:
                 self.reasoning_chars += len(event.text)
-            elif type(event) is CallStart:
+                continue
+            if not isinstance(event, _CALL_EVENTS):
+                continue
+            if self._offset:
+                event = events[position] = dataclasses.replace(event, index=event.index + self._offset)
+            if type(event) is CallStart:
+                self._calls += 1
                 self._open_calls.add(event.index)
             elif type(event) is CallEnd:
                 self._open_calls.discard(event.index)
@@ -129,24 +146,12 @@ class ChoiceReader:
         """Flush what the current pipeline holds and hand over to `successor`."""
         retired = self._pipeline
         assert retired is not None, "called while a pipeline reads the text"
-        events = self._renumber(retired.finish())
+        events = self._from_pipeline(retired.finish())
         if retired.outcomes is not None:
             self._outcomes = _sum(self._outcomes, retired.outcomes)
         self._pipeline = successor
         self._offset = self._calls
         return events
-
-    def _renumber(self, events: list[Event]) -> list[Event]:
-        """Pipeline call indices shifted past the calls this choice already made."""
-        out = []
-        for event in events:
-            if isinstance(event, _CALL_EVENTS):
-                if isinstance(event, CallStart):
-                    self._calls += 1
-                if self._offset:
-                    event = dataclasses.replace(event, index=event.index + self._offset)
-            out.append(event)
-        return out
 
     def _backend_call(self, call: dict) -> list[Event]:
         function = call.get("function")
@@ -160,6 +165,7 @@ class ChoiceReader:
             index = self._backend_calls[backend_index] = self._calls
             self._calls += 1
             self._outcomes.calls += 1
+            self._open_calls.add(index)
             events.append(CallStart(index, function.get("name") or ""))
         arguments = _arguments_text(function.get("arguments"))
         self.generated_chars += len(arguments)

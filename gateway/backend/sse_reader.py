@@ -24,12 +24,6 @@ class LineTooLong(Exception):
     """The backend sent an event line longer than `MAX_LINE_BYTES`."""
 
 
-def _payload(line: bytes) -> bytes | None:
-    if len(line) > MAX_LINE_BYTES:
-        raise LineTooLong
-    return line[5:].strip() if line.startswith(b"data:") else None
-
-
 class EventLines:
     """One event stream's `data:` payloads, piece by piece."""
 
@@ -48,10 +42,13 @@ class EventLines:
                 raise LineTooLong
             return []
         pending = self._pending
-        lines = (b"".join(pending) + received if pending else received).splitlines()
+        text = b"".join(pending) + received if pending else received
+        lines = text.splitlines()
         if received[-1:] in (b"\n", b"\r"):
             self._pending, self._held = [], 0
         else:
             last = lines.pop()
             self._pending, self._held = [last], len(last)
-        return [payload for payload in map(_payload, lines) if payload is not None]
+        if len(text) > MAX_LINE_BYTES and any(len(line) > MAX_LINE_BYTES for line in lines):
+            raise LineTooLong
+        return [line[5:].strip() for line in lines if line[:5] == b"data:"]
