@@ -19,6 +19,10 @@ Targets: `direct` (the backend itself), `pt-sse`, and parsegate's `chat`,
   paced     48 streams at 50 chunks/s, arrivals spread over 5 s: proxy CPU
             per chunk, the p99 gap between two chunks of one stream and
             its growth over the direct connection
+  paired    paced, each parsegate surface and the pass-through loaded at
+            the same time (a load generator each, same backend, same
+            core): the ratio of their CPU per chunk in each pair, which
+            machine noise moves far less than that of runs made in turn
   whole     non-streamed requests: proxy CPU per request
   capacity  the most streams at 50 chunks/s that parsegate carries with
             every stream kept and the p99 gap at most 5 ms over the direct
@@ -34,7 +38,7 @@ call's name), so parsegate's p99 gap on the tool text includes that wait;
 the capacity search has the backend send marker-free text (its `plain`
 preset), so that the gaps it compares measure the proxy's load alone.
 
-    python -m bench.gateway_bench [--quick | --smoke] [--only burst,paced,whole,capacity] [--workers N]
+    python -m bench.gateway_bench [--quick | --smoke] [--only burst,paced,paired,whole,capacity] [--workers N]
 """
 
 from __future__ import annotations
@@ -114,6 +118,14 @@ class Bench:
 
     def load(self, target: str, stream: bool = True, **options: object) -> dict:
         """One run of bench/stream_load.py against `target`, pinned to the load cores."""
+        return self.loads_at_once([target], stream, **options)[target]
+
+    def loads_at_once(self, targets: list[str], stream: bool = True, **options: object) -> dict[str, dict]:
+        """A run of bench/stream_load.py against each of `targets`, all at the same time."""
+        started = {target: self._start_load(target, stream, options) for target in targets}
+        return {target: self._row(process) for target, process in started.items()}
+
+    def _start_load(self, target: str, stream: bool, options: dict[str, object]) -> subprocess.Popen:
         url, body, end = self.request(target, stream)
         command = [*taskset(cpu_plan(self.workers)[2]), self.python, "-m", "bench.stream_load", "--url", url]
         command += ["--body", body, "--end-marker", end, "--label", target]
@@ -122,10 +134,13 @@ class Bench:
             command += ["--pid", f"proxy={proxy}"]
         for name, value in options.items():
             command += [f"--{name.replace('_', '-')}", str(value)]
-        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
-        if done.returncode:
-            raise SystemExit(f"the load generator failed:\n{done.stderr[-3000:]}")
-        row = json.loads(done.stdout.strip().splitlines()[-1])
+        return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def _row(self, process: subprocess.Popen) -> dict:
+        out, err = process.communicate(timeout=900)
+        if process.returncode:
+            raise SystemExit(f"the load generator failed:\n{err[-3000:]}")
+        row = json.loads(out.strip().splitlines()[-1])
         proxy_cpu, ok = row["cpu_s"].get("proxy"), row["ok"]
         row["cpu_us_per_chunk"] = proxy_cpu * 1e6 / (ok * (self.sizes.chunks + 2)) if proxy_cpu and ok else None
         row["cpu_us_per_request"] = proxy_cpu * 1e6 / ok if proxy_cpu and ok else None
@@ -285,6 +300,38 @@ def paced(bench: Bench) -> list[str]:
     return lines
 
 
+def paired(bench: Bench) -> list[str]:
+    """Paced, each surface loaded together with the pass-through."""
+    sizes, streams = bench.sizes, bench.sizes.paced_streams
+    options = {
+        "concurrency": streams,
+        "requests": streams * sizes.streams_per_connection,
+        "warmup": sizes.paced_warmup,
+        "ramp": sizes.ramp,
+    }
+    pairs: dict[str, list[tuple[dict, dict]]] = {target: [] for target in SURFACES[1:]}
+    for repeat in range(sizes.repeats):
+        for target in pairs:
+            rows = bench.loads_at_once(["pt-sse", target], **options)
+            pairs[target].append((rows["pt-sse"], rows[target]))
+            shown = f"{rows[target]['cpu_us_per_chunk']:.1f} µs, pt-sse {rows['pt-sse']['cpu_us_per_chunk']:.1f} µs"
+            print(f"  [{repeat}] {target} with pt-sse: {shown}", flush=True)
+    goal = GOALS["paced"]
+    lines = [
+        f"paired: {streams} paced streams on a surface and {streams} on pt-sse at the same time",
+        "| target | proxy CPU µs per chunk | pt-sse's, same runs | / pt-sse, median of the pairs | goal | met | errors |",
+        "|" + "---|" * 7,
+    ]
+    for target, runs in pairs.items():
+        ratio = statistics.median(ours["cpu_us_per_chunk"] / theirs["cpu_us_per_chunk"] for theirs, ours in runs)
+        figure = statistics.median(ours["cpu_us_per_chunk"] for _, ours in runs)
+        floor = statistics.median(theirs["cpu_us_per_chunk"] for theirs, _ in runs)
+        errors = sum(ours["errors"] + theirs["errors"] for theirs, ours in runs)
+        met = "yes" if ratio <= goal else "NO"
+        lines.append(f"| {target} | {figure:.1f} | {floor:.1f} | {ratio:.2f}× | ≤ {goal}× | {met} | {errors} |")
+    return lines
+
+
 def whole(bench: Bench) -> list[str]:
     rows = bench.rounds(SURFACES, stream=False, concurrency=8, requests=bench.sizes.whole_requests)
     return [
@@ -358,14 +405,14 @@ def main() -> None:
         help="parsegate worker processes, a core each; a comma list (1,2,4,8) runs capacity once per count, "
         "the other scenarios with the first",
     )
-    parser.add_argument("--only", default="", help="comma list of scenarios: burst,paced,whole,capacity")
+    parser.add_argument("--only", default="", help="comma list of scenarios: burst,paced,paired,whole,capacity")
     parser.add_argument(
         "--capacity-targets", default="", help="comma list (default: chat, and pt-sse with one worker in full runs)"
     )
     args = parser.parse_args()
     sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
     counts = [int(count) for count in args.workers.split(",")]
-    chosen = set(filter(None, args.only.split(","))) or {"burst", "paced", "whole", "capacity"}
+    chosen = set(filter(None, args.only.split(","))) or {"burst", "paced", "paired", "whole", "capacity"}
     in_full = [] if args.quick or args.smoke else ["pt-sse"]
     targets = args.capacity_targets.split(",") if args.capacity_targets else ["chat", *in_full]
     for workers in counts:
@@ -376,6 +423,7 @@ def main() -> None:
     plan: list[tuple[str, int, str, Callable[[Bench], list[str]]]] = [
         ("burst", 0, "qwen3_tool", burst),
         ("paced", PACED_DELAY_MS, "qwen3_tool", paced),
+        ("paired", PACED_DELAY_MS, "qwen3_tool", paired),
         ("whole", 0, "qwen3_tool", whole),
     ]
     report: list[str] = []
