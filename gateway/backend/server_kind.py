@@ -11,9 +11,10 @@ server may still be loading:
   `default_generation_settings` and `build_info`.
 
 A server that answers neither as one of these is `other`. A server that
-cannot be asked now (unreachable, timed out, a 5xx such as llama.cpp's
-503 while loading) is `other` for that request only, and asked again on
-the next. What was found is logged once per backend.
+cannot be asked now (unreachable, no answer within the first-byte
+deadline, a 5xx such as llama.cpp's 503 while loading) is `other` for a
+few seconds (once.py), then asked again. What was found is logged once
+per backend.
 """
 
 from __future__ import annotations
@@ -37,21 +38,23 @@ async def with_server_kind(backend: Backend) -> Backend:
     `other` while none can be found."""
     if backend.config.backend.server is not None or backend.config.backend.demo:
         return backend
-    kind: ServerKind | None = None
-    seconds = backend.config.backend.first_byte_seconds
-    with anyio.move_on_after(seconds) as waited:
-        kind = await backend.server_kind.get(lambda: _detect(backend))
-    if waited.cancelled_caught:
-        _cannot_tell(backend, f"no answer within {seconds:g} s")
+    kind = await backend.server_kind.get(lambda: _detect(backend))
     return backend.routed(backend.config.with_server(kind or "other"))
 
 
 async def _detect(backend: Backend) -> ServerKind | None:
-    """The server's kind, or None when it cannot tell now."""
+    """The server's kind, or None when it cannot tell now (within the
+    first-byte deadline)."""
+    seconds = backend.config.backend.first_byte_seconds
+    kind: ServerKind | None = None
     try:
-        kind = await _ask(backend)
+        with anyio.move_on_after(seconds):
+            kind = await _ask(backend)
     except ApiError as error:
         _cannot_tell(backend, str(error))
+        return None
+    if kind is None:  # cut off at the deadline
+        _cannot_tell(backend, f"no answer within {seconds:g} s")
         return None
     found = "model %r: the backend at %s is a %r server (detected; backend.server is unset)"
     logger.info(found, backend.name, _urls(backend), kind)

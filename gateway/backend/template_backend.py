@@ -6,7 +6,8 @@ without a chat template, or a base model, still serves chat requests.
 The template comes from a file (`template_sources.py`), or, with
 `chat_template: backend`, from the server itself: llama.cpp's `GET /props`
 (`chat_template`, `bos_token`, `eos_token`), asked on first use within the
-backend's first-byte deadline, and kept once it answered (once.py).
+backend's first-byte deadline, kept once it answered, and a failure kept
+a few seconds (once.py).
 What is sent, and how the answer is read back, is `completion_request.py`.
 A prompt that ends inside a reasoning block the template opened makes the
 reasoning stage start in reasoning.
@@ -74,14 +75,11 @@ class TemplateBackend(Backend):
 
     async def template(self) -> ChatTemplate:
         """The file's template, else the server's: a request waits for it at
-        most the first-byte deadline, then fails with a 504."""
+        most the first-byte deadline, then fails with a 504; a failure is
+        answered again for a few seconds without asking (once.py)."""
         if self._file_template is not None:
             return self._file_template
-        try:
-            with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
-                return await self._server_template.get(self._ask_template)
-        except TransportFailure as failure:
-            raise self.transport_error(failure) from None
+        return await self._server_template.get(self._ask_template)
 
     async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
         template = await self.template()
@@ -120,6 +118,15 @@ class TemplateBackend(Backend):
         return chat_answer(await super().complete(body))
 
     async def _ask_template(self) -> ChatTemplate:
+        """The server's template within the first-byte deadline, its failure
+        (a 504 past it) kept a few seconds as every failure of it (once.py)."""
+        try:
+            with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
+                return await self._props_template()
+        except TransportFailure as failure:
+            raise self.transport_error(failure) from None
+
+    async def _props_template(self) -> ChatTemplate:
         """The template the server reports at `GET /props` (llama.cpp). A
         server that cannot be reached or answers late is said to be so; one
         that answers without a template is a 502 saying that."""

@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import time
+
 import openai
 import pytest
+
+from gateway.backend import once
+from gateway.backend.once import FAILURE_KEPT_SECONDS
 
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="client-key", max_retries=0, timeout=10)
+
+
+class FailureClock:
+    """`time.monotonic()` for once.py, whose failures are kept
+    `FAILURE_KEPT_SECONDS`: still until the test moves it."""
+
+    def __init__(self) -> None:
+        self.start = self.now = time.monotonic()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def pass_the_window(self) -> None:
+        """Past the window of a failure kept at `start`."""
+        self.now = self.start + FAILURE_KEPT_SECONDS
+
+
+@pytest.fixture
+def failure_clock(monkeypatch: pytest.MonkeyPatch) -> FailureClock:
+    """The clock of the failures kept of `/props` and the server-kind probe
+    (once.py), moved only by the test, on the served gateway's thread too."""
+    clock = FailureClock()
+    monkeypatch.setattr(once, "time", clock)
+    return clock

@@ -10,6 +10,7 @@ import math
 import socket
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anthropic
@@ -18,6 +19,7 @@ import pytest
 import yaml
 
 from gateway.app import create_app
+from gateway.backend.once import FAILURE_KEPT_SECONDS
 from gateway.ops.config import Config
 from gateway.render import render_request
 from tests.scripted_backend import HANG, ScriptedBackend, completion_answer
@@ -38,9 +40,10 @@ def scripted() -> ScriptedBackend:
 
 @pytest.fixture
 def side(scripted: ScriptedBackend) -> ScriptedBackend:
-    """The scripted server with no routes and no requests, for this test."""
+    """The scripted server with no routes, no requests and none held, for this test."""
     scripted.routes.clear()
     scripted.requests.clear()
+    scripted.held, scripted.left = threading.Semaphore(0), threading.Semaphore(0)
     return scripted
 
 
@@ -51,6 +54,7 @@ def gateway(serve, scripted: ScriptedBackend, closed_port: int) -> str:
     models = [
         {"name": "props", "backend": {"url": url, "server": "llamacpp", "api_key": KEY, **SHORT}, **on_props},
         {"name": "props-404", "backend": {"url": url, "server": "llamacpp"}, **on_props},
+        {"name": "props-failing", "backend": {"url": url, "server": "llamacpp"}, **on_props},
         {
             "name": "props-down",
             "backend": {"url": f"http://127.0.0.1:{closed_port}/v1", "server": "llamacpp"},
@@ -79,19 +83,45 @@ def error_of(response: httpx.Response, status: int) -> dict:
     return response.json()["error"]
 
 
-def test_a_props_that_hangs_fails_each_request_at_the_first_byte_deadline_until_it_answers(http, side):
+def test_a_props_that_hangs_fails_at_the_first_byte_deadline_until_it_answers(http, side, failure_clock):
     side.routes["/props"] = HANG
-    for _ in range(2):  # the second is not stuck behind the first
-        error = error_of(http.post("/v1/chat/completions", json={"model": "props", "messages": MESSAGES}), 504)
-        assert error["code"] == "upstream_timeout" and "timed out" in error["message"]
+    chat = {"model": "props", "messages": MESSAGES}
+    with ThreadPoolExecutor(3) as requests:
+        first = requests.submit(http.post, "/v1/chat/completions", json=chat)
+        assert side.held.acquire(timeout=10)  # the first request's GET /props is held: the others wait on it
+        replies = [first, *(requests.submit(http.post, "/v1/chat/completions", json=chat) for _ in range(2))]
+        errors = [error_of(reply.result(), 504) for reply in replies]
+    errors.append(error_of(http.post("/v1/chat/completions", json=chat), 504))  # and one after them
+    assert errors == [errors[0]] * 4 and errors[0]["code"] == "upstream_timeout" and "timed out" in errors[0]["message"]
+    assert side.asked("/props") == 1
     side.routes["/props"] = (200, {"chat_template": TEMPLATE, "bos_token": "<s>"})
     side.routes["/v1/completions"] = completion_answer("Hello.")
+    failure_clock.pass_the_window()
     for _ in range(2):
         reply = http.post("/v1/chat/completions", json={"model": "props", "messages": MESSAGES})
         assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == "Hello."
-    assert side.asked("/props") == 3  # asked again after each failure, kept once answered
+    assert side.asked("/props") == 2  # asked again after the failure's window, kept once answered
     assert side.received("/v1/completions")[-1]["prompt"] == "[Hi]"
     assert all(headers["authorization"] == f"Bearer {KEY}" for _, _, headers, _ in side.requests)
+
+
+def test_a_failing_props_is_asked_once_per_window_and_a_recovered_server_is_used_after_it(http, side, failure_clock):
+    side.routes["/props"] = (500, {"error": {"message": "loading the template failed"}})
+    chat = {"model": "props-failing", "messages": MESSAGES}
+    errors = [error_of(http.post("/v1/chat/completions", json=chat), 502) for _ in range(5)]
+    assert side.asked("/props") == 1
+    assert errors == [errors[0]] * 5 and errors[0]["code"] == "upstream_no_template"
+    assert errors[0]["message"].endswith("at /props: it answered HTTP 500: loading the template failed")
+    failure_clock.now += FAILURE_KEPT_SECONDS - 0.1  # still within the window
+    assert error_of(http.post("/v1/chat/completions", json=chat), 502) == errors[0]
+    assert side.asked("/props") == 1
+    side.routes["/props"] = (200, {"chat_template": TEMPLATE, "bos_token": "<s>"})
+    side.routes["/v1/completions"] = completion_answer("Hello.")
+    failure_clock.now = failure_clock.start + FAILURE_KEPT_SECONDS
+    for _ in range(2):
+        reply = http.post("/v1/chat/completions", json=chat)
+        assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == "Hello."
+    assert side.asked("/props") == 2
 
 
 def test_an_unreachable_props_is_a_502_saying_so(http):

@@ -164,7 +164,9 @@ def listed_parsers(url: str) -> dict:
     return model["parsers"]
 
 
-def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once_and_listed(serve) -> None:
+def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once_and_listed(
+    serve, caplog, failure_clock
+) -> None:
     side = ScriptedBackend()
     entry = {
         "name": "from-props",
@@ -174,17 +176,23 @@ def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once
     url = serve(create_app(Config.model_validate({"models": [entry]})))
     body = {**BODY, "model": "from-props"}
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
-    message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
-    assert message["content"] == REPLY  # /props unanswered: plain content for now
+    with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
+        for _ in range(3):
+            message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+            assert message["content"] == REPLY  # /props unanswered: plain content for now
+    assert side.asked("/props") == 1  # the failure kept: not asked again by each request
+    [warning] = [record.getMessage() for record in caplog.records if "model from-props" in record.getMessage()]
+    assert warning.endswith("no parsers from the server's chat template for now: Not Found")
     pending = {"reasoning_parser": None, "tool_call_parser": None, "origin": FROM_SERVER}
     assert listed_parsers(url) == pending
     twin = renamed((TEMPLATES / QWEN3).read_text(encoding="utf-8"))
     side.routes["/props"] = (200, {"chat_template": twin, "eos_token": "<|im_end|>"})
+    failure_clock.pass_the_window()
     for _ in range(2):
         message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
         assert message["reasoning_content"] == "Paris, so a call."
         assert [json.loads(call["function"]["arguments"]) for call in message["tool_calls"]] == [{"city": "Paris"}]
-    assert side.asked("/props") == 2  # asked again after the failure, kept once answered
+    assert side.asked("/props") == 2  # asked again after the failure's window, kept once answered
     derived = {"reasoning_parser": "derived", "tool_call_parser": "derived", "origin": "template: derived"}
     assert listed_parsers(url) == derived
 

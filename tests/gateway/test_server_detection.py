@@ -116,18 +116,23 @@ def test_a_request_without_tools_in_chat_mode_asks_nothing(client, servers):
 @pytest.mark.parametrize(
     ("model", "down"), [("late-loading", (503, {"error": {"message": "Loading model"}})), ("late-hanging", HANG)]
 )
-def test_a_server_that_cannot_answer_yet_is_asked_again_later(client, servers, detections, model, down):
+def test_a_server_that_cannot_answer_yet_is_asked_again_later(client, servers, detections, failure_clock, model, down):
     backend = servers[model]
     backend.routes["/v1/chat/completions"] = chat_answer(ONE_CALL)
     backend.routes["/v1/models"] = backend.routes["/props"] = down
-    ask_with_tools(client, model)  # served as `other` meanwhile: the request's own tool_choice
-    assert "tool_choice" not in backend.received("/v1/chat/completions")[-1]
-    asked_while_down = backend.asked("/v1/models")
+    asked = []
+    for _ in range(3):
+        ask_with_tools(client, model)  # served as `other` meanwhile: the request's own tool_choice
+        assert "tool_choice" not in backend.received("/v1/chat/completions")[-1]
+        asked.append(backend.asked("/v1/models"))
+    asked_while_down = asked[0]
+    assert asked_while_down >= 1 and asked == [asked_while_down] * 3  # the failure kept: not asked by each request
     backend.routes["/v1/models"] = listing("vllm")
+    failure_clock.pass_the_window()
     for _ in range(2):
         ask_with_tools(client, model)
         assert backend.received("/v1/chat/completions")[-1]["tool_choice"] == "none"
-    assert asked_while_down >= 1 and backend.asked("/v1/models") == asked_while_down + 1
+    assert backend.asked("/v1/models") == asked_while_down + 1
     first, found = detections()
     assert f"model {model!r}: cannot tell the server kind" in first and "is a 'vllm' server" in found
 
