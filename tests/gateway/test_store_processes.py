@@ -141,6 +141,78 @@ def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_bac
     assert stored.output[0].status == "incomplete"  # the client's leaving cut it
 
 
+WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+
+
+def parsed_chunk(delta: dict) -> bytes:
+    """A stream chunk of a backend running its own tool-call parser."""
+    choice = {"index": 0, "delta": delta, "finish_reason": None}
+    return b"data: " + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]}) + b"\n\n"
+
+
+def parsed_call(index: int, arguments: str) -> bytes:
+    function = {"name": "get_weather", "arguments": arguments}
+    return parsed_chunk({"tool_calls": [{"index": index, "type": "function", "function": function}]})
+
+
+def raw_text_call(fake) -> None:
+    """The model writes one call as raw text; the stream holds in its arguments."""
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    fake.script(text, chunk_size=4)
+    fake.hold_after = 1 + (text.index("Paris") + 2 + 3) // 4  # the role, then the chunks up to "Pa"
+
+
+def backend_parsed_calls(fake) -> None:
+    """The backend parses two calls itself: the first whole, the stream holds in the second's arguments."""
+    fake.raw_stream = [
+        parsed_chunk({"role": "assistant", "content": ""}),
+        parsed_call(0, '{"city": "Paris"}'),
+        parsed_call(1, '{"city": "Ber'),
+        parsed_call(1, 'lin"}'),
+    ]
+    fake.hold_after = 3
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (raw_text_call, [("incomplete", '{"city": "Paris"}')]),
+        (backend_parsed_calls, [("completed", '{"city": "Paris"}'), ("incomplete", '{"city": "Berlin"}')]),
+    ],
+)
+def test_a_call_its_client_cuts_is_stored_incomplete(
+    gateway_process, fake_backend_server, fake, tmp_path, script, expected
+):
+    script(fake)
+    store = {"backend": "sqlite", "url": str(tmp_path / "store.db")}
+    settings = config(fake_backend_server, store)
+    settings["models"][0]["tool_call_parser"] = "qwen25"
+    gateway = gateway_process(settings)
+    body = {"model": "qwen3", "input": "Weather?", "tools": [WEATHER], "stream": True}
+    seen: list[dict] = []
+    with httpx.stream("POST", f"{gateway.url}/v1/responses", json=body, timeout=10) as streamed:
+        for line in streamed.iter_lines():
+            if line.startswith("data: "):
+                seen.append(orjson.loads(line[6:]))
+                calls = {
+                    event["item_id"] for event in seen if event["type"] == "response.function_call_arguments.delta"
+                }
+                if len(calls) == len(expected):  # the client leaves while the last call is being written
+                    break
+    assert fake.stream_abandoned.wait(timeout=10)
+    stopped(gateway)  # shutting down waits for the store's writes
+    restarted = gateway_process(settings)
+    stored = sdk(restarted.url).responses.retrieve(seen[0]["response"]["id"])
+    assert stored.status == "incomplete" and stored.incomplete_details.reason == "client_disconnected"
+    calls = [item for item in stored.output if item.type == "function_call"]
+    assert [call.status for call in calls] == [status for status, _ in expected]
+    for call, (status, whole) in zip(calls, expected, strict=True):
+        if status == "completed":
+            assert call.arguments == whole
+        else:  # as far as the model got before the client left
+            assert call.arguments and whole.startswith(call.arguments) and call.arguments != whole
+
+
 @pytest.mark.parametrize("store_url", ["redis", "postgres"], indirect=True)
 def test_two_replicas_share_a_chain(store_url, gateway_process, fake_backend_server, fake):
     fake.answer = numbered_answers
