@@ -65,8 +65,11 @@ async def _drop_tables(url: str) -> None:
 
 @pytest.fixture
 def store_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The URL of the shared store the test is parametrized with; its data is removed after the test."""
-    if request.param == "redis":
+    """The URL of the store the test is parametrized with (a shared one's
+    data is removed after the test; SQLite's file is the test's own)."""
+    if request.param == "sqlite":
+        yield str(request.getfixturevalue("tmp_path") / "store.db")
+    elif request.param == "redis":
         server = request.getfixturevalue("redis_server")
         yield server.url
         redis.Redis.from_url(server.url).flushall()
@@ -231,6 +234,69 @@ def test_two_replicas_share_a_chain(store_url, gateway_process, fake_backend_ser
     two.responses.delete(first.id)
     with pytest.raises(openai.NotFoundError):
         one.responses.retrieve(first.id)
+
+
+def refused(url: str, path: str, items: list[dict]) -> dict:
+    """The 400 error body a POST of `items` gets."""
+    reply = httpx.post(f"{url}{path}", json={"items": items})
+    assert reply.status_code == 400, reply.text
+    return reply.json()["error"]
+
+
+EACH_STORE = pytest.mark.parametrize(
+    ("store_url", "backend"), [(name, name) for name in ("sqlite", "redis", "postgres")], indirect=["store_url"]
+)
+
+
+def message(item_id: str) -> dict:
+    return {"id": item_id, "type": "message", "role": "user", "content": item_id}
+
+
+def three_item_gateway(serve, fake_backend_server, backend: str, store_url: str) -> str:
+    """A gateway on the store, with `server.max_input_items: 3`."""
+    store = {"backend": backend, "url": store_url}
+    return serve(
+        create_app(Config.model_validate({**config(fake_backend_server, store), "server": {"max_input_items": 3}}))
+    )
+
+
+@EACH_STORE
+def test_item_ids_are_unique_in_a_conversation(store_url, serve, fake_backend_server, fake, backend):
+    gateway = three_item_gateway(serve, fake_backend_server, backend, store_url)
+    client = sdk(gateway)
+    conversation = client.conversations.create(items=[message("msg_a")])
+    path = f"/v1/conversations/{conversation.id}/items"
+    repeated = refused(gateway, path, [message("msg_b"), message("msg_a")])
+    assert repeated["param"] == "items[1].id" and "Duplicate item found with id 'msg_a'" in repeated["message"]
+    assert refused(gateway, path, [message("msg_b"), message("msg_b")])["param"] == "items[1].id"
+    assert refused(gateway, "/v1/conversations", [message("msg_a")] * 2)["param"] == "items[1].id"
+    assert [item.id for item in client.conversations.items.list(conversation.id)] == ["msg_a"]  # nothing added
+    client.conversations.items.create(conversation.id, items=[message("msg_b"), message("msg_c")])
+    assert client.conversations.items.retrieve("msg_b", conversation_id=conversation.id).content[0].text == "msg_b"
+    client.conversations.items.delete("msg_b", conversation_id=conversation.id)
+    with pytest.raises(openai.NotFoundError):
+        client.conversations.items.retrieve("msg_b", conversation_id=conversation.id)
+    listed = client.conversations.items.list(conversation.id, order="asc", after="msg_a")
+    assert [item.id for item in listed.data] == ["msg_c"]
+    client.conversations.items.create(conversation.id, items=[message("msg_b")])  # deleted, so free again
+
+
+@EACH_STORE
+def test_a_conversation_holds_at_most_max_input_items(store_url, serve, fake_backend_server, fake, backend):
+    gateway = three_item_gateway(serve, fake_backend_server, backend, store_url)
+    client = sdk(gateway)
+    conversation = client.conversations.create(items=[{"role": "user", "content": "One"}])
+    client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "Two"}] * 2)
+    full = refused(gateway, f"/v1/conversations/{conversation.id}/items", [{"role": "user", "content": "Four"}])
+    assert full == {
+        "message": "the conversation holds 3 items; 1 more would pass the 3 it may hold (max_input_items): "
+        "delete items from it or start a new conversation",
+        "type": "invalid_request_error",
+        "param": "items",
+        "code": "array_above_max_length",
+    }
+    assert len(client.conversations.items.list(conversation.id).data) == 3
+    assert refused(gateway, "/v1/conversations", [{"role": "user", "content": "x"}] * 4)["param"] == "items"
 
 
 @pytest.mark.parametrize("backend", ["redis", "postgres"])
