@@ -28,8 +28,9 @@ from gateway.api.pages import page
 from gateway.api.request import read_object
 from gateway.api.responses_request import check_continuable
 from gateway.api.responses_shapes import new_id
-from gateway.api.responses_state import as_stored_items, not_found, store_of, stored
+from gateway.api.responses_state import already_held, as_stored_items, check_unique_ids, not_found, store_of, stored
 from gateway.ops.errors import ApiError
+from gateway.ops.store import RepeatedItemId, TooManyItems
 
 _MAX_ITEMS = 20  # per create or add call, as OpenAI's API
 
@@ -45,7 +46,26 @@ def _items(body: dict) -> list[dict]:
     if len(items) > _MAX_ITEMS:
         raise ApiError(400, f"items may hold at most {_MAX_ITEMS} items, got {len(items)}", param="items")
     check_continuable(items, "items")
-    return as_stored_items(items)
+    stored_items = as_stored_items(items)
+    check_unique_ids(stored_items, "items", set())
+    return stored_items
+
+
+async def _add(request: Request, conversation_id: str, items: list[dict]) -> None:
+    """Add `items` to the conversation: 400 naming the item whose id it
+    holds already, or when it would hold more than `max_input_items` (the
+    most a response continuing it may send)."""
+    limit = request.app.state.config.server.max_input_items
+    try:
+        await stored(store_of(request).add_items(conversation_id, items, limit))
+    except RepeatedItemId as error:
+        raise already_held(items, "items", error) from None
+    except TooManyItems as error:
+        message = (
+            f"the conversation holds {error.held} items; {len(items)} more would pass the {limit} it may hold "
+            "(max_input_items): delete items from it or start a new conversation"
+        )
+        raise ApiError(400, message, param="items", code="array_above_max_length") from None
 
 
 async def _conversation(request: Request, conversation_id: str) -> dict:
@@ -65,9 +85,8 @@ async def create_conversation(request: Request) -> Response:
         "created_at": int(time.time()),
         "metadata": metadata,
     }
-    store = store_of(request)
-    await stored(store.add_items(conversation_id, items))
-    await stored(store.save_conversation(owner_of(request), conversation))
+    await _add(request, conversation_id, items)
+    await stored(store_of(request).save_conversation(owner_of(request), conversation))
     return json_response(conversation)
 
 
@@ -97,17 +116,17 @@ async def add_items(request: Request, conversation_id: str) -> Response:
     body = await _body(request)
     await _conversation(request, conversation_id)
     items = _items(body)
-    await stored(store_of(request).add_items(conversation_id, items))
+    await _add(request, conversation_id, items)
     first, last = (items[0]["id"], items[-1]["id"]) if items else (None, None)
     return json_response({"object": "list", "data": items, "first_id": first, "last_id": last, "has_more": False})
 
 
 async def get_item(request: Request, conversation_id: str, item_id: str) -> Response:
     await _conversation(request, conversation_id)
-    for item in await stored(store_of(request).items(conversation_id)):
-        if item["id"] == item_id:
-            return json_response(item)
-    raise not_found("Item", item_id)
+    item = await stored(store_of(request).item(conversation_id, item_id))
+    if item is None:
+        raise not_found("Item", item_id)
+    return json_response(item)
 
 
 async def delete_item(request: Request, conversation_id: str, item_id: str) -> Response:

@@ -20,7 +20,7 @@ from gateway.api.conversion import item_bound
 from gateway.api.responses_request import ResponsesRequest
 from gateway.api.responses_shapes import new_id
 from gateway.ops.errors import ApiError
-from gateway.ops.store import ResponseStore, StoredResponse, StoreUnavailable
+from gateway.ops.store import RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable
 
 _Result = TypeVar("_Result")
 _ITEM_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc", "custom_tool_call": "ctc"}
@@ -48,6 +48,31 @@ def store_of(request: Request, param: str | None = None) -> ResponseStore:
 
 def not_found(kind: str, object_id: str, param: str | None = None) -> ApiError:
     return ApiError(404, f"{kind} with id '{object_id}' not found", param=param, code="not_found")
+
+
+def check_unique_ids(items: list[dict], field: str, taken: set[str]) -> None:
+    """400 naming `field[i].id` when an item repeats the id of one before
+    it, or one of `taken` (the conversation's): OpenAI's API takes item ids
+    as unique ("Duplicate item found with id …")."""
+    seen = set(taken)
+    for index, item in enumerate(items):
+        if item["id"] in seen:
+            raise _repeated(field, index, item["id"])
+        seen.add(item["id"])
+
+
+def already_held(items: list[dict], field: str, error: RepeatedItemId) -> ApiError:
+    """The 400 for the store's refusal of `items`, checked unique among
+    themselves: one of their ids was the conversation's already."""
+    return _repeated(field, next(i for i, item in enumerate(items) if item["id"] == error.item_id), error.item_id)
+
+
+def _repeated(field: str, index: int, item_id: str) -> ApiError:
+    message = (
+        f"Duplicate item found with id '{item_id}' ({field}[{index}].id): item ids are unique in a conversation "
+        "and in a request; leave id out to have one made"
+    )
+    return ApiError(400, message, param=f"{field}[{index}].id")
 
 
 def as_stored_items(items: list[dict]) -> list[dict]:
@@ -100,7 +125,11 @@ class Memory:
         if self.keeps:
             await stored(self.store.save_response(self.owner, StoredResponse(response, self.input, self.history)))
         if self.conversation is not None:
-            await stored(self.store.add_items(self.conversation, [*self.input, *response["output"]]))
+            added = [*self.input, *response["output"]]
+            try:
+                await stored(self.store.add_items(self.conversation, added))
+            except RepeatedItemId as error:  # an id added to the conversation since `recall` checked
+                raise already_held(added, "input", error) from None
 
     def keep_later(self, response: dict) -> None:
         """`keep`, for a stream its client cut: in a task of its own, which closing the store waits for."""
@@ -132,6 +161,8 @@ async def recall(request: Request, asked: ResponsesRequest) -> Memory | None:
             raise not_found("Conversation", memory.conversation, "conversation")
         memory.history = await stored(store.items(memory.conversation))
     _check_continued(request, asked.model, memory, param)
+    taken = {item["id"] for item in memory.history} if memory.conversation is not None else set()
+    check_unique_ids(memory.input, "input", taken)
     return memory
 
 

@@ -9,10 +9,11 @@ with `response.completed` (`response.incomplete` when cut at the token
 limit) holding every item and the usage, or `response.failed`. A stored
 response is written before that last event (docs/state.md); a stream the
 client leaves is stored `incomplete` (reason `client_disconnected`). An item
-the end of output cut (the token limit, a broken stream; for a reasoning or
-message item, also the client leaving) is done with status `incomplete` and
-what was written so far; a cut call gets no `function_call_arguments.done`: a
-client that runs calls when they are done never runs a half-written one.
+the end of output cut (the token limit, a broken stream, the client leaving)
+is done with status `incomplete` and what was written so far; a call is cut
+only while it is being written (one the backend parsed and moved on from is
+complete). A cut call gets no `function_call_arguments.done`: a client that
+runs calls when they are done never runs a half-written one.
 Every event has its `sequence_number`. Only the first choice is rendered (the
 Responses API has one).
 """
@@ -206,9 +207,10 @@ class ResponseEvents:
             return self.sent(), self._envelope.failed(self._output, failure, usage)
         return self.sent(), self._envelope.finished(self._output, self.finish_reason, usage)
 
-    def interrupted(self, usage: dict | None) -> dict:
-        """The response so far of a stream its client left (its open text cut)."""
-        self.segments.finish(cut=True)
+    def interrupted(self, usage: dict | None, open_calls: frozenset[int]) -> dict:
+        """The response so far of a stream its client left: its open text
+        cut, and the calls still being written (`open_calls`)."""
+        self.segments.finish(cut=True, cut_calls=open_calls)
         self.out.clear()  # nobody reads them now
         return self._envelope.interrupted(self._output, usage)
 
@@ -240,7 +242,7 @@ async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | N
                     yield events.sent()
     except BaseException:  # the client left (cancelled, or the generator closed)
         if memory is not None:
-            memory.keep_later(events.interrupted(usage))
+            memory.keep_later(events.interrupted(usage, stream.open_calls(0)))
         raise
     failure = stream.failure.body if stream.failure is not None else None
     closing, response = events.ending(usage, failure)

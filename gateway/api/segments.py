@@ -105,10 +105,12 @@ class Segmenter:
         if run:
             self.sink.write(block, "".join(run))
 
-    def finish(self, cut: bool = False) -> None:
+    def finish(self, cut: bool = False, cut_calls: frozenset[int] = frozenset()) -> None:
         """Close every block still open, in their order; `cut`: the end of
-        output (the token limit, a broken stream) cut the text block (the
-        turn names the calls it cut: a call may be over before it closes)."""
+        output (the token limit, a broken stream, the client leaving) cut
+        the text block. The turn names the calls it cut (a call may be over
+        before it closes), in its updates or here in `cut_calls`."""
+        self.cut.update(cut_calls)
         for index in list(self.open):
             if index == TEXT:
                 self._close_text(cut)

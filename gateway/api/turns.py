@@ -328,6 +328,12 @@ class TurnStream:
         self.turn.record.parsed(choice.reader.outcomes)
         return ending
 
+    def open_calls(self, index: int) -> frozenset[int]:
+        """The calls of choice `index` still being written (a backend's own
+        finished calls not among them): what the client leaving now cuts."""
+        choice = self._choices.get(index)
+        return choice.reader.open_calls if choice is not None and not choice.finished else frozenset()
+
     @property
     def complete(self) -> bool:
         """Every choice seen has finished (and at least one was seen)."""

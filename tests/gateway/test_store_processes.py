@@ -65,8 +65,11 @@ async def _drop_tables(url: str) -> None:
 
 @pytest.fixture
 def store_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The URL of the shared store the test is parametrized with; its data is removed after the test."""
-    if request.param == "redis":
+    """The URL of the store the test is parametrized with (a shared one's
+    data is removed after the test; SQLite's file is the test's own)."""
+    if request.param == "sqlite":
+        yield str(request.getfixturevalue("tmp_path") / "store.db")
+    elif request.param == "redis":
         server = request.getfixturevalue("redis_server")
         yield server.url
         redis.Redis.from_url(server.url).flushall()
@@ -141,6 +144,78 @@ def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_bac
     assert stored.output[0].status == "incomplete"  # the client's leaving cut it
 
 
+WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+
+
+def parsed_chunk(delta: dict) -> bytes:
+    """A stream chunk of a backend running its own tool-call parser."""
+    choice = {"index": 0, "delta": delta, "finish_reason": None}
+    return b"data: " + orjson.dumps({"id": "up-1", "object": "chat.completion.chunk", "choices": [choice]}) + b"\n\n"
+
+
+def parsed_call(index: int, arguments: str) -> bytes:
+    function = {"name": "get_weather", "arguments": arguments}
+    return parsed_chunk({"tool_calls": [{"index": index, "type": "function", "function": function}]})
+
+
+def raw_text_call(fake) -> None:
+    """The model writes one call as raw text; the stream holds in its arguments."""
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    fake.script(text, chunk_size=4)
+    fake.hold_after = 1 + (text.index("Paris") + 2 + 3) // 4  # the role, then the chunks up to "Pa"
+
+
+def backend_parsed_calls(fake) -> None:
+    """The backend parses two calls itself: the first whole, the stream holds in the second's arguments."""
+    fake.raw_stream = [
+        parsed_chunk({"role": "assistant", "content": ""}),
+        parsed_call(0, '{"city": "Paris"}'),
+        parsed_call(1, '{"city": "Ber'),
+        parsed_call(1, 'lin"}'),
+    ]
+    fake.hold_after = 3
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (raw_text_call, [("incomplete", '{"city": "Paris"}')]),
+        (backend_parsed_calls, [("completed", '{"city": "Paris"}'), ("incomplete", '{"city": "Berlin"}')]),
+    ],
+)
+def test_a_call_its_client_cuts_is_stored_incomplete(
+    gateway_process, fake_backend_server, fake, tmp_path, script, expected
+):
+    script(fake)
+    store = {"backend": "sqlite", "url": str(tmp_path / "store.db")}
+    settings = config(fake_backend_server, store)
+    settings["models"][0]["tool_call_parser"] = "qwen25"
+    gateway = gateway_process(settings)
+    body = {"model": "qwen3", "input": "Weather?", "tools": [WEATHER], "stream": True}
+    seen: list[dict] = []
+    with httpx.stream("POST", f"{gateway.url}/v1/responses", json=body, timeout=10) as streamed:
+        for line in streamed.iter_lines():
+            if line.startswith("data: "):
+                seen.append(orjson.loads(line[6:]))
+                calls = {
+                    event["item_id"] for event in seen if event["type"] == "response.function_call_arguments.delta"
+                }
+                if len(calls) == len(expected):  # the client leaves while the last call is being written
+                    break
+    assert fake.stream_abandoned.wait(timeout=10)
+    stopped(gateway)  # shutting down waits for the store's writes
+    restarted = gateway_process(settings)
+    stored = sdk(restarted.url).responses.retrieve(seen[0]["response"]["id"])
+    assert stored.status == "incomplete" and stored.incomplete_details.reason == "client_disconnected"
+    calls = [item for item in stored.output if item.type == "function_call"]
+    assert [call.status for call in calls] == [status for status, _ in expected]
+    for call, (status, whole) in zip(calls, expected, strict=True):
+        if status == "completed":
+            assert call.arguments == whole
+        else:  # as far as the model got before the client left
+            assert call.arguments and whole.startswith(call.arguments) and call.arguments != whole
+
+
 @pytest.mark.parametrize("store_url", ["redis", "postgres"], indirect=True)
 def test_two_replicas_share_a_chain(store_url, gateway_process, fake_backend_server, fake):
     fake.answer = numbered_answers
@@ -159,6 +234,69 @@ def test_two_replicas_share_a_chain(store_url, gateway_process, fake_backend_ser
     two.responses.delete(first.id)
     with pytest.raises(openai.NotFoundError):
         one.responses.retrieve(first.id)
+
+
+def refused(url: str, path: str, items: list[dict]) -> dict:
+    """The 400 error body a POST of `items` gets."""
+    reply = httpx.post(f"{url}{path}", json={"items": items})
+    assert reply.status_code == 400, reply.text
+    return reply.json()["error"]
+
+
+EACH_STORE = pytest.mark.parametrize(
+    ("store_url", "backend"), [(name, name) for name in ("sqlite", "redis", "postgres")], indirect=["store_url"]
+)
+
+
+def message(item_id: str) -> dict:
+    return {"id": item_id, "type": "message", "role": "user", "content": item_id}
+
+
+def three_item_gateway(serve, fake_backend_server, backend: str, store_url: str) -> str:
+    """A gateway on the store, with `server.max_input_items: 3`."""
+    store = {"backend": backend, "url": store_url}
+    return serve(
+        create_app(Config.model_validate({**config(fake_backend_server, store), "server": {"max_input_items": 3}}))
+    )
+
+
+@EACH_STORE
+def test_item_ids_are_unique_in_a_conversation(store_url, serve, fake_backend_server, fake, backend):
+    gateway = three_item_gateway(serve, fake_backend_server, backend, store_url)
+    client = sdk(gateway)
+    conversation = client.conversations.create(items=[message("msg_a")])
+    path = f"/v1/conversations/{conversation.id}/items"
+    repeated = refused(gateway, path, [message("msg_b"), message("msg_a")])
+    assert repeated["param"] == "items[1].id" and "Duplicate item found with id 'msg_a'" in repeated["message"]
+    assert refused(gateway, path, [message("msg_b"), message("msg_b")])["param"] == "items[1].id"
+    assert refused(gateway, "/v1/conversations", [message("msg_a")] * 2)["param"] == "items[1].id"
+    assert [item.id for item in client.conversations.items.list(conversation.id)] == ["msg_a"]  # nothing added
+    client.conversations.items.create(conversation.id, items=[message("msg_b"), message("msg_c")])
+    assert client.conversations.items.retrieve("msg_b", conversation_id=conversation.id).content[0].text == "msg_b"
+    client.conversations.items.delete("msg_b", conversation_id=conversation.id)
+    with pytest.raises(openai.NotFoundError):
+        client.conversations.items.retrieve("msg_b", conversation_id=conversation.id)
+    listed = client.conversations.items.list(conversation.id, order="asc", after="msg_a")
+    assert [item.id for item in listed.data] == ["msg_c"]
+    client.conversations.items.create(conversation.id, items=[message("msg_b")])  # deleted, so free again
+
+
+@EACH_STORE
+def test_a_conversation_holds_at_most_max_input_items(store_url, serve, fake_backend_server, fake, backend):
+    gateway = three_item_gateway(serve, fake_backend_server, backend, store_url)
+    client = sdk(gateway)
+    conversation = client.conversations.create(items=[{"role": "user", "content": "One"}])
+    client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "Two"}] * 2)
+    full = refused(gateway, f"/v1/conversations/{conversation.id}/items", [{"role": "user", "content": "Four"}])
+    assert full == {
+        "message": "the conversation holds 3 items; 1 more would pass the 3 it may hold (max_input_items): "
+        "delete items from it or start a new conversation",
+        "type": "invalid_request_error",
+        "param": "items",
+        "code": "array_above_max_length",
+    }
+    assert len(client.conversations.items.list(conversation.id).data) == 3
+    assert refused(gateway, "/v1/conversations", [{"role": "user", "content": "x"}] * 4)["param"] == "items"
 
 
 @pytest.mark.parametrize("backend", ["redis", "postgres"])

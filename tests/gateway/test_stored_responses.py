@@ -287,6 +287,28 @@ def test_an_item_id_of_null_is_taken_as_none_given(client, fake):
     assert len(ids) == 3 and all(isinstance(made, str) and made.startswith(("msg_", "rs_")) for made in ids)
 
 
+def test_an_input_item_id_repeated_in_the_request_or_the_conversation_is_a_400(gateway, client, fake):
+    def message(item_id: str) -> dict:
+        return {"id": item_id, "type": "message", "role": "user", "content": item_id}
+
+    conversation = client.conversations.create(items=[message("msg_kept")])
+    for body, param in (
+        ({"input": [message("msg_new"), message("msg_kept")], "conversation": conversation.id}, "input[1].id"),
+        ({"input": [message("msg_twice"), message("msg_twice")]}, "input[1].id"),
+        (
+            {"input": [message("msg_twice"), message("msg_twice")], "store": False, "conversation": conversation.id},
+            "input[1].id",
+        ),
+    ):
+        error = refusal(gateway, "POST", "/v1/responses", {"model": "qwen3", **body})
+        assert error["param"] == param and error["message"].startswith("Duplicate item found with id")
+    assert fake.requests == []
+    assert [item.id for item in client.conversations.items.list(conversation.id)] == ["msg_kept"]
+    client.responses.create(model="qwen3", input=[message("msg_new")], conversation=conversation.id)
+    ids = [item.id for item in client.conversations.items.list(conversation.id, order="asc")]
+    assert ids[:2] == ["msg_kept", "msg_new"] and len(ids) == len(set(ids))
+
+
 def test_a_conversation_refuses_items_no_response_could_continue(gateway, client, fake):
     conversation = client.conversations.create(items=[{"type": "message", "role": "user", "content": "One"}])
     file_part = {"type": "message", "role": "user", "content": [{"type": "input_file", "file_id": "file_1"}]}

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import asyncpg
 
-from gateway.ops.store.storage import Storage, StoreUnavailable
+from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS parsegate_records (
@@ -22,10 +22,12 @@ CREATE TABLE IF NOT EXISTS parsegate_items (
     value BYTEA NOT NULL, expires_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS parsegate_items_by_key ON parsegate_items (key, seq);
+CREATE INDEX IF NOT EXISTS parsegate_items_by_id ON parsegate_items (key, item_id);
 CREATE INDEX IF NOT EXISTS parsegate_records_by_expiry ON parsegate_records (expires_at);
 CREATE INDEX IF NOT EXISTS parsegate_items_by_expiry ON parsegate_items (expires_at);
 """
 _SCHEMA_LOCK = 0x70617273  # pg_advisory_xact_lock's key while the tables are created
+_ITEMS_LOCK = 0x69746D73  # with the key's hash: pg_advisory_xact_lock's keys while a key's items are added
 _Result = TypeVar("_Result")
 _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
@@ -80,8 +82,21 @@ class PostgresStorage(Storage):
 
         return await self._run(drop)
 
-    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
+    async def append(
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
+    ) -> None:
         async def add(db: asyncpg.Connection) -> None:
+            await db.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", _ITEMS_LOCK, key)  # one add at a time
+            ids = [item_id for item_id, _ in items]
+            repeated = await db.fetchval(
+                "SELECT item_id FROM parsegate_items WHERE key = $1 AND item_id = ANY($2::text[]) LIMIT 1", key, ids
+            )
+            if repeated is not None:
+                raise RepeatedItemId(repeated)
+            if max_items is not None:
+                held = await db.fetchval("SELECT count(*) FROM parsegate_items WHERE key = $1", key)
+                if held + len(items) > max_items:
+                    raise TooManyItems(held)
             await db.executemany(
                 "INSERT INTO parsegate_items (key, item_id, value, expires_at) VALUES ($1, $2, $3, $4)",
                 [(key, item_id, value, expires_at) for item_id, value in items],
@@ -97,6 +112,11 @@ class PostgresStorage(Storage):
             return [row["value"] for row in rows]
 
         return await self._run(read)
+
+    async def item(self, key: str, item_id: str) -> bytes | None:
+        return await self._run(
+            lambda db: db.fetchval("SELECT value FROM parsegate_items WHERE key = $1 AND item_id = $2", key, item_id)
+        )
 
     async def remove(self, key: str, item_id: str) -> bool:
         return await self._run(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from gateway.ops.store.storage import Storage, StoreUnavailable
+from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable
 
 log = logging.getLogger("parsegate.store")
 PURGE_SECONDS = 3600.0
@@ -77,15 +77,27 @@ class ResponseStore:
         key = f"conversation:{conversation_id}"
         return await self._owned(owner, key) and await self._storage.delete(key)
 
-    async def add_items(self, conversation_id: str, items: list[dict]) -> None:
+    async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> None:
         """Append items to a conversation the caller has read as its own;
-        the conversation and all its items are kept another retention."""
-        if items:
-            values = [(item["id"], orjson.dumps(item)) for item in items]
-            await self._storage.append(f"conversation:{conversation_id}", values, self._expiry())
+        the conversation and all its items are kept another retention.
+        Item ids are unique in a conversation: `RepeatedItemId` names the
+        first that repeats one (nothing is added), `TooManyItems` refuses
+        items past `max_items`."""
+        if not items:
+            return
+        values: dict[str, bytes] = {}
+        for item in items:
+            if item["id"] in values:
+                raise RepeatedItemId(item["id"])
+            values[item["id"]] = orjson.dumps(item)
+        await self._storage.append(f"conversation:{conversation_id}", list(values.items()), self._expiry(), max_items)
 
     async def items(self, conversation_id: str) -> list[dict]:
         return [orjson.loads(value) for value in await self._storage.items(f"conversation:{conversation_id}")]
+
+    async def item(self, conversation_id: str, item_id: str) -> dict | None:
+        value = await self._storage.item(f"conversation:{conversation_id}", item_id)
+        return orjson.loads(value) if value is not None else None
 
     async def remove_item(self, conversation_id: str, item_id: str) -> bool:
         return await self._storage.remove(f"conversation:{conversation_id}", item_id)

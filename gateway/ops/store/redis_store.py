@@ -2,7 +2,8 @@
 redis-py's asyncio client (https://redis.readthedocs.io/en/stable/examples/asyncio_examples.html).
 A record is a string; a key's items are a list of item ids and a hash of
 their values; every key expires on its own (EXPIREAT), so nothing needs
-purging. Multi-key writes are MULTI/EXEC transactions."""
+purging. Multi-key writes are MULTI/EXEC transactions, or a Lua script
+where the write depends on what is there (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,27 @@ from typing import TypeVar
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
-from gateway.ops.store.storage import Storage, StoreUnavailable
+from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems
 
 _PREFIX = "parsegate:"
+# KEYS: the record, its item-id list, its item-value hash; ARGV: the expiry,
+# the most items the key may hold (0: no bound), then each item's id and value.
+# Answers false once added, {"repeated", id} or {"full", items held} with nothing written.
+_APPEND = """
+local added = (#ARGV - 2) / 2
+for i = 1, added do
+    if redis.call('HEXISTS', KEYS[3], ARGV[1 + 2 * i]) == 1 then return {'repeated', ARGV[1 + 2 * i]} end
+end
+local held = redis.call('LLEN', KEYS[2])
+local most = tonumber(ARGV[2])
+if most > 0 and held + added > most then return {'full', held} end
+for i = 1, added do
+    redis.call('RPUSH', KEYS[2], ARGV[1 + 2 * i])
+    redis.call('HSET', KEYS[3], ARGV[1 + 2 * i], ARGV[2 + 2 * i])
+end
+for k = 1, 3 do redis.call('EXPIREAT', KEYS[k], ARGV[1]) end
+return false
+"""
 _Result = TypeVar("_Result")
 
 
@@ -26,6 +45,7 @@ def _keys(key: str) -> tuple[str, str, str]:
 class RedisStorage(Storage):
     def __init__(self, url: str) -> None:
         self._client = redis.Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
+        self._append = self._client.register_script(_APPEND)
 
     async def _run(self, work: Awaitable[_Result]) -> _Result:
         try:
@@ -49,15 +69,17 @@ class RedisStorage(Storage):
     async def delete(self, key: str) -> bool:
         return bool(await self._run(self._client.delete(*_keys(key))))
 
-    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
-        record, order, values = _keys(key)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.rpush(order, *(item_id for item_id, _ in items))
-            pipe.hset(values, mapping=dict(items))
-            pipe.expireat(record, int(expires_at) + 1)
-            pipe.expireat(order, int(expires_at) + 1)
-            pipe.expireat(values, int(expires_at) + 1)
-            await self._run(pipe.execute())
+    async def append(
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
+    ) -> None:
+        arguments: list[str | bytes | int] = [int(expires_at) + 1, max_items or 0]
+        for item_id, value in items:
+            arguments += [item_id, value]
+        refused = await self._run(self._append(keys=list(_keys(key)), args=arguments))
+        if refused and refused[0] == b"repeated":
+            raise RepeatedItemId(refused[1].decode())
+        if refused:
+            raise TooManyItems(int(refused[1]))
 
     async def items(self, key: str) -> list[bytes]:
         _, order, values = _keys(key)
@@ -67,10 +89,15 @@ class RedisStorage(Storage):
         found = await self._run(self._client.hmget(values, ids))
         return [value for value in found if isinstance(value, bytes)]
 
+    async def item(self, key: str, item_id: str) -> bytes | None:
+        _, _, values = _keys(key)
+        value = await self._run(self._client.hget(values, item_id))
+        return value if isinstance(value, bytes) else None
+
     async def remove(self, key: str, item_id: str) -> bool:
         _, order, values = _keys(key)
         async with self._client.pipeline(transaction=True) as pipe:
-            pipe.lrem(order, 1, item_id)
+            pipe.lrem(order, 0, item_id)  # every copy, as SQL's DELETE (a store written before ids were unique)
             pipe.hdel(values, item_id)
             removed, _ = await self._run(pipe.execute())
         return bool(removed)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from gateway.ops.store.storage import Storage, StoreUnavailable
+from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL);
@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS items (
     value BLOB NOT NULL, expires_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS items_by_key ON items (key, seq);
+CREATE INDEX IF NOT EXISTS items_by_id ON items (key, item_id);
 CREATE INDEX IF NOT EXISTS records_by_expiry ON records (expires_at);
 CREATE INDEX IF NOT EXISTS items_by_expiry ON items (expires_at);
 """
@@ -77,8 +78,17 @@ class SqliteStorage(Storage):
 
         return await self._run(drop)
 
-    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
-        def add(db: sqlite3.Connection) -> None:
+    async def append(
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
+    ) -> None:
+        def add(db: sqlite3.Connection) -> None:  # BEGIN IMMEDIATE: no other write between the checks and the insert
+            for item_id, _ in items:
+                if db.execute("SELECT 1 FROM items WHERE key = ? AND item_id = ?", (key, item_id)).fetchone():
+                    raise RepeatedItemId(item_id)
+            if max_items is not None:
+                held = db.execute("SELECT count(*) FROM items WHERE key = ?", (key,)).fetchone()[0]
+                if held + len(items) > max_items:
+                    raise TooManyItems(held)
             db.executemany(
                 "INSERT INTO items (key, item_id, value, expires_at) VALUES (?, ?, ?, ?)",
                 [(key, item_id, value, expires_at) for item_id, value in items],
@@ -91,6 +101,13 @@ class SqliteStorage(Storage):
     async def items(self, key: str) -> list[bytes]:
         def read(db: sqlite3.Connection) -> list[bytes]:
             return [row[0] for row in db.execute("SELECT value FROM items WHERE key = ? ORDER BY seq", (key,))]
+
+        return await self._run(read)
+
+    async def item(self, key: str, item_id: str) -> bytes | None:
+        def read(db: sqlite3.Connection) -> bytes | None:
+            row = db.execute("SELECT value FROM items WHERE key = ? AND item_id = ?", (key, item_id)).fetchone()
+            return row[0] if row else None
 
         return await self._run(read)
 

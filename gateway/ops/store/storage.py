@@ -14,6 +14,22 @@ class StoreUnavailable(Exception):
     """The store cannot be reached or written; the message says why, without secrets."""
 
 
+class RepeatedItemId(Exception):
+    """An append would give a key two items of one id; nothing was added."""
+
+    def __init__(self, item_id: str) -> None:
+        super().__init__(item_id)
+        self.item_id = item_id
+
+
+class TooManyItems(Exception):
+    """An append would put more than its bound of items under a key; nothing was added."""
+
+    def __init__(self, held: int) -> None:
+        super().__init__(held)
+        self.held = held  # the items the key holds
+
+
 class Storage(ABC):
     @abstractmethod
     async def get(self, key: str, now: float) -> bytes | None:
@@ -28,13 +44,22 @@ class Storage(ABC):
         """Remove the record and its items; whether the record was there."""
 
     @abstractmethod
-    async def append(self, key: str, items: list[tuple[str, bytes]], expires_at: float) -> None:
+    async def append(
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
+    ) -> None:
         """Add (item id, value) pairs after the key's items, and move the
-        record's and all its items' expiry to `expires_at`, in one write."""
+        record's and all its items' expiry to `expires_at`, in one write;
+        `RepeatedItemId` (and nothing written) when an id is already among
+        the key's items, `TooManyItems` when the key would hold more than
+        `max_items`. The ids of `items` are distinct."""
 
     @abstractmethod
     async def items(self, key: str) -> list[bytes]:
         """The key's item values, oldest first."""
+
+    @abstractmethod
+    async def item(self, key: str, item_id: str) -> bytes | None:
+        """One item's value, unless missing."""
 
     @abstractmethod
     async def remove(self, key: str, item_id: str) -> bool:
