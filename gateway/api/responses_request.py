@@ -5,20 +5,14 @@ chat-completions payload, after the stored items it continues
 Input items become chat messages: consecutive assistant items (reasoning,
 message, calls) fold into one assistant message, leading system and
 developer messages into one system message. Reasoning items are replayed
-as the assistant's `reasoning_content`. Tools: `function` as it is;
-`custom` as a function with one string parameter `input`; `namespace`
-flattened (a name another tool already has gets its namespace as
-prefix); hosted tools dropped with a log line. `Tools` remembers what each
-offered name was, so the reply's calls go back out in their own kind, and
-where the request held it, so that chat's check (request.py), which the
-converted request goes through, names the field as sent. A content part
-the conversion would drop (a file, an image without a URL) is a 400.
+as the assistant's `reasoning_content`. Tools are converted in
+responses_tools.py; the converted request goes through chat's check
+(request.py). A content part the conversion would drop (a file, an image
+without a URL) is a 400.
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -26,11 +20,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload
-from gateway.api.tool_schema import ToolPlaces
+from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
 from gateway.ops.errors import ApiError
 from gateway.ops.validation_errors import describe_errors, key_path
-
-log = logging.getLogger("parsegate.responses")
 
 # fields of a Responses request passed on to the backend under the same name
 _SAMPLING = ("temperature", "top_p", "parallel_tool_calls")
@@ -73,123 +65,8 @@ class ResponsesRequest(BaseModel):
     text: dict[str, Any] | None = None
 
 
-@dataclass
-class Tools:
-    """The tools offered to the model, by the name it sees: which are
-    custom (their call is a `custom_tool_call`), and which came from a
-    namespace (name and namespace to call them by)."""
-
-    chat: list[dict] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)  # where the request holds each of `chat`
-    custom: set[str] = field(default_factory=set)
-    namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-    def add_function(self, tool: dict, path: str, namespace: str | None = None) -> None:
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise ApiError(400, f"{path}.name must be a non-empty string", param=f"{path}.name")
-        offered = name if not self._has(name) else f"{namespace}__{name}" if namespace else name
-        parameters = tool.get("parameters")
-        if parameters is None or parameters == {}:
-            parameters = {"type": "object", "properties": {}}
-        function: dict = {"name": offered, "parameters": parameters}
-        if isinstance(tool.get("description"), str) and tool["description"]:
-            function["description"] = tool["description"]
-        if namespace:
-            self.namespaced[offered] = (name, namespace)
-        self._add(function, path)
-
-    def add_custom(self, tool: dict, path: str) -> None:
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise ApiError(400, f"{path}.name must be a non-empty string", param=f"{path}.name")
-        description = tool["description"] if isinstance(tool.get("description"), str) else ""
-        grammar = tool.get("format")
-        if not isinstance(grammar, dict):
-            grammar = {}
-        if grammar.get("type") == "grammar" and grammar.get("definition"):
-            description += f"\n\nThe input is free-form text in this {grammar.get('syntax', '')} grammar:\n"
-            description += str(grammar["definition"])
-        parameters = {
-            "type": "object",
-            "properties": {"input": {"type": "string", "description": "the tool's free-form input"}},
-            "required": ["input"],
-        }
-        self.custom.add(name)
-        self._add({"name": name, "description": description.strip(), "parameters": parameters}, path)
-
-    def keep(self, names: set[str]) -> None:
-        """Offer only the tools of these names."""
-        kept = [
-            (tool, path) for tool, path in zip(self.chat, self.paths, strict=True) if tool["function"]["name"] in names
-        ]
-        self.chat, self.paths = [tool for tool, _ in kept], [path for _, path in kept]
-
-    def places(self) -> ToolPlaces:
-        """Where the request holds each offered tool, for the chat request's check."""
-        return ToolPlaces(self.paths, schema="parameters", name="name")
-
-    def _add(self, function: dict, path: str) -> None:
-        self.chat.append({"type": "function", "function": function})
-        self.paths.append(path)
-
-    def _has(self, name: str) -> bool:
-        return any(tool["function"]["name"] == name for tool in self.chat)
-
-
 def _list(value: object) -> list:
     return value if isinstance(value, list) else []
-
-
-def _tools(tools: list[dict]) -> Tools:
-    offered = Tools()
-    for index, tool in enumerate(tools):
-        kind = tool.get("type")
-        if kind == "function":
-            offered.add_function(tool, f"tools[{index}]")
-        elif kind == "custom":
-            offered.add_custom(tool, f"tools[{index}]")
-        elif kind == "namespace":
-            for place, inner in enumerate(_list(tool.get("tools"))):
-                if isinstance(inner, dict) and inner.get("type", "function") == "function":
-                    offered.add_function(inner, f"tools[{index}].tools[{place}]", namespace=str(tool.get("name") or ""))
-        else:
-            log.info("responses: dropped the hosted tool %r, which this gateway cannot run", kind)
-    return offered
-
-
-def _tool_choice(choice: object, tools: Tools) -> object:
-    if choice is None or choice in ("auto", "none", "required"):
-        return choice
-    if isinstance(choice, dict):
-        kind = choice.get("type")
-        if kind in ("function", "custom") and isinstance(choice.get("name"), str):
-            return {"type": "function", "function": {"name": choice["name"]}}
-        if kind == "allowed_tools":
-            return _allowed_tools(choice, tools)
-    raise ApiError(
-        400, f"tool_choice {orjson.dumps(choice).decode()} names no tool this gateway serves", param="tool_choice"
-    )
-
-
-def _allowed_tools(choice: dict, tools: Tools) -> str:
-    """Offer only the tools an `allowed_tools` choice names (a hosted tool
-    it lists has no name here); its mode is the chat tool choice."""
-    listed = choice.get("tools")
-    if not isinstance(listed, list) or not all(isinstance(tool, dict) for tool in listed):
-        raise ApiError(400, "tool_choice.tools must be an array of tool objects", param="tool_choice.tools")
-    for index, tool in enumerate(listed):
-        if "name" in tool and not isinstance(tool["name"], str):
-            raise ApiError(
-                400, f"tool_choice.tools[{index}].name must be a string", param=f"tool_choice.tools[{index}].name"
-            )
-    mode = choice.get("mode", "auto")
-    if mode not in ("auto", "required"):
-        raise ApiError(400, 'tool_choice.mode must be "auto" or "required"', param="tool_choice.mode")
-    tools.keep({tool["name"] for tool in listed if "name" in tool})
-    if not tools.chat:
-        raise ApiError(400, "tool_choice.tools allows none of the tools in tools", param="tool_choice.tools")
-    return mode
 
 
 def _text(content: object) -> str:
@@ -368,8 +245,8 @@ def chat_request(request: ResponsesRequest, raw: dict, history: list[dict]) -> t
         for index, item in enumerate(request.input):
             conversation.add(item, f"input[{index}]")
     payload: dict = {"model": request.model, "messages": conversation.finished()}
-    tools = _tools(request.tools or [])
-    choice = _tool_choice(request.tool_choice, tools)
+    tools = offered_tools(request.tools or [])
+    choice = chat_tool_choice(request.tool_choice, tools)
     if tools.chat:
         payload["tools"] = tools.chat
     if choice is not None and (tools.chat or choice not in ("auto", "none")):

@@ -26,7 +26,6 @@ from contextlib import aclosing
 import orjson
 from starlette.background import BackgroundTask
 
-from gateway.api.responses_request import Tools
 from gateway.api.responses_shapes import (
     ResponseEnvelope,
     call_item,
@@ -37,6 +36,7 @@ from gateway.api.responses_shapes import (
     reasoning_item,
 )
 from gateway.api.responses_state import Memory
+from gateway.api.responses_tools import Tools
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
 from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, UsageUpdate
