@@ -164,16 +164,18 @@ def listed_parsers(url: str) -> dict:
     return model["parsers"]
 
 
+def _served_from_server(serve, name: str, **entry: object) -> tuple[ScriptedBackend, str]:
+    """A scripted llama.cpp server, and a gateway whose model `name` takes
+    its parsers from that server's template (`parsers_from: backend`)."""
+    side = ScriptedBackend()
+    model = {"name": name, "backend": {"url": f"{side.url}/v1", "server": "llamacpp"}, "parsers_from": "backend"}
+    return side, serve(create_app(Config.model_validate({"models": [{**model, **entry}]})))
+
+
 def test_parsers_from_the_servers_template_are_derived_at_the_first_request_once_and_listed(
     serve, caplog, failure_clock
 ) -> None:
-    side = ScriptedBackend()
-    entry = {
-        "name": "from-props",
-        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
-        "parsers_from": "backend",
-    }
-    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    side, url = _served_from_server(serve, "from-props")
     body = {**BODY, "model": "from-props"}
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
     with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
@@ -251,14 +253,7 @@ def test_a_template_whose_analysis_runs_past_render_timeout_is_plain_content_at_
 
 
 def test_a_servers_template_whose_analysis_runs_past_render_timeout_is_plain_content(serve, caplog) -> None:
-    side = ScriptedBackend()
-    entry = {
-        "name": "looping-props",
-        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
-        "parsers_from": "backend",
-        "render_timeout": 0.5,
-    }
-    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    side, url = _served_from_server(serve, "looping-props", render_timeout=0.5)
     side.routes["/props"] = (200, {"chat_template": LOOPING})
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
     with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
@@ -274,13 +269,7 @@ TOO_DEEP = "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"
 
 
 def test_a_servers_template_nested_too_deep_to_compile_is_plain_content(serve, caplog) -> None:
-    side = ScriptedBackend()
-    entry = {
-        "name": "deep-props",
-        "backend": {"url": f"{side.url}/v1", "server": "llamacpp"},
-        "parsers_from": "backend",
-    }
-    url = serve(create_app(Config.model_validate({"models": [entry]})))
+    side, url = _served_from_server(serve, "deep-props")
     side.routes["/props"] = (200, {"chat_template": TOO_DEEP})
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
     with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
