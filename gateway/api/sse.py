@@ -9,8 +9,8 @@ with a blank line. Events sent per token are framed from an `Envelope`,
 the event's bytes around its one varying value, encoded once per block and
 concatenated per delta (`head + orjson.dumps(value) + tail`).
 
-`EventStream` sends the framed events as they are, with starlette's
-`StreamingResponse` (which stops the stream when the client disconnects):
+`EventStream` sends the framed events as they are, a starlette
+`StreamingResponse` that stops the stream when the client disconnects:
 sse-starlette's EventSourceResponse would open a cancel scope per event
 for its per-send timeout, the largest per-chunk cost it adds. It sends the
 headers an event stream needs and, like sse-starlette, a comment line
@@ -19,7 +19,10 @@ last thing sent, so never more than that apart), so that proxies keep it
 open (or the surface's own keep-alive event: Anthropic's `ping`). However
 the stream ends (a client that left included) its events are closed before
 the response returns, so that what they record (the usage) is in the
-request's log line.
+request's log line. Per stream that takes one task (the disconnect watch)
+and one timer (the keep-alive), and nothing per event but reading the
+loop's clock: starlette's own watch and a ping task would take two anyio
+task groups and two tasks more per request (deadline.py).
 
 Measured (`python -m bench.sse_library_bench`, bench/README.md "Card
 libraries"): sending the same event in-process, sse-starlette 3.7.0 costs
@@ -31,14 +34,15 @@ cancel scope alone about 6.5 µs.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
+from contextlib import suppress
 
-import anyio
 import orjson
 from starlette.background import BackgroundTask
 from starlette.responses import StreamingResponse
-from starlette.types import Send
+from starlette.types import Receive, Scope, Send
+
+from gateway.ops.deadline import Deadline, cancels_asked, only_canceller
 
 DATA = b"data: "
 END = b"\n\n"
@@ -103,30 +107,78 @@ class EventStream(StreamingResponse):
         self._ping_seconds = ping_seconds
         self._ping_event = ping
         self._last_sent = 0.0
-        self._clock: Callable[[], float] = time.monotonic  # the event loop's, once streaming
+        self._client_left = False
+        self._quiet_timer: asyncio.TimerHandle | None = None
+        self._pinging: asyncio.Future[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Stream the events until they end or the client leaves (a task
+        watches for the disconnect, and cancels the stream's), then run the
+        background task. Starlette's own watch takes a task group and a
+        task more per request."""
+        task = asyncio.current_task()
+        assert task is not None, "called by the request's task"
+        before = cancels_asked(task)
+        watcher = asyncio.get_running_loop().create_task(self._until_client_leaves(receive, task))
+        try:
+            await self.stream_response(send)
+        except asyncio.CancelledError:
+            if not (self._client_left and only_canceller(task, before)):
+                raise
+        finally:
+            watcher.cancel()
+        if self.background is not None:
+            await self.background()
+
+    async def _until_client_leaves(self, receive: Receive, streaming: asyncio.Task) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self._client_left = True
+        streaming.cancel()
 
     async def stream_response(self, send: Send) -> None:
-        # The loop's own clock, as anyio's sleep_until reads it, at a twentieth
-        # of anyio.current_time()'s cost per event (docs/benchmarks.md, "Server side").
-        clock = self._clock = asyncio.get_running_loop().time
+        # The loop's own clock, as its timers read it, at a twentieth of
+        # anyio.current_time()'s cost per event (docs/benchmarks.md, "Server side").
+        loop = asyncio.get_running_loop()
+        clock = loop.time
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             self._last_sent = clock()
-            async with anyio.create_task_group() as pings:
-                pings.start_soon(self._ping, send)
-                async for event in self._events:
-                    self._last_sent = clock()
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
-                pings.cancel_scope.cancel()
+            self._quiet_timer = loop.call_at(self._last_sent + self._ping_seconds, self._when_quiet, send)
+            async for event in self._events:
+                self._last_sent = clock()
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+            await self._stop_pings()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:  # a client that left cancels this while the events wait at a `yield`
-            with anyio.move_on_after(CLOSE_SECONDS, shield=True):
+            await self._stop_pings()
+            with suppress(TimeoutError), Deadline(CLOSE_SECONDS):
                 await self._events.aclose()
 
-    async def _ping(self, send: Send) -> None:
-        while True:
-            await anyio.sleep_until(self._last_sent + self._ping_seconds)
-            now = self._clock()
-            if now - self._last_sent >= self._ping_seconds:
+    def _when_quiet(self, send: Send) -> None:
+        """The keep-alive timer: sends the ping once the stream has been
+        quiet for `ping_seconds`, and sets itself for the next time it may
+        be due (so one timer per stream, and nothing per event)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        due = self._last_sent + self._ping_seconds
+        if now >= due:
+            if self._pinging is None or self._pinging.done():  # not while a ping waits for a slow client
                 self._last_sent = now
-                await send({"type": "http.response.body", "body": self._ping_event, "more_body": True})
+                ping = {"type": "http.response.body", "body": self._ping_event, "more_body": True}
+                self._pinging = asyncio.ensure_future(send(ping))
+            due = now + self._ping_seconds
+        self._quiet_timer = loop.call_at(due, self._when_quiet, send)
+
+    async def _stop_pings(self) -> None:
+        """No ping after this; one being sent is cancelled (its failure, if
+        it failed, raised here)."""
+        if self._quiet_timer is not None:
+            self._quiet_timer.cancel()
+        pinging, self._pinging = self._pinging, None
+        if pinging is not None:
+            pinging.cancel()
+            await asyncio.wait([pinging])
+            failure = None if pinging.cancelled() else pinging.exception()
+            if failure is not None:
+                raise failure

@@ -19,10 +19,10 @@ dropped, reasoning tokens filled in).
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import final
 
-import anyio
 from fastapi import Request
 
 from gateway.api.request import ChatRequest
@@ -35,6 +35,7 @@ from gateway.backend.server_kind import with_server_kind
 from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import Backend
 from gateway.backend.usage import checked_usage, with_reasoning_tokens
+from gateway.ops.deadline import Deadline
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
@@ -351,7 +352,7 @@ async def _drain(payloads: AsyncIterator[list[bytes]]) -> None:
     """Read the little that follows `[DONE]` (the end of the body), so that
     the connection goes back to the pool instead of being closed; a backend
     that keeps the stream open after it gets `DRAIN_SECONDS`."""
-    with anyio.move_on_after(DRAIN_SECONDS):
+    with suppress(TimeoutError), Deadline(DRAIN_SECONDS):
         async for _ in payloads:
             pass
 

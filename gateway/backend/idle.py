@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+from gateway.ops.deadline import only_canceller
+
 
 class IdleExpired(Exception):
     """The backend sent nothing for the configured number of seconds."""
@@ -42,12 +44,8 @@ class IdleWatch:
     def cancelled(self) -> IdleExpired | None:
         """Called as a read is cancelled: the `IdleExpired` to raise instead
         when the cancel was the watch's own and nobody else's (then it is
-        the watch's to swallow). Python 3.10 cannot count cancels: there
-        the expired timer is taken as the cause."""
-        if not self._expired:
-            return None
-        uncancel = getattr(self._task, "uncancel", None)
-        return IdleExpired() if uncancel is None or uncancel() == 0 else None
+        the watch's to swallow; deadline.py tells)."""
+        return IdleExpired() if self._expired and only_canceller(self._task) else None
 
     def _check(self) -> None:
         now = self._loop.time()

@@ -21,6 +21,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
 from gateway.backend.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
+from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 
 WORKER_MODULE = "gateway.backend.prompt_render"
@@ -90,7 +91,7 @@ class RenderPool:
         answer within the deadline, or whose caller is cancelled, is killed."""
         worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
         try:
-            with anyio.fail_after(self.timeout):
+            with Deadline(self.timeout):
                 reply = await worker.ask(job)
         except TimeoutError:
             await worker.stop()

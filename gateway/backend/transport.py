@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
-import anyio
 from multidict import CIMultiDict
 from yarl import URL
 
 from gateway.backend.demo_backend import demo_answer
 from gateway.backend.idle import IdleExpired, IdleWatch
 from gateway.backend.sse_reader import EventLines, LineTooLong
+from gateway.ops.deadline import Deadline
 
 if TYPE_CHECKING:
     from gateway.backend.upstream_errors import UpstreamErrors
@@ -69,7 +69,7 @@ def _timed_out(what: str, seconds: float) -> TransportFailure:
 def within_deadline(seconds: float, what: str) -> Iterator[None]:
     """A block that takes longer than `seconds` is a timed-out `TransportFailure`."""
     try:
-        with anyio.fail_after(seconds):
+        with Deadline(seconds):
             yield
     except TimeoutError:
         raise _timed_out(what, seconds) from None

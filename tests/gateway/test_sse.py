@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from starlette.background import BackgroundTask
 
 from gateway.api.sse import PING, EventStream
 from gateway.backend.sse_reader import EventLines
@@ -53,3 +54,38 @@ def test_event_stream_sends_framed_events_and_pings_while_quiet():
     chunks = [message["body"] for message in bodies]
     assert chunks[0] == b"data: 1\n\n" and chunks[-2:] == [b"data: 2\n\n", b""]
     assert set(chunks[1:-2]) == {PING}
+
+
+def test_a_client_leaving_mid_stream_ends_it_closes_the_events_and_runs_the_background():
+    async def scenario() -> tuple[list[dict], list[str]]:
+        happened: list[str] = []
+        sent: list[dict] = []
+        left = asyncio.Event()
+
+        async def events():
+            try:
+                yield b"data: 1\n\n"
+                await asyncio.Event().wait()  # the backend goes quiet
+                yield b"data: 2\n\n"
+            finally:
+                happened.append("events closed")
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+            if message.get("body") == b"data: 1\n\n":
+                left.set()
+
+        async def receive() -> dict:
+            await left.wait()
+            return {"type": "http.disconnect"}
+
+        async def background() -> None:
+            happened.append("background ran")
+
+        stream = EventStream(events(), background=BackgroundTask(background))
+        await asyncio.get_running_loop().create_task(stream({"type": "http"}, receive, send))
+        return sent, happened
+
+    sent, happened = asyncio.run(scenario())
+    assert [message.get("body") for message in sent[1:]] == [b"data: 1\n\n"]  # no end, no ping
+    assert happened == ["events closed", "background ran"]

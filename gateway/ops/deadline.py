@@ -1,0 +1,67 @@
+"""Time limits on the request path, on the event loop's own timer.
+
+anyio's cancel scopes (`fail_after`, `move_on_after`) cost about 8 µs each
+to enter and leave, and its task groups more, where a timer handle costs
+under 1 µs (docs/benchmarks.md, "Server side"); a streamed request used
+six of them. `Deadline` is a block that one timer cancels: when it
+expires while the block waits, the block's task is cancelled there, and
+the cancellation comes out of the block as `TimeoutError` (`expired` is
+then set), unless somebody else cancelled the task as well.
+
+Whether a cancellation was the timer's own is told as `asyncio.timeout`
+tells it, by the task's count of cancel requests; Python 3.10 cannot
+count them, and there a cancellation that comes after the timer fired is
+taken as the timer's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+
+
+def cancels_asked(task: asyncio.Task) -> int:
+    """How many cancellations of `task` are pending (0 on Python 3.10)."""
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11 and later
+    return 0 if cancelling is None else cancelling()
+
+
+def only_canceller(task: asyncio.Task, before: int = 0) -> bool:
+    """Called by the one that cancelled `task`, as the cancellation is caught
+    or the wait ends: withdraws its request, and tells whether nobody else
+    asked since `before` (then the catcher may swallow the cancellation)."""
+    uncancel = getattr(task, "uncancel", None)
+    return uncancel is None or uncancel() <= before
+
+
+class Deadline:
+    """`with Deadline(seconds):` raises `TimeoutError` when the block is
+    still waiting after `seconds`."""
+
+    __slots__ = ("_seconds", "_task", "_before", "_timer", "expired")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self.expired = False
+
+    def __enter__(self) -> Deadline:
+        task = asyncio.current_task()
+        assert task is not None, "a deadline is set by a task"
+        self._task = task
+        self._before = cancels_asked(task)
+        self._timer = asyncio.get_running_loop().call_later(self._seconds, self._expire)
+        return self
+
+    def _expire(self) -> None:
+        self.expired = True
+        self._task.cancel()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._timer.cancel()
+        if not self.expired:
+            return
+        ours_alone = only_canceller(self._task, self._before)  # withdrawn either way, as asyncio.timeout does
+        if ours_alone and kind is not None and issubclass(kind, asyncio.CancelledError):
+            raise TimeoutError(f"not done within {self._seconds:g} s") from None
