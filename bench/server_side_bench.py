@@ -8,7 +8,8 @@ backend does) are served by ASGI apps that add one layer at a time:
   raw ASGI             reads the body, orjson, sends each event with `send`
   + StreamingResponse  starlette's, which with uvicorn (ASGI spec 2.3) also
                        runs a task that listens for the disconnect
-  + EventStream        gateway/api/sse.py: the SSE headers and the ping task
+  + EventStream        gateway/api/sse.py in its place: the SSE headers, its
+                       own disconnect watch (a task) and keep-alive (a timer)
   Starlette route      a `Router`, a `Request`, the body read by `read_body`
   FastAPI route        an `APIRoute` (its request handling and response checks)
   + disconnect         gateway/api/disconnect.py: the wait for the response
