@@ -42,12 +42,14 @@ async def unless_client_leaves(request: Request, waiting: Awaitable[_Result]) ->
     watcher = asyncio.get_running_loop().create_task(watch())
     try:
         result = await waiting
-    except asyncio.CancelledError:
+    except BaseException:  # a cancellation, or what the wait made of it
         if left and only_canceller(task, before):
             raise _client_left() from None
         raise
     finally:
         watcher.cancel()
+        if watcher.done() and not watcher.cancelled():
+            watcher.result()  # the watch's own failure (receive raised), if it failed
     if left:  # what it waited for ended all the same
         only_canceller(task, before)
         raise _client_left()

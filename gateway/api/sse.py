@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from contextlib import suppress
 
 import orjson
 from starlette.background import BackgroundTask
@@ -107,7 +106,8 @@ class EventStream(StreamingResponse):
         self._ping_seconds = ping_seconds
         self._ping_event = ping
         self._last_sent = 0.0
-        self._client_left = False
+        self._closing = False  # the events are being closed (or ended): a client leaving now cuts nothing
+        self._cut = False  # the client left, and its leaving cancelled the stream
         self._quiet_timer: asyncio.TimerHandle | None = None
         self._pinging: asyncio.Future[None] | None = None
 
@@ -123,18 +123,22 @@ class EventStream(StreamingResponse):
         try:
             await self.stream_response(send)
         except asyncio.CancelledError:
-            if not (self._client_left and only_canceller(task, before)):
+            if not (self._cut and only_canceller(task, before)):
                 raise
         finally:
             watcher.cancel()
+            if watcher.done() and not watcher.cancelled():
+                watcher.result()  # the watch's own failure (receive raised), if it failed
         if self.background is not None:
             await self.background()
 
     async def _until_client_leaves(self, receive: Receive, streaming: asyncio.Task) -> None:
+        # uvicorn's receive also answers `http.disconnect` once the response is complete
         while (await receive())["type"] != "http.disconnect":
             pass
-        self._client_left = True
-        streaming.cancel()
+        if not self._closing:
+            self._cut = True
+            streaming.cancel()
 
     async def stream_response(self, send: Send) -> None:
         # The loop's own clock, as its timers read it, at a twentieth of
@@ -151,9 +155,12 @@ class EventStream(StreamingResponse):
             await self._stop_pings()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:  # a client that left cancels this while the events wait at a `yield`
-            await self._stop_pings()
-            with suppress(TimeoutError), Deadline(CLOSE_SECONDS):
-                await self._events.aclose()
+            self._closing = True
+            try:
+                await self._stop_pings()
+            finally:
+                with Deadline(CLOSE_SECONDS, move_on=True):
+                    await self._events.aclose()
 
     def _when_quiet(self, send: Send) -> None:
         """The keep-alive timer: sends the ping once the stream has been
@@ -163,7 +170,7 @@ class EventStream(StreamingResponse):
         now = loop.time()
         due = self._last_sent + self._ping_seconds
         if now >= due:
-            if self._pinging is None or self._pinging.done():  # not while a ping waits for a slow client
+            if self._pinging is None or _sent(self._pinging):  # not while a ping waits for a slow client
                 self._last_sent = now
                 ping = {"type": "http.response.body", "body": self._ping_event, "more_body": True}
                 self._pinging = asyncio.ensure_future(send(ping))
@@ -182,3 +189,9 @@ class EventStream(StreamingResponse):
             failure = None if pinging.cancelled() else pinging.exception()
             if failure is not None:
                 raise failure
+
+
+def _sent(ping: asyncio.Future[None]) -> bool:
+    """Whether `ping` went out; one that failed stays, its failure raised at
+    the end of the stream (`_stop_pings`), and no ping follows it."""
+    return ping.done() and (ping.cancelled() or ping.exception() is None)

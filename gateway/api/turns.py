@@ -19,7 +19,6 @@ dropped, reasoning tokens filled in).
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import final
 
@@ -352,7 +351,7 @@ async def _drain(payloads: AsyncIterator[list[bytes]]) -> None:
     """Read the little that follows `[DONE]` (the end of the body), so that
     the connection goes back to the pool instead of being closed; a backend
     that keeps the stream open after it gets `DRAIN_SECONDS`."""
-    with suppress(TimeoutError), Deadline(DRAIN_SECONDS):
+    with Deadline(DRAIN_SECONDS, move_on=True):
         async for _ in payloads:
             pass
 

@@ -7,10 +7,9 @@ the requested name is what goes upstream): those are the names it can serve.
 
 from __future__ import annotations
 
-import anyio
-
 from gateway.backend.upstream import Backend
 from gateway.ops.config import CATCH_ALL
+from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 
 LISTING_TIMEOUT = 5.0
@@ -41,7 +40,7 @@ async def _upstream_model_ids(catch_all: Backend) -> list[str]:
     if catch_all.config.backend.model:
         return []
     listing: object = None
-    with anyio.move_on_after(LISTING_TIMEOUT):
+    with Deadline(LISTING_TIMEOUT, move_on=True):
         try:
             listing = await catch_all.fetch("/models")
         except ApiError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.ops.deadline import only_canceller
+from gateway.ops.deadline import cancels_asked, only_canceller
 
 
 class IdleExpired(Exception):
@@ -21,13 +21,14 @@ class IdleExpired(Exception):
 class IdleWatch:
     """The deadline of the current task's reads; `stop` it when done."""
 
-    __slots__ = ("_loop", "_task", "_seconds", "_since", "_expired", "_timer")
+    __slots__ = ("_loop", "_task", "_before", "_seconds", "_since", "_expired", "_timer")
 
     def __init__(self, seconds: float) -> None:
         self._loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None, "a watch is made by the task reading the stream"
         self._task = task
+        self._before = cancels_asked(task)
         self._seconds = seconds
         self._since: float | None = None
         self._expired = False
@@ -45,7 +46,7 @@ class IdleWatch:
         """Called as a read is cancelled: the `IdleExpired` to raise instead
         when the cancel was the watch's own and nobody else's (then it is
         the watch's to swallow; deadline.py tells)."""
-        return IdleExpired() if self._expired and only_canceller(self._task) else None
+        return IdleExpired() if self._expired and only_canceller(self._task, self._before) else None
 
     def _check(self) -> None:
         now = self._loop.time()

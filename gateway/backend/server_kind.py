@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import logging
 
-import anyio
-
 from gateway.backend.upstream import Backend
+from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import ServerKind
 
@@ -48,7 +47,7 @@ async def _detect(backend: Backend) -> ServerKind | None:
     seconds = backend.config.backend.first_byte_seconds
     kind: ServerKind | None = None
     try:
-        with anyio.move_on_after(seconds):
+        with Deadline(seconds, move_on=True):
             kind = await _ask(backend)
     except ApiError as error:
         _cannot_tell(backend, str(error))

@@ -36,12 +36,15 @@ def only_canceller(task: asyncio.Task, before: int = 0) -> bool:
 
 class Deadline:
     """`with Deadline(seconds):` raises `TimeoutError` when the block is
-    still waiting after `seconds`."""
+    still waiting after `seconds`; with `move_on`, the block is left
+    quietly instead (`expired` tells). Only the deadline's own expiry is
+    turned: a TimeoutError the block raises itself goes through as it is."""
 
-    __slots__ = ("_seconds", "_task", "_before", "_timer", "expired")
+    __slots__ = ("_seconds", "_move_on", "_task", "_before", "_timer", "expired")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, move_on: bool = False) -> None:
         self._seconds = seconds
+        self._move_on = move_on
         self.expired = False
 
     def __enter__(self) -> Deadline:
@@ -58,10 +61,13 @@ class Deadline:
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    ) -> bool:
         self._timer.cancel()
         if not self.expired:
-            return
+            return False
         ours_alone = only_canceller(self._task, self._before)  # withdrawn either way, as asyncio.timeout does
-        if ours_alone and kind is not None and issubclass(kind, asyncio.CancelledError):
-            raise TimeoutError(f"not done within {self._seconds:g} s") from None
+        if not (ours_alone and kind is not None and issubclass(kind, asyncio.CancelledError)):
+            return False
+        if self._move_on:
+            return True
+        raise TimeoutError(f"not done within {self._seconds:g} s") from None

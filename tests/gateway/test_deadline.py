@@ -70,3 +70,25 @@ def test_the_deadline_does_not_swallow_a_cancellation_that_came_with_its_own():
         return await asyncio.get_running_loop().create_task(scenario())
 
     assert asyncio.run(main())
+
+
+def test_moving_on_leaves_the_block_quietly_at_the_deadline():
+    async def scenario() -> tuple[list[str], bool]:
+        done: list[str] = []
+        with Deadline(0.01, move_on=True) as deadline:
+            await asyncio.Event().wait()
+            done.append("never")
+        done.append("after")
+        return done, deadline.expired
+
+    assert asyncio.run(scenario()) == (["after"], True)
+
+
+def test_a_timeout_error_of_the_block_itself_goes_through_as_it_is():
+    async def scenario() -> None:
+        with Deadline(60, move_on=True):
+            await asyncio.sleep(0)
+            raise TimeoutError("the backend's own")
+
+    with pytest.raises(TimeoutError, match="the backend's own"):
+        asyncio.run(scenario())

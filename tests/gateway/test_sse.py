@@ -89,3 +89,112 @@ def test_a_client_leaving_mid_stream_ends_it_closes_the_events_and_runs_the_back
     sent, happened = asyncio.run(scenario())
     assert [message.get("body") for message in sent[1:]] == [b"data: 1\n\n"]  # no end, no ping
     assert happened == ["events closed", "background ran"]
+
+
+def test_a_client_leaving_while_the_events_close_does_not_cut_their_closing():
+    async def scenario() -> tuple[list[str], BaseException | None]:
+        happened: list[str] = []
+        closing, finish_closing = asyncio.Event(), asyncio.Event()
+
+        async def events():
+            try:
+                yield b"data: 1\n\n"
+                yield b"data: 2\n\n"
+            finally:
+                closing.set()
+                await finish_closing.wait()  # say, the upstream response given back
+                happened.append("closed")
+
+        async def send(message: dict) -> None:
+            if message.get("body") == b"data: 2\n\n":
+                raise OSError("the connection broke")
+
+        async def receive() -> dict:
+            await closing.wait()
+            asyncio.get_running_loop().call_soon(finish_closing.set)  # after the watch has seen the disconnect
+            return {"type": "http.disconnect"}
+
+        stream = EventStream(events())
+        try:
+            await asyncio.get_running_loop().create_task(stream({"type": "http"}, receive, send))
+        except OSError as error:
+            return happened, error
+        return happened, None
+
+    happened, error = asyncio.run(scenario())
+    assert happened == ["closed"]
+    assert isinstance(error, OSError)
+
+
+def test_a_server_shutting_down_mid_stream_cancels_it_though_the_connection_then_drops():
+    async def scenario() -> list[str]:
+        loop = asyncio.get_running_loop()
+        happened: list[str] = []
+        in_send, closing, finish_closing = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def events():
+            try:
+                yield b"data: 1\n\n"
+                yield b"data: 2\n\n"
+            finally:
+                closing.set()
+                await finish_closing.wait()
+                happened.append("closed")
+
+        async def send(message: dict) -> None:
+            if message.get("body") == b"data: 1\n\n":
+                in_send.set()
+                await asyncio.Event().wait()  # a slow client
+
+        async def receive() -> dict:  # the connection drops while the events close
+            await closing.wait()
+            loop.call_soon(finish_closing.set)
+            return {"type": "http.disconnect"}
+
+        async def background() -> None:
+            happened.append("background ran")
+
+        stream = EventStream(events(), background=BackgroundTask(background))
+        task = loop.create_task(stream({"type": "http"}, receive, send))
+        await in_send.wait()
+        task.cancel()  # the server shuts down
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return happened
+
+    assert asyncio.run(scenario()) == ["closed"]
+
+
+def test_a_ping_that_failed_is_raised_at_the_end_and_the_events_still_close():
+    async def scenario() -> tuple[list[str], BaseException | None]:
+        happened: list[str] = []
+        ping_failed = asyncio.Event()
+
+        async def events():
+            try:
+                yield b"data: 1\n\n"
+                yield b"data: 2\n\n"
+            finally:
+                happened.append("closed")
+
+        async def send(message: dict) -> None:
+            if message.get("body") == PING:
+                ping_failed.set()
+                raise RuntimeError("the ping could not be sent")
+            if message.get("body") == b"data: 1\n\n":
+                await asyncio.Event().wait()  # a slow client, which then leaves
+
+        async def receive() -> dict:
+            await ping_failed.wait()
+            return {"type": "http.disconnect"}
+
+        stream = EventStream(events(), ping_seconds=0.01)
+        try:
+            await asyncio.get_running_loop().create_task(stream({"type": "http"}, receive, send))
+        except RuntimeError as error:
+            return list(happened), error  # as the stream ended (asyncio.run would close the events later)
+        return list(happened), None
+
+    happened, error = asyncio.run(scenario())
+    assert happened == ["closed"]
+    assert str(error) == "the ping could not be sent"
