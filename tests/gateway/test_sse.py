@@ -91,19 +91,22 @@ def test_a_client_leaving_mid_stream_ends_it_closes_the_events_and_runs_the_back
     assert happened == ["events closed", "background ran"]
 
 
+async def _closing_slowly(closing: asyncio.Event, finish_closing: asyncio.Event, happened: list[str]):
+    """Two events, whose closing waits (say, to give the upstream response
+    back) until `finish_closing` is set, then says so in `happened`."""
+    try:
+        yield b"data: 1\n\n"
+        yield b"data: 2\n\n"
+    finally:
+        closing.set()
+        await finish_closing.wait()
+        happened.append("closed")
+
+
 def test_a_client_leaving_while_the_events_close_does_not_cut_their_closing():
     async def scenario() -> tuple[list[str], BaseException | None]:
         happened: list[str] = []
         closing, finish_closing = asyncio.Event(), asyncio.Event()
-
-        async def events():
-            try:
-                yield b"data: 1\n\n"
-                yield b"data: 2\n\n"
-            finally:
-                closing.set()
-                await finish_closing.wait()  # say, the upstream response given back
-                happened.append("closed")
 
         async def send(message: dict) -> None:
             if message.get("body") == b"data: 2\n\n":
@@ -114,7 +117,7 @@ def test_a_client_leaving_while_the_events_close_does_not_cut_their_closing():
             asyncio.get_running_loop().call_soon(finish_closing.set)  # after the watch has seen the disconnect
             return {"type": "http.disconnect"}
 
-        stream = EventStream(events())
+        stream = EventStream(_closing_slowly(closing, finish_closing, happened))
         try:
             await asyncio.get_running_loop().create_task(stream({"type": "http"}, receive, send))
         except OSError as error:
@@ -132,15 +135,6 @@ def test_a_server_shutting_down_mid_stream_cancels_it_though_the_connection_then
         happened: list[str] = []
         in_send, closing, finish_closing = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
-        async def events():
-            try:
-                yield b"data: 1\n\n"
-                yield b"data: 2\n\n"
-            finally:
-                closing.set()
-                await finish_closing.wait()
-                happened.append("closed")
-
         async def send(message: dict) -> None:
             if message.get("body") == b"data: 1\n\n":
                 in_send.set()
@@ -154,7 +148,7 @@ def test_a_server_shutting_down_mid_stream_cancels_it_though_the_connection_then
         async def background() -> None:
             happened.append("background ran")
 
-        stream = EventStream(events(), background=BackgroundTask(background))
+        stream = EventStream(_closing_slowly(closing, finish_closing, happened), background=BackgroundTask(background))
         task = loop.create_task(stream({"type": "http"}, receive, send))
         await in_send.wait()
         task.cancel()  # the server shuts down
