@@ -9,11 +9,12 @@ import pytest
 
 from gateway.backend import once
 from gateway.backend.once import FAILURE_KEPT_SECONDS
+from tests.sdk_clients import openai_client
 
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="client-key", max_retries=0, timeout=10)
+    return openai_client(gateway_url, api_key="client-key")
 
 
 class FailureClock:

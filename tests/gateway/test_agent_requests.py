@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from tests.fake_backend import USAGE
+from tests.sdk_clients import anthropic_client
 
 WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
 CLOCK = {"type": "function", "name": "get_time", "parameters": {"type": "object"}}
@@ -20,7 +21,7 @@ USER = {"role": "user", "content": "Hi"}
 
 @pytest.fixture(scope="module")
 def messages_client(gateway_url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway_url, api_key="client-key", max_retries=0, timeout=10)
+    return anthropic_client(gateway_url, api_key="client-key")
 
 
 def responses_400(client: openai.OpenAI, **body) -> dict:

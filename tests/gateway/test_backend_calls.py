@@ -23,6 +23,7 @@ from gateway.backend.once import FAILURE_KEPT_SECONDS
 from gateway.ops.config import Config
 from gateway.render import render_request
 from tests.scripted_backend import HANG, ScriptedBackend, completion_answer
+from tests.sdk_clients import anthropic_client
 
 SHORT = {"first_byte_timeout": 0.3, "idle_timeout": 0.3}  # seconds: the deadlines under test
 KEY = "sk-side-call-key"
@@ -75,7 +76,7 @@ def http(gateway: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def claude(gateway: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    return anthropic_client(gateway)
 
 
 def error_of(response: httpx.Response, status: int) -> dict:

@@ -9,6 +9,7 @@ import yaml
 
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS
+from tests.sdk_clients import openai_client
 
 KIMI_CALL = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
@@ -18,7 +19,7 @@ KIMI_CALL = (
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway_url)
 
 
 def test_keep_special_tokens_true_asks_the_backend_even_without_parsers(client, fake):

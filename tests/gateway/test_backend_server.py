@@ -13,6 +13,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.fake_backend import VLLM_AUTO_REFUSED
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, both_ways
+from tests.sdk_clients import openai_client
 
 ABSENT = object()  # the client sends no tool_choice / the backend gets none
 SERVERS = ("vllm", "sglang", "llamacpp", "other")
@@ -67,7 +68,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     models.append(entry("vllm-unparsed", url, "vllm", reasoning_parser="none", tool_call_parser="none"))
     models.append(entry("vllm-unguided", url, "vllm", guided_decoding="none"))
     app = create_app(Config.model_validate({"models": models}))
-    return openai.OpenAI(base_url=f"{serve(app)}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(serve(app))
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import tool_call_parser_names, tool_format
+from tests.sdk_clients import anthropic_client, openai_client
 
 SCHEMA_GRAMMARS = {"tag_call", "channel_call", "ifm_call", "minimax_m3_call", "gemma4_call", "call_block"}
 
@@ -45,12 +46,12 @@ def gateway(serve, fake_backend_server) -> str:
 
 @pytest.fixture(scope="module")
 def responses(gateway) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.fixture(scope="module")
 def messages(gateway) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    return anthropic_client(gateway)
 
 
 def post(gateway: str, body: dict) -> tuple[int, str]:

@@ -15,6 +15,7 @@ from gateway.backend.upstream import Backend
 from gateway.ops.config import Config, ModelConfig
 from tests.fake_backend import BACKEND_KEY
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
+from tests.sdk_clients import openai_client
 
 GLM_CALL = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Rome</arg_value>\n</tool_call>"
 
@@ -27,7 +28,7 @@ def gateway(serve, fake_url: str, catch_all: dict) -> openai.OpenAI:
         ]
     }
     url = serve(create_app(Config.model_validate(config)))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,12 @@ from tests.gateway.test_gateway_e2e import (
     message_result,
     streamed_result,
 )
+from tests.sdk_clients import openai_client
 
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway_url)
 
 
 @pytest.mark.parametrize("together", [False, True], ids=["chunk-per-choice", "choices-in-one-chunk"])

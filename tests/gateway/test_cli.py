@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openai import OpenAI
 
 from gateway.cli import _arguments, main
 from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
 from tests.conftest import REPO, on_this_checkout
+from tests.sdk_clients import openai_client
 
 RAW = (
     "<think>\nThe user wants Paris weather.\n</think>\n\nChecking.\n"
@@ -274,7 +274,7 @@ def test_serve_outside_the_repository_serves_the_demo_and_says_so(tmp_path):
         )
         models = httpx.get(f"http://127.0.0.1:{port}/v1/models").json()["data"]
         assert [(model["id"], model["owned_by"]) for model in models] == [("demo", "parsegate-demo")]
-        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        client = openai_client(f"http://127.0.0.1:{port}")
         reply = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "hi"}])
         assert reply.choices[0].message.content and reply.choices[0].message.reasoning_content
     finally:
@@ -340,7 +340,7 @@ def test_serve_with_workers_starts_them_all_and_answers(tmp_path):
             if started == 2:
                 break
         assert server.poll() is None, "the server exited"
-        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        client = openai_client(f"http://127.0.0.1:{port}")
         reply = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "hi"}])
         assert reply.choices[0].message.content
         assert reply.choices[0].message.reasoning_content

@@ -11,6 +11,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import openai_client
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
@@ -49,7 +50,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         }
     )
     gateway = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 def streamed(client, **request) -> tuple[str, str, list[tuple[str, str]], str]:

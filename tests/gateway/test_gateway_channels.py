@@ -9,6 +9,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import openai_client
 
 WEATHER = {
     "type": "function",
@@ -49,7 +50,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         for name in OUTPUTS
     ]
     gateway = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.mark.parametrize("chunk_size", [1, 5, 1000])

@@ -11,6 +11,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import load_config
+from tests.sdk_clients import openai_client
 
 SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
 WEATHER_TOOL = {
@@ -32,7 +33,7 @@ def demo(serve) -> tuple[openai.OpenAI, str]:
     """An SDK client on the shipped config, and the demo model's name."""
     config = load_config(SHIPPED_CONFIG)
     url = serve(create_app(config))
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(url)
     return client, config.models[0].name
 
 

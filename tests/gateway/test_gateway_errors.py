@@ -11,6 +11,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 THINKING = "<think>\nStill thinking about it"
@@ -24,7 +25,7 @@ def http(gateway_url: str) -> httpx.Client:
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="client-key", max_retries=0, timeout=10)
+    return openai_client(gateway_url, api_key="client-key")
 
 
 def error_of(response: httpx.Response, status: int) -> dict:
@@ -170,7 +171,7 @@ def test_api_keys_reject_missing_or_wrong_keys(locked_url, fake, headers):
 
 def test_api_keys_accept_any_configured_key(locked_url, fake):
     fake.script("<think>\nok\n</think>\n\nAll good.")
-    client = openai.OpenAI(base_url=f"{locked_url}/v1", api_key="sk-gw-two", max_retries=0, timeout=10)
+    client = openai_client(locked_url, api_key="sk-gw-two")
     assert [model.id for model in client.models.list().data][0] == "qwen3"
     message = client.chat.completions.create(model="qwen3", messages=MESSAGES).choices[0].message
     assert message.content.strip() == "All good."

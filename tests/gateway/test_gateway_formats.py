@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 
-import anthropic
 import openai
 import pytest
+
+from tests.sdk_clients import anthropic_client, openai_client
 
 WEATHER = {
     "type": "function",
@@ -73,7 +74,7 @@ HARMONY = (
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway_url)
 
 
 def streamed(client, **request) -> tuple[str, str, list[tuple[str, str, str]], str]:
@@ -114,7 +115,7 @@ def test_kimi_ids_count_the_conversations_earlier_calls(client, fake):
 
 
 def test_kimi_ids_on_messages_are_encoded_to_anthropic_s_pattern(gateway_url, fake):
-    claude = anthropic.Anthropic(base_url=gateway_url, api_key="unused", max_retries=0, timeout=10)
+    claude = anthropic_client(gateway_url)
     fake.script(KIMI_TWO_CALLS, chunk_size=3)
     request = {
         "model": "kimi",

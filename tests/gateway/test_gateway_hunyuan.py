@@ -13,6 +13,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.gateway.test_gateway_formats import streamed
 from tests.gateway.test_reasoning_fields import reply
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 WEATHER = {
@@ -42,7 +43,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         "tool_call_parser": "hunyuan",
     }
     url = serve(create_app(Config.model_validate({"models": [model]})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 @pytest.mark.parametrize("chunk_size", [1, 5, 1000])

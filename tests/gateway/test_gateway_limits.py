@@ -4,11 +4,11 @@ on text the parsers hold back."""
 from __future__ import annotations
 
 import httpx
-import openai
 import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
@@ -106,7 +106,7 @@ def test_past_the_concurrency_limit_messages_clients_get_an_anthropic_429(gatewa
 def test_a_call_not_recognised_within_the_buffer_cap_streams_as_content(gateway, fake):
     text = '<tool_call>{"arguments": {"x": "' + "y" * 300 + '"}, "name": "f"}</tool_call>'
     fake.script("<think>hm</think>" + text, chunk_size=8)
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     chunks = list(client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS, stream=True))
     deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
     assert "".join(delta.content or "" for delta in deltas) == text
@@ -120,7 +120,7 @@ def test_a_call_array_unnamed_within_the_buffer_cap_streams_as_content(gateway, 
     JSON array of calls, and the same cap applies."""
     text = '[{"arguments": {"x": "' + "y" * 300 + '"}, "name": "f"}]'
     fake.script(text, chunk_size=8)
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     chunks = list(
         client.chat.completions.create(
             model="guided", messages=MESSAGES, tools=TOOLS, tool_choice="required", stream=True

@@ -11,6 +11,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.gateway.test_gateway_formats import streamed
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 WEATHER = {
@@ -31,7 +32,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     backend = {"url": f"{fake_url}/v1"}
     models = [{"name": name, "backend": backend, "tool_call_parser": name} for name in ("minicpm5", "spark25")]
     url = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 @pytest.mark.parametrize("chunk_size", [1, 5, 1000])

@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from tests.gateway.test_gateway_e2e import ONE_CALL, TOOLS
+from tests.sdk_clients import openai_client
 
 CALL = {
     "id": "call_Ab12cD34eF56",
@@ -28,7 +29,7 @@ HISTORY = [
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway_url)
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
@@ -30,7 +31,7 @@ def gateway(serve, gateway_config) -> str:
 
 @pytest.fixture(scope="module")
 def client(gateway: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 def scrape(gateway: str) -> dict[tuple[str, frozenset], float]:
@@ -70,7 +71,7 @@ def test_a_streamed_tool_call_counts_request_latency_tokens_and_call(gateway, cl
 
 def test_usage_on_every_chunk_is_counted_once(serve, gateway_config, fake):
     gateway = serve(create_app(Config.model_validate(gateway_config)))
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
 
     def event(text: str, completion_tokens: int, reason: str | None = None) -> bytes:
         choice = {"index": 0, "delta": {"content": text}, "finish_reason": reason}
@@ -94,7 +95,7 @@ def test_calls_the_backend_parsed_itself_are_counted_with_ours(serve, gateway_co
     client gets is counted (streamed, our parser reads the first one; whole,
     the backend's call marks the message as parsed, its text stays content)."""
     gateway = serve(create_app(Config.model_validate(gateway_config)))
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     fake.script_parsed(
         {"content": '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'},
         BACKEND_CALL,
@@ -112,7 +113,7 @@ def test_backend_parsed_reasoning_and_calls_time_the_first_token(serve, gateway_
     """A model without parsers of ours: the backend's reasoning is its first
     text, its call is counted under `parser="none"`."""
     gateway = serve(create_app(Config.model_validate(gateway_config)))
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     fake.script_parsed(
         {"reasoning_content": "Need the weather."},
         BACKEND_CALL,

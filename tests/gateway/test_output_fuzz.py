@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import reasoning_format, tool_format
+from tests.sdk_clients import openai_client
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 MESSAGES = [{"role": "user", "content": "Weather?"}]
@@ -85,7 +86,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         for reasoning, tool in FORMATS
     ]
     gateway = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.mark.parametrize("reasoning_parser, tool_parser", FORMATS)

@@ -8,6 +8,7 @@ import pytest
 
 from tests.fake_backend import USAGE
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS
+from tests.sdk_clients import openai_client
 
 RESPONSE_FORMAT = {
     "type": "json_schema",
@@ -17,7 +18,7 @@ RESPONSE_FORMAT = {
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway_url)
 
 
 @pytest.mark.parametrize("stream", [False, True])

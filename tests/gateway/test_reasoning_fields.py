@@ -10,6 +10,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.gateway.test_gateway_e2e import MESSAGES, THINK_THEN_ANSWER
+from tests.sdk_clients import openai_client
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         },
     ]
     url = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 def reasoning_fields(client, fake, text: str, **request) -> tuple[dict, dict]:

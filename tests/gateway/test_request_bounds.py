@@ -15,6 +15,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.gateway.test_template_mode import QWEN3
+from tests.sdk_clients import anthropic_client, openai_client
 
 ASK = [{"role": "user", "content": "Hi"}]
 TEMPLATES = {
@@ -56,7 +57,7 @@ def _messages(count: int) -> list[dict]:
 
 @pytest.mark.parametrize(("model", "limit"), [("chat", 4), ("chat-2", 2), ("qwen3-t", 2)])
 def test_chat_over_the_item_bound_is_400_naming_it(gateway, fake, model, limit):
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0)
+    client = openai_client(gateway)
     with pytest.raises(openai.BadRequestError) as raised:
         client.chat.completions.create(model=model, messages=_messages(limit + 1))
     error = raised.value.body
@@ -70,7 +71,7 @@ def test_chat_over_the_item_bound_is_400_naming_it(gateway, fake, model, limit):
 
 
 def test_responses_over_the_item_bound_is_400_naming_it(gateway, fake):
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0)
+    client = openai_client(gateway)
     items = [{"type": "message", "role": "user", "content": "x"}] * 5
     with pytest.raises(openai.BadRequestError) as raised:
         client.responses.create(model="chat", input=items)
@@ -91,7 +92,7 @@ def test_responses_of_250_000_tiny_items_are_refused_before_they_are_walked(gate
 
 @pytest.mark.parametrize("count_tokens", [False, True])
 def test_messages_over_the_item_bound_is_an_anthropic_400(gateway, fake, count_tokens):
-    client = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0)
+    client = anthropic_client(gateway)
     turns = _messages(3)
     with pytest.raises(anthropic.BadRequestError) as raised:
         if count_tokens:
@@ -123,7 +124,7 @@ def test_health_answers_while_a_template_spins_and_the_request_gets_the_deadline
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_prompt_over_max_prompt_chars_is_400_naming_the_limit(gateway, fake, stream):
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0)
+    client = openai_client(gateway)
     with pytest.raises(openai.BadRequestError) as raised:
         client.chat.completions.create(
             model="echo", messages=[{"role": "user", "content": "0123456789"}], stream=stream

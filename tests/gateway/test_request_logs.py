@@ -17,13 +17,14 @@ import pytest
 import yaml
 
 from tests.conftest import on_this_checkout
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway_url)
 
 
 def test_a_given_request_id_is_echoed_and_forwarded_upstream(client, fake):
@@ -94,7 +95,7 @@ def _request_lines(process: subprocess.Popen) -> list[str]:
 def test_json_logs_give_one_object_per_request(serve_cli, fake):
     fake.script("<think>Hm.</think>Hello!")
     url, process = serve_cli("--log-format", "json")
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(url)
     stream = client.chat.completions.create(
         model="qwen3",
         messages=MESSAGES,

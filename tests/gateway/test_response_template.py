@@ -15,6 +15,7 @@ from transformers.utils import chat_parsing
 from gateway.app import create_app
 from gateway.ops.config import ConfigError, load_config
 from tests.response_templates import NAMED, NAMED_OUTPUTS, QWEN3, QWEN3_OUTPUTS, QWEN35, QWEN35_OUTPUTS, TOOLS
+from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Weather?"}]
 CASES = (
@@ -44,7 +45,7 @@ def client(tmp_path_factory, serve, fake_backend_server) -> openai.OpenAI:
     _, fake_url = fake_backend_server
     config = load_config(write_config(tmp_path_factory.mktemp("rt"), f"{fake_url}/v1"))
     url = serve(create_app(config))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 def expected(template: dict, text: str) -> tuple:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.gateway.test_output_fuzz import FORMATS, letters, outputs
+from tests.sdk_clients import openai_client
 
 TOOLS = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
 EXAMPLES = 6  # per format
@@ -27,7 +28,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         for reasoning, tool in FORMATS
     ]
     gateway = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 def streamed_text(item: dict, deltas: list[str]) -> str:

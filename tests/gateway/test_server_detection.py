@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import anthropic
 import openai
 import pytest
 
@@ -17,6 +16,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS
 from tests.scripted_backend import HANG, ScriptedBackend, chat_answer
+from tests.sdk_clients import anthropic_client, openai_client
 
 PASSWORD = "s3cret-detect"
 ABSENT = object()
@@ -65,7 +65,7 @@ def gateway(serve, servers) -> str:
 
 @pytest.fixture(scope="module")
 def client(gateway: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_count_tokens_asks_the_tokenizer_of_the_server_it_found(gateway, servers
     backend = servers["counted"]
     backend.routes["/v1/models"] = listing("vllm")
     backend.routes["/tokenize"] = (200, {"count": 321, "max_model_len": 4096})
-    claude = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    claude = anthropic_client(gateway)
     for _ in range(2):
         assert claude.messages.count_tokens(model="counted", messages=MESSAGES).input_tokens == 321
     assert backend.asked("/v1/models") == 1 and backend.asked("/tokenize") == 2

@@ -26,6 +26,7 @@ from gateway.ops.config import Config
 from gateway.ops.store import StoredResponse, open_store, records
 from gateway.ops.store_config import StoreConfig
 from tests.conftest import GatewayProcess
+from tests.sdk_clients import openai_client
 from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
 
 DAY = 86400.0
@@ -85,10 +86,6 @@ def config(fake_backend_server, store: dict) -> dict:
     return {"models": [model], "store": store}
 
 
-def sdk(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
-
-
 def numbered_answers(body: dict) -> str:
     turn = sum(message["role"] == "user" for message in body["messages"])
     return f"<think>Thought {turn}.</think>Answer {turn}."
@@ -116,14 +113,14 @@ def test_a_chain_survives_a_restart_with_sqlite(gateway_process, fake_backend_se
     fake.answer = numbered_answers
     environment = {"PARSEGATE_STORE__URL": str(tmp_path / "store.db")}  # the config's store.url, from the environment
     before = gateway_process(config(fake_backend_server, {}), environment)
-    first = sdk(before.url).responses.create(model="qwen3", input="Say 1")
+    first = openai_client(before.url).responses.create(model="qwen3", input="Say 1")
     stopped(before)
     assert (tmp_path / "store.db").exists()
     after = gateway_process(config(fake_backend_server, {}), environment)
-    second = sdk(after.url).responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
+    second = openai_client(after.url).responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
     assert second.output_text == "Answer 2."
     assert fake.last_body["messages"] == [*history(1), {"role": "user", "content": "Say 2"}]
-    assert sdk(after.url).responses.retrieve(first.id).output_text == "Answer 1."
+    assert openai_client(after.url).responses.retrieve(first.id).output_text == "Answer 1."
 
 
 def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_backend_server, fake, tmp_path):
@@ -138,7 +135,7 @@ def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_bac
     assert fake.stream_abandoned.wait(timeout=10)  # the gateway saw the client leave
     stopped(gateway)  # shutting down waits for the store's writes
     restarted = gateway_process(config(fake_backend_server, store))
-    stored = sdk(restarted.url).responses.retrieve(created["response"]["id"])
+    stored = openai_client(restarted.url).responses.retrieve(created["response"]["id"])
     assert stored.status == "incomplete" and stored.incomplete_details.reason == "client_disconnected"
     assert stored.output[0].type == "reasoning" and stored.output[0].summary[0].text.startswith("Long")
     assert stored.output[0].status == "incomplete"  # the client's leaving cut it
@@ -205,7 +202,7 @@ def test_a_call_its_client_cuts_is_stored_incomplete(
     assert fake.stream_abandoned.wait(timeout=10)
     stopped(gateway)  # shutting down waits for the store's writes
     restarted = gateway_process(settings)
-    stored = sdk(restarted.url).responses.retrieve(seen[0]["response"]["id"])
+    stored = openai_client(restarted.url).responses.retrieve(seen[0]["response"]["id"])
     assert stored.status == "incomplete" and stored.incomplete_details.reason == "client_disconnected"
     calls = [item for item in stored.output if item.type == "function_call"]
     assert [call.status for call in calls] == [status for status, _ in expected]
@@ -221,7 +218,7 @@ def test_two_replicas_share_a_chain(store_url, gateway_process, fake_backend_ser
     fake.answer = numbered_answers
     backend = "redis" if store_url.startswith("redis") else "postgres"
     store = {"backend": backend, "url": store_url, "retention_days": 1}
-    one, two = (sdk(gateway_process(config(fake_backend_server, store)).url) for _ in range(2))
+    one, two = (openai_client(gateway_process(config(fake_backend_server, store)).url) for _ in range(2))
     first = one.responses.create(model="qwen3", input="Say 1")
     second = two.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
     with one.responses.stream(model="qwen3", input="Say 3", previous_response_id=second.id) as stream:
@@ -263,7 +260,7 @@ def three_item_gateway(serve, fake_backend_server, backend: str, store_url: str)
 @EACH_STORE
 def test_item_ids_are_unique_in_a_conversation(store_url, serve, fake_backend_server, fake, backend):
     gateway = three_item_gateway(serve, fake_backend_server, backend, store_url)
-    client = sdk(gateway)
+    client = openai_client(gateway)
     conversation = client.conversations.create(items=[message("msg_a")])
     path = f"/v1/conversations/{conversation.id}/items"
     repeated = refused(gateway, path, [message("msg_b"), message("msg_a")])
@@ -284,7 +281,7 @@ def test_item_ids_are_unique_in_a_conversation(store_url, serve, fake_backend_se
 @EACH_STORE
 def test_a_conversation_holds_at_most_max_input_items(store_url, serve, fake_backend_server, fake, backend):
     gateway = three_item_gateway(serve, fake_backend_server, backend, store_url)
-    client = sdk(gateway)
+    client = openai_client(gateway)
     conversation = client.conversations.create(items=[{"role": "user", "content": "One"}])
     client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "Two"}] * 2)
     full = refused(gateway, f"/v1/conversations/{conversation.id}/items", [{"role": "user", "content": "Four"}])
@@ -303,7 +300,7 @@ def test_a_conversation_holds_at_most_max_input_items(store_url, serve, fake_bac
 def test_a_store_that_is_down_answers_503_to_what_needs_it(serve, fake_backend_server, fake, closed_port, backend):
     scheme = "redis" if backend == "redis" else "postgresql"
     store = {"backend": backend, "url": f"{scheme}://127.0.0.1:{closed_port}/0"}
-    client = sdk(serve(create_app(Config.model_validate(config(fake_backend_server, store)))))
+    client = openai_client(serve(create_app(Config.model_validate(config(fake_backend_server, store)))))
     with pytest.raises(openai.InternalServerError) as down:
         client.responses.create(model="qwen3", input="Hi")
     assert down.value.status_code == 503

@@ -12,6 +12,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import openai_client
 
 MAX_ITEMS = 6
 MAX_BYTES = 4000
@@ -26,7 +27,7 @@ def client(serve, fake_backend_server, tmp_path_factory) -> openai.OpenAI:
         "models": [{"name": "plain", "backend": {"url": f"{backend_url}/v1"}}],
     }
     url = serve(create_app(Config.model_validate(config)))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 def words(count: int) -> list[dict]:

@@ -12,6 +12,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import openai_client
 
 KEYS = ["key-alice", "key-bob"]
 
@@ -35,7 +36,7 @@ def gateway(serve, fake_backend_server, tmp_path_factory) -> str:
 
 
 def sdk(gateway: str, key: str = KEYS[0]) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key=key, max_retries=0, timeout=10)
+    return openai_client(gateway, api_key=key)
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import anthropic
 import httpx
-import openai
 import pytest
 
 from gateway.api import messages as messages_module
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.gateway.test_metrics import scrape, value
+from tests.sdk_clients import anthropic_client, openai_client
 
 ASK = [{"role": "user", "content": "Hi"}]
 MESSAGES_BODY = {"model": "qwen3", "max_tokens": 64, "messages": ASK}
@@ -51,7 +51,7 @@ def test_wrong_method_and_unknown_path_under_messages_are_anthropic_errors(gatew
 def test_a_relayed_retry_after_reaches_messages_clients(gateway, fake, stream):
     fake.error = (429, RATE_LIMITED)
     fake.error_headers = {"retry-after": "7"}
-    client = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    client = anthropic_client(gateway)
     with pytest.raises(anthropic.RateLimitError) as raised:
         client.messages.create(model="qwen3", max_tokens=64, messages=ASK, stream=stream)
     assert raised.value.response.headers["retry-after"] == "7"
@@ -85,11 +85,11 @@ def test_an_unexpected_failure_is_a_500_in_each_surface_shape_with_the_request_i
 
 def test_every_route_is_counted_by_route(gateway, fake):
     fake.script("Hello!")
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     client.chat.completions.create(model="qwen3", messages=ASK)
     client.responses.create(model="qwen3", input="Hi")
     client.responses.create(model="qwen3", input="Hi", stream=True).close()
-    anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10).messages.create(**MESSAGES_BODY)
+    anthropic_client(gateway).messages.create(**MESSAGES_BODY)
     httpx.post(f"{gateway}/v1/messages", json={**MESSAGES_BODY, "max_tokens": "many"})
     httpx.get(f"{gateway}/v1/models")
     httpx.post(f"{gateway}/v1/not-a-route/{'x' * 40}", json={})

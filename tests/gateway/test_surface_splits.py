@@ -32,6 +32,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import reasoning_format, tool_format
 from tests.parsers.test_split_invariance import _pairs, outputs, parse, vocabulary
+from tests.sdk_clients import anthropic_client, openai_client
 
 PAIRS = _pairs()
 THOUGHT = "Thinking it over."
@@ -90,12 +91,12 @@ def gateway(serve, fake_backend_server) -> str:
 
 @pytest.fixture(scope="module")
 def messages_client(gateway) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    return anthropic_client(gateway)
 
 
 @pytest.fixture(scope="module")
 def responses_client(gateway) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 def message_blocks(message) -> list[tuple]:

@@ -16,6 +16,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.scripted_backend import ScriptedBackend, completion_answer
+from tests.sdk_clients import openai_client
 
 TEMPLATE = "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
 MESSAGES = [{"role": "user", "content": "Hi"}]
@@ -67,7 +68,7 @@ def client(serve, fake_backend_server, tmp_path_factory) -> openai.OpenAI:
         backend = {"url": f"{fake_url}/v1", "server": "llamacpp"}
         models.append({"name": name, "backend": backend, "chat_template": str(source), "tool_call_parser": "none"})
     app = create_app(Config.model_validate({"models": models}))
-    return openai.OpenAI(base_url=f"{serve(app)}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(serve(app))
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,7 @@ def asked(serve) -> tuple[openai.OpenAI, dict[bool, ScriptedBackend]]:
             {"name": f"adds-{adds}", "backend": backend, "chat_template": "backend", "tool_call_parser": "none"}
         )
     app = create_app(Config.model_validate({"models": models}))
-    client = openai.OpenAI(base_url=f"{serve(app)}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(serve(app))
     return client, servers
 
 

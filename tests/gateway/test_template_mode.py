@@ -19,6 +19,7 @@ from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.gateway.test_chat_template import CONVERSATIONS, MODELS, _transformers
 from tests.gateway.test_gateway_e2e import TOOLS
+from tests.sdk_clients import openai_client
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 QWEN3 = TEMPLATES / "Qwen-Qwen3-0.6B.jinja"
@@ -56,7 +57,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         _entry("gemma-t", GEMMA2, fake_url, reasoning_parser="none", tool_call_parser="none"),
     ]
     url = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 def _prompt(template: Path, messages: list[dict], **kwargs) -> str:

@@ -30,6 +30,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import tool_format
 from tests.fake_backend import BACKEND_KEY
+from tests.sdk_clients import anthropic_client, openai_client
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
@@ -137,12 +138,12 @@ def gateway(serve, fake_backend_server, tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def chat(gateway) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.fixture(scope="module")
 def claude(gateway) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    return anthropic_client(gateway)
 
 
 def chat_call(chat: openai.OpenAI, model: str, messages: list[dict], stream: bool) -> dict:

@@ -14,6 +14,7 @@ from gateway.app import create_app
 from gateway.backend.gbnf import schema_grammar
 from gateway.ops.config import Config
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TIME_TOOL, TOOLS, TWO_CALLS, WEATHER_TOOL, both_ways
+from tests.sdk_clients import openai_client
 
 WEATHER_SCHEMA = WEATHER_TOOL["function"]["parameters"]
 ARRAY_OF_TWO = (
@@ -48,7 +49,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         for dialect in ("vllm", "sglang", "llamacpp", "none")
     ]
     url = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 def call_array_calls_counted(client) -> float:

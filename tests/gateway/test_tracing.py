@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import openai
 import pytest
 from opentelemetry import trace
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
@@ -16,6 +15,7 @@ from opentelemetry.trace import SpanKind
 
 from gateway.app import create_app
 from gateway.ops.config import Config, ConfigError, load_config
+from tests.sdk_clients import openai_client
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def traced_gateway(serve, gateway_config):
 
 def test_requests_are_traced_through_to_the_backend(traced_gateway, spans, fake):
     traced = traced_gateway
-    client = openai.OpenAI(base_url=f"{traced}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(traced)
     client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
 
     finished = finished_spans(spans, {SpanKind.SERVER, SpanKind.CLIENT})
@@ -61,7 +61,7 @@ def test_requests_are_traced_through_to_the_backend(traced_gateway, spans, fake)
 
 def test_without_the_flag_nothing_is_traced(gateway_url, spans, fake):
     spans.clear()
-    client = openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway_url)
     client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
     list(client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}], stream=True))
     assert spans.get_finished_spans() == () and "traceparent" not in fake.requests[-1][0]

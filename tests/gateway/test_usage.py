@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from gateway.backend import usage as usage_module
+from tests.sdk_clients import anthropic_client, openai_client
 
 ASK = [{"role": "user", "content": "Hi"}]
 REASONING = "Need weather."
@@ -33,8 +34,8 @@ MALFORMED = {
 @pytest.fixture
 def sdks(gateway_url) -> tuple[openai.OpenAI, anthropic.Anthropic]:
     return (
-        openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="unused", max_retries=0, timeout=10),
-        anthropic.Anthropic(base_url=gateway_url, api_key="unused", max_retries=0, timeout=10),
+        openai_client(gateway_url),
+        anthropic_client(gateway_url),
     )
 
 

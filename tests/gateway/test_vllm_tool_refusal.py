@@ -14,6 +14,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import VLLM_AUTO_REFUSED, VLLM_AUTO_REFUSED_FLAT
 from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS
+from tests.sdk_clients import anthropic_client, openai_client
 
 VLLMS_ADVICE = VLLM_AUTO_REFUSED["error"]["message"]
 RESPONSES_TOOLS = [{"type": "function", **tool["function"]} for tool in TOOLS]
@@ -41,17 +42,17 @@ def refusing(fake, request):
 
 
 def chat(gateway: str, model: str, stream: bool) -> None:
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     client.chat.completions.create(model=model, messages=MESSAGES, tools=TOOLS, stream=stream)
 
 
 def responses(gateway: str, model: str, stream: bool) -> None:
-    client = openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    client = openai_client(gateway)
     client.responses.create(model=model, input="Weather in Paris?", tools=RESPONSES_TOOLS, stream=stream)
 
 
 def messages(gateway: str, model: str, stream: bool) -> None:
-    client = anthropic.Anthropic(base_url=gateway, api_key="unused", max_retries=0, timeout=10)
+    client = anthropic_client(gateway)
     client.messages.create(model=model, max_tokens=64, messages=MESSAGES, tools=ANTHROPIC_TOOLS, stream=stream)
 
 
