@@ -16,6 +16,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.sdk_clients import anthropic_client
 
 BASH = {
     "name": "Bash",
@@ -72,7 +73,7 @@ def messages_gateway(serve, fake_backend_server) -> str:
 
 @pytest.fixture(scope="module")
 def client(messages_gateway) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=messages_gateway, api_key="unused", max_retries=0, timeout=10)
+    return anthropic_client(messages_gateway)
 
 
 def blocks(message) -> list[tuple]:
@@ -269,11 +270,11 @@ def test_api_key_as_x_api_key_or_bearer(serve, fake_backend_server, fake):
     url = serve(create_app(Config.model_validate(config)))
     fake.script("Hi.")
     for client in (
-        anthropic.Anthropic(base_url=url, api_key="sk-right", max_retries=0),
-        anthropic.Anthropic(base_url=url, api_key=None, auth_token="sk-right", max_retries=0),
+        anthropic_client(url, api_key="sk-right"),
+        anthropic_client(url, api_key=None, auth_token="sk-right"),
     ):
         assert blocks(client.messages.create(model="m", max_tokens=10, messages=ASK)) == [("text", "Hi.")]
-    wrong = anthropic.Anthropic(base_url=url, api_key="sk-wrong", max_retries=0)
+    wrong = anthropic_client(url, api_key="sk-wrong")
     with pytest.raises(anthropic.AuthenticationError) as raised:
         wrong.messages.create(model="m", max_tokens=10, messages=ASK)
     assert raised.value.body["error"]["type"] == "authentication_error"

@@ -15,6 +15,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import reasoning_format, tool_format
+from tests.sdk_clients import openai_client
 
 WEATHER = {
     "type": "function",
@@ -60,7 +61,7 @@ def client(serve, fake_backend_server, tmp_path_factory) -> openai.OpenAI:
     ]
     store = {"url": str(tmp_path_factory.mktemp("store") / "responses.db")}
     gateway = serve(create_app(Config.model_validate({"models": models, "store": store})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 def events_of(client: openai.OpenAI, **request) -> list:

@@ -20,6 +20,7 @@ from gateway.ops.config import Config
 from parsers import parse_text, tool_format
 from tests.e2e.llama import literal_grammar
 from tests.e2e.tiny_gguf import byte_token_id
+from tests.sdk_clients import openai_client
 
 TOOLS = [
     {
@@ -69,7 +70,7 @@ def client(serve, llama_server) -> openai.OpenAI:
                 entry["chat_template"] = "backend"
             models.append(entry)
     url = serve(create_app(Config.model_validate({"models": models})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=60)
+    return openai_client(url, timeout=60)
 
 
 def _streamed(stream) -> tuple[str, str, list[tuple[str, dict]], str | None]:
@@ -122,7 +123,7 @@ def test_a_server_left_unset_is_found_to_be_llama_cpp_and_served_as_such(serve, 
     entry = {"name": "found", "backend": {"url": f"{llama_server.url}/v1", "timeout": 60}}
     entry |= {"reasoning_parser": "qwen3", "tool_call_parser": "qwen25"}
     url = serve(create_app(Config.model_validate({"models": [entry]})))
-    found = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=60)
+    found = openai_client(url, timeout=60)
     grammar = {"grammar": literal_grammar(CASES["qwen3"][2])}
     choice = found.chat.completions.create(model="found", messages=MESSAGES, tools=TOOLS, extra_body=grammar).choices[0]
     assert [json.loads(call.function.arguments)["city"] for call in choice.message.tool_calls] == ["Zürich", "東京"]

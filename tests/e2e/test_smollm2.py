@@ -16,6 +16,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.e2e.llama import RAW_TEXT_ARGS
 from tests.project import ROOT
+from tests.sdk_clients import openai_client
 
 QUESTION = [{"role": "user", "content": "Tell me the capital of France."}]
 MAX_TOKENS = 24  # the answer is 8 tokens, its end of turn included
@@ -29,7 +30,7 @@ def client(serve, start_llama_server, smollm2_model) -> openai.OpenAI:
     entry["backend"] = {**entry["backend"], "url": f"{server.url}/v1", "timeout": 120}
     template = {**entry, "name": "smollm2-template", "chat_template": str(smollm2_model)}
     url = serve(create_app(Config.model_validate({"models": [entry, template]})))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=120)
+    return openai_client(url, timeout=120)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

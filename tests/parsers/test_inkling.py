@@ -9,6 +9,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import CallArgs, CallEnd, CallStart, Reasoning, make_pipeline, parse_text
+from tests.sdk_clients import openai_client
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 PARIS = '<|message_model|>get_weather<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris"}}<|end_message|>'
@@ -135,7 +136,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     _, backend_url = fake_backend_server
     model = {"name": "inkling", "backend": {"url": f"{backend_url}/v1", "model": "thinkingmachines/Inkling-Small"}}
     gateway = serve(create_app(Config.model_validate({"models": [model]})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.mark.parametrize("chunk_size", [1, 9])

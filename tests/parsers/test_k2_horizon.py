@@ -10,6 +10,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import CallArgs, CallStart, make_pipeline, parse_text
+from tests.sdk_clients import openai_client
 
 WEATHER = {
     "type": "function",
@@ -191,7 +192,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
     _, backend_url = fake_backend_server
     model = {"name": "k2", "backend": {"url": f"{backend_url}/v1", "model": "IFM/K2-Horizon-7B"}}
     gateway = serve(create_app(Config.model_validate({"models": [model]})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 @pytest.mark.parametrize("chunk_size", [1, 7])

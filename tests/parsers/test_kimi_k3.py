@@ -10,6 +10,7 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import CallArgs, CallStart, make_pipeline, parse_text
 from tests.gateway.test_gateway_formats import HISTORY, SEARCH, WEATHER, streamed
+from tests.sdk_clients import openai_client
 
 TWO_CALLS = (
     "Need two lookups.<|close|>think<|sep|>"
@@ -103,7 +104,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
         ]
     }
     url = serve(create_app(Config.model_validate(config)))
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(url)
 
 
 def test_k3_ids_count_the_conversations_earlier_calls(client, fake):

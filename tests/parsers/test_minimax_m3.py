@@ -14,6 +14,7 @@ from parsers import ParseResult, make_pipeline, reasoning_format
 from parsers.core.events import CallArgs, CallEnd, CallStart
 from tests.gateway.test_gateway_e2e import MESSAGES, both_ways
 from tests.lossless import GREEK, assert_lossless_at_any_split
+from tests.sdk_clients import openai_client
 
 
 def parse(text: str, pieces: int | None = None, **options) -> tuple[str | None, str | None]:
@@ -120,7 +121,7 @@ def m3_client(serve, fake_backend_server) -> openai.OpenAI:
         "tool_call_parser": "minimax-m3",
     }
     gateway = serve(create_app(Config.model_validate({"models": [model]})))
-    return openai.OpenAI(base_url=f"{gateway}/v1", api_key="unused", max_retries=0, timeout=10)
+    return openai_client(gateway)
 
 
 THINK_THEN_CALL = f'Need the weather.</mm:think>{N}<tool_call>{N}<invoke name="get_weather">{N}<city>Paris{N}</city>{N}</invoke>{N}</tool_call>'
