@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Minimal, fast OpenAI-compatible *raw-text* backend for gateway benchmarks.
 
-Copied unchanged (but for formatting) from ../shared/bench/fake_backend.py, the shared
-bench kit whose anchors bench/README.md quotes, so that the bench runs from a
-clone on its own.
+Copied from ../shared/bench/fake_backend.py, the shared bench kit whose
+anchors bench/README.md quotes, so that the bench runs from a clone on its
+own; unchanged but for formatting and `--reuse-port`, which lets several
+processes serve one port (SO_REUSEPORT: the kernel spreads the connections),
+so that the backend keeps up with a gateway of several workers.
 
 Serves on 127.0.0.1 only (refuses any other host):
   POST /v1/chat/completions   stream and non-stream (choices[0].delta.content / message.content)
@@ -391,6 +393,7 @@ def main():
         "--preset", default=env("FAKE_PRESET", "qwen3_tool"), choices=["qwen3_tool", "qwen3_long_arg", "plain"]
     )
     ap.add_argument("--text-file", default=env("FAKE_TEXT_FILE"))
+    ap.add_argument("--reuse-port", action="store_true", help="share the port with other processes (SO_REUSEPORT)")
     ap.add_argument("--write-mode", default=env("FAKE_WRITE_MODE", "event"), choices=["event", "burst"])
     ap.add_argument("--print-text", action="store_true", help="print the configured text and exit")
     a = ap.parse_args()
@@ -405,7 +408,9 @@ def main():
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    srv = loop.run_until_complete(loop.create_server(Conn, a.host, a.port, backlog=4096, reuse_address=True))
+    srv = loop.run_until_complete(
+        loop.create_server(Conn, a.host, a.port, backlog=4096, reuse_address=True, reuse_port=a.reuse_port or None)
+    )
     print(
         f"fake_backend listening on http://{a.host}:{a.port} k={Cfg.k} chunks={Cfg.chunks} "
         f"delay_ms={Cfg.delay_ms} preset={Cfg.preset} write={Cfg.write_mode} pid={os.getpid()}",

@@ -125,12 +125,30 @@ class Bench:
 
     def loads_at_once(self, targets: list[str], stream: bool = True, **options: object) -> dict[str, dict]:
         """A run of bench/stream_load.py against each of `targets`, all at the same time."""
-        started = {target: self._start_load(target, stream, options) for target in targets}
-        return {target: self._row(process) for target, process in started.items()}
+        started = {target: self._start_loads(target, stream, options) for target in targets}
+        return {target: self._row(merged([_output(process) for process in loads])) for target, loads in started.items()}
 
-    def _start_load(self, target: str, stream: bool, options: dict[str, object]) -> subprocess.Popen:
+    def _start_loads(self, target: str, stream: bool, options: dict[str, object]) -> list[subprocess.Popen]:
+        """The load on `target`: one generator, or with several workers one per
+        load core, the streams shared out (one generator process reads at most
+        a core's worth of chunks, less than several workers send)."""
+        cores = cpu_plan(self.workers)[2]
+        concurrency = int(options.get("concurrency", 1))
+        parts = min(len(cores), concurrency) if self.workers > 1 and "concurrency" in options else 1
+        if parts == 1:
+            return [self._start_load(target, stream, options, cores)]
+        per_stream = int(options["requests"]) / concurrency
+        shares = [concurrency // parts + (index < concurrency % parts) for index in range(parts)]
+        return [
+            self._start_load(
+                target, stream, {**options, "concurrency": share, "requests": round(share * per_stream)}, [core]
+            )
+            for share, core in zip(shares, cores, strict=False)
+        ]
+
+    def _start_load(self, target: str, stream: bool, options: dict[str, object], cores: list[int]) -> subprocess.Popen:
         url, body, end = self.request(target, stream)
-        command = [*taskset(cpu_plan(self.workers)[2]), self.python, "-m", "bench.stream_load", "--url", url]
+        command = [*taskset(cores), self.python, "-m", "bench.stream_load", "--url", url]
         command += ["--body", body, "--end-marker", end, "--label", target]
         proxy = {"direct": None, "pt-sse": self.pids["pt-sse"], "floor": self.pids["floor"]}.get(
             target, self.pids["gateway"]
@@ -141,11 +159,7 @@ class Bench:
             command += [f"--{name.replace('_', '-')}", str(value)]
         return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def _row(self, process: subprocess.Popen) -> dict:
-        out, err = process.communicate(timeout=900)
-        if process.returncode:
-            raise SystemExit(f"the load generator failed:\n{err[-3000:]}")
-        row = json.loads(out.strip().splitlines()[-1])
+    def _row(self, row: dict) -> dict:
         proxy_cpu, ok = row["cpu_s"].get("proxy"), row["ok"]
         row["cpu_us_per_chunk"] = proxy_cpu * 1e6 / (ok * (self.sizes.chunks + 2)) if proxy_cpu and ok else None
         row["cpu_us_per_request"] = proxy_cpu * 1e6 / ok if proxy_cpu and ok else None
@@ -164,6 +178,36 @@ class Bench:
                 shown.append(f"errors {row['errors']}")
                 print(f"  [{repeat}] {target}: {', '.join(shown)}", flush=True)
         return rows
+
+
+def _output(process: subprocess.Popen) -> dict:
+    """The JSON line a load generator printed."""
+    out, err = process.communicate(timeout=900)
+    if process.returncode:
+        raise SystemExit(f"the load generator failed:\n{err[-3000:]}")
+    row: dict = json.loads(out.strip().splitlines()[-1])
+    return row
+
+
+def merged(rows: list[dict]) -> dict:
+    """One row for load generators run side by side on one target: requests
+    and errors summed; each counted the same proxy over its own window, so
+    its CPU is the widest window's; percentiles cannot be pooled from
+    summaries, so each gap and time to first byte is the worst of theirs."""
+    if len(rows) == 1:
+        return rows[0]
+    row = dict(rows[0])
+    for key in ("requests", "ok", "errors"):
+        row[key] = sum(part[key] for part in rows)
+    row["error_kinds"] = {}
+    for part in rows:
+        for kind, count in part["error_kinds"].items():
+            row["error_kinds"][kind] = row["error_kinds"].get(kind, 0) + count
+    for key in [key for key in row if key.startswith(("gap_ms", "ttfb_ms", "stream_p99")) or key == "wall_s"]:
+        values = [part[key] for part in rows if part.get(key) is not None]
+        row[key] = max(values) if values else None
+    row["cpu_s"] = {name: max(part["cpu_s"][name] for part in rows) for name in rows[0]["cpu_s"]}
+    return row
 
 
 def cpu_plan(workers: int) -> tuple[list[int], list[int], list[int]]:
@@ -230,7 +274,11 @@ def servers(python: str, workers: int, sizes: Sizes, delay_ms: int, preset: str)
         serve = [python, "-m", "gateway", "serve", "--config", str(gateway_config(Path(folder), bench.urls["backend"]))]
         serve += ["--port", str(ports["gateway"]), "--workers", str(workers)]
         try:
-            started["backend"] = subprocess.Popen([*taskset(backend_cores), *backend], **quiet)
+            if len(backend_cores) > 1:  # a process per core, sharing the port
+                for core in backend_cores:
+                    started[f"backend-{core}"] = subprocess.Popen([*taskset([core]), *backend, "--reuse-port"], **quiet)
+            else:
+                started["backend"] = subprocess.Popen([*taskset(backend_cores), *backend], **quiet)
             started["pt-sse"] = subprocess.Popen([*taskset(proxy[:1]), *passthrough], **quiet)
             started["floor"] = subprocess.Popen([*taskset(proxy[:1]), *floor], **quiet)
             # run from the scratch folder, so that files the gateway writes where it runs go with it

@@ -53,3 +53,64 @@ def test_the_server_side_bench_prices_each_layer():
         "+ middleware",
     ], out
     assert re.search(r"^whole stack over raw ASGI: [+-]\d+\.\d+ µs per request, [+-]\d+\.\d+ µs per event$", out, re.M)
+
+
+def _row(ok: int, gap: float, cpu: float, kinds: dict[str, int]) -> dict:
+    return {
+        "requests": ok + sum(kinds.values()),
+        "ok": ok,
+        "errors": sum(kinds.values()),
+        "error_kinds": kinds,
+        "wall_s": 9.0 + gap,
+        "gap_ms_p99": gap,
+        "ttfb_ms_p99": gap / 10,
+        "stream_p99_gap_ms_worst": None,
+        "cpu_s": {"proxy": cpu},
+    }
+
+
+def test_loads_side_by_side_count_every_stream_and_the_worst_gap():
+    from bench.gateway_bench import merged
+
+    row = merged([_row(100, 21.5, 3.0, {}), _row(98, 24.0, 3.1, {"timeout": 2})])
+    assert (row["requests"], row["ok"], row["errors"], row["error_kinds"]) == (200, 198, 2, {"timeout": 2})
+    assert (row["gap_ms_p99"], row["ttfb_ms_p99"], row["wall_s"]) == (24.0, 2.4, 33.0)
+    assert row["cpu_s"] == {"proxy": 3.1}  # the same proxy, counted over the widest window
+
+
+def test_several_workers_share_the_streams_out_over_the_load_cores(monkeypatch):
+    from bench import gateway_bench
+    from bench.gateway_bench import QUICK, Bench
+
+    monkeypatch.setattr(gateway_bench, "cpu_plan", lambda workers: ([0, 1, 2, 3], [4, 5], [6, 7, 8]))
+    started: list[tuple[dict, list[int]]] = []
+
+    def start_load(self, target, stream, options, cores):
+        started.append((options, cores))
+
+    monkeypatch.setattr(Bench, "_start_load", start_load)
+    Bench(sys.executable, 4, QUICK)._start_loads("chat", True, {"concurrency": 512, "requests": 1024, "ramp": 5.0})
+    assert started == [
+        ({"concurrency": 171, "requests": 342, "ramp": 5.0}, [6]),
+        ({"concurrency": 171, "requests": 342, "ramp": 5.0}, [7]),
+        ({"concurrency": 170, "requests": 340, "ramp": 5.0}, [8]),
+    ]
+    started.clear()
+    Bench(sys.executable, 1, QUICK)._start_loads("chat", True, {"concurrency": 512, "requests": 1024})
+    assert started == [({"concurrency": 512, "requests": 1024}, [6, 7, 8])]  # one worker: one generator
+
+
+def test_fake_backends_share_one_port():
+    from bench.gateway_bench import free_port, wait_up
+
+    port = free_port()
+    command = [sys.executable, str(ROOT / "bench" / "fake_backend.py"), "--port", str(port), "--reuse-port"]
+    backends = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        for _ in range(40):  # a new connection each: the kernel spreads them over the two
+            wait_up(f"http://127.0.0.1:{port}/health")
+    finally:
+        for backend in backends:
+            backend.terminate()
+    served = [re.search(r"'requests': (\d+)", backend.communicate(timeout=30)[0]) for backend in backends]
+    assert all(found and int(found.group(1)) > 0 for found in served), served
