@@ -252,14 +252,22 @@ def test_a_template_whose_analysis_runs_past_render_timeout_is_plain_content_at_
     assert message["choices"][0]["message"]["content"] == REPLY
 
 
-def test_a_servers_template_whose_analysis_runs_past_render_timeout_is_plain_content(serve, caplog) -> None:
-    side, url = _served_from_server(serve, "looping-props", render_timeout=0.5)
-    side.routes["/props"] = (200, {"chat_template": LOOPING})
+def _answer_and_warning(serve, caplog, name: str, template: str, **entry: object) -> tuple[str, str]:
+    """A gateway whose model `name` takes its parsers from a server serving
+    `template`: the URL, once a chat request has answered the scripted
+    reply as content, and the one warning logged about the model."""
+    side, url = _served_from_server(serve, name, **entry)
+    side.routes["/props"] = (200, {"chat_template": template})
     side.routes["/v1/chat/completions"] = chat_answer(REPLY)
     with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
-        reply = httpx.post(f"{url}/v1/chat/completions", json={**BODY, "model": "looping-props"})
+        reply = httpx.post(f"{url}/v1/chat/completions", json={**BODY, "model": name})
     assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == REPLY
-    [warning] = [record.getMessage() for record in caplog.records if "model looping-props" in record.getMessage()]
+    [warning] = [record.getMessage() for record in caplog.records if f"model {name}" in record.getMessage()]
+    return url, warning
+
+
+def test_a_servers_template_whose_analysis_runs_past_render_timeout_is_plain_content(serve, caplog) -> None:
+    url, warning = _answer_and_warning(serve, caplog, "looping-props", LOOPING, render_timeout=0.5)
     assert CUT_OFF in warning and "served as plain content" in warning
     assert listed_parsers(url) == {"reasoning_parser": None, "tool_call_parser": None, "origin": "template: derived"}
 
@@ -269,13 +277,7 @@ TOO_DEEP = "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"
 
 
 def test_a_servers_template_nested_too_deep_to_compile_is_plain_content(serve, caplog) -> None:
-    side, url = _served_from_server(serve, "deep-props")
-    side.routes["/props"] = (200, {"chat_template": TOO_DEEP})
-    side.routes["/v1/chat/completions"] = chat_answer(REPLY)
-    with caplog.at_level(logging.WARNING, logger="parsegate.startup"):
-        reply = httpx.post(f"{url}/v1/chat/completions", json={**BODY, "model": "deep-props"})
-    assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == REPLY
-    [warning] = [record.getMessage() for record in caplog.records if "model deep-props" in record.getMessage()]
+    _, warning = _answer_and_warning(serve, caplog, "deep-props", TOO_DEEP)
     assert "the chat template does not compile: it nests deeper than the template parser reaches" in warning
 
 
