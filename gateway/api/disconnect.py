@@ -1,10 +1,11 @@
-"""A client that leaves before the response starts: while the handler waits
-for the backend's first byte, the client's side of the connection is
-watched, and its disconnect cancels the wait (and so the upstream request)
-at once, instead of at the first-byte timeout.
+"""A client that leaves: `DisconnectWatch`, one task that waits for the
+client's `http.disconnect` and cancels the request's task when it comes
+(a plain task, not an anyio task group: deadline.py says why).
 
-Once the response has started, the event stream (sse.py) watches for the
-disconnect itself.
+While the handler waits for the backend's first byte
+(`unless_client_leaves`), a disconnect cancels the wait (and so the
+upstream request) at once, instead of at the first-byte timeout; once the
+response has started, the event stream (sse.py) watches the same way.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Awaitable
 from typing import TypeVar
 
 from starlette.requests import Request
+from starlette.types import Receive
 
 from gateway.ops.deadline import cancels_asked, only_canceller
 from gateway.ops.errors import ApiError
@@ -23,35 +25,60 @@ CLIENT_CLOSED = 499  # nginx's status for a client that closed the request; nobo
 _Result = TypeVar("_Result")
 
 
+class DisconnectWatch:
+    """Watches `receive` for the calling task: when `http.disconnect` comes
+    (uvicorn also answers it once a response is complete), the task is
+    cancelled and `cut` set, unless `hold` was called first. `stop` ends
+    the watch, raising its own failure if `receive` raised."""
+
+    __slots__ = ("_task", "_before", "_held", "_watcher", "cut")
+
+    def __init__(self, receive: Receive) -> None:
+        task = asyncio.current_task()
+        assert task is not None, "a watch is set by the request's task"
+        self._task = task
+        self._before = cancels_asked(task)
+        self._held = False
+        self.cut = False
+        self._watcher = asyncio.get_running_loop().create_task(self._watch(receive))
+
+    async def _watch(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        if not self._held:
+            self.cut = True
+            self._task.cancel()
+
+    def hold(self) -> None:
+        """From now on a disconnect cancels nothing."""
+        self._held = True
+
+    def cut_alone(self) -> bool:
+        """Called as the task's cancellation (or what it became) is caught:
+        whether the watch's cut was its only cause (then it is withdrawn,
+        and the catcher may swallow it)."""
+        return self.cut and only_canceller(self._task, self._before)
+
+    def stop(self) -> None:
+        self._watcher.cancel()
+        if self._watcher.done() and not self._watcher.cancelled():
+            self._watcher.result()  # the watch's own failure (receive raised), if it failed
+
+
 async def unless_client_leaves(request: Request, waiting: Awaitable[_Result]) -> _Result:
     """`waiting`'s result; cancelled, with a 499, if the client disconnects
-    first. Call it only once the request body has been read. The watch is
-    one plain task, not an anyio task group (deadline.py says why)."""
-    task = asyncio.current_task()
-    assert task is not None, "called by the request's task"
-    before = cancels_asked(task)
-    left = False
-
-    async def watch() -> None:
-        nonlocal left
-        while (await request.receive())["type"] != "http.disconnect":
-            pass
-        left = True
-        task.cancel()
-
-    watcher = asyncio.get_running_loop().create_task(watch())
+    first. Call it only once the request body has been read."""
+    watch = DisconnectWatch(request.receive)
     try:
         result = await waiting
     except BaseException:  # a cancellation, or what the wait made of it
-        if left and only_canceller(task, before):
+        if watch.cut_alone():
             raise _client_left() from None
         raise
     finally:
-        watcher.cancel()
-        if watcher.done() and not watcher.cancelled():
-            watcher.result()  # the watch's own failure (receive raised), if it failed
-    if left:  # what it waited for ended all the same
-        only_canceller(task, before)
+        watch.stop()
+    if watch.cut:  # what it waited for ended all the same
+        watch.cut_alone()
         raise _client_left()
     return result
 

@@ -41,7 +41,8 @@ from starlette.background import BackgroundTask
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from gateway.ops.deadline import Deadline, cancels_asked, only_canceller
+from gateway.api.disconnect import DisconnectWatch
+from gateway.ops.deadline import Deadline
 
 DATA = b"data: "
 END = b"\n\n"
@@ -106,41 +107,25 @@ class EventStream(StreamingResponse):
         self._ping_seconds = ping_seconds
         self._ping_event = ping
         self._last_sent = 0.0
-        self._closing = False  # the events are being closed (or ended): a client leaving now cuts nothing
-        self._cut = False  # the client left, and its leaving cancelled the stream
         self._quiet_timer: asyncio.TimerHandle | None = None
         self._pinging: asyncio.Future[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Stream the events until they end or the client leaves (a task
-        watches for the disconnect, and cancels the stream's), then run the
-        background task. Starlette's own watch takes a task group and a
-        task more per request."""
-        task = asyncio.current_task()
-        assert task is not None, "called by the request's task"
-        before = cancels_asked(task)
-        watcher = asyncio.get_running_loop().create_task(self._until_client_leaves(receive, task))
+        """Stream the events until they end or the client leaves (a
+        `DisconnectWatch` cancels the stream), then run the background task.
+        Starlette's own watch takes a task group and a task more per request."""
+        watch = DisconnectWatch(receive)
         try:
-            await self.stream_response(send)
+            await self._stream(send, watch)
         except asyncio.CancelledError:
-            if not (self._cut and only_canceller(task, before)):
+            if not watch.cut_alone():
                 raise
         finally:
-            watcher.cancel()
-            if watcher.done() and not watcher.cancelled():
-                watcher.result()  # the watch's own failure (receive raised), if it failed
+            watch.stop()
         if self.background is not None:
             await self.background()
 
-    async def _until_client_leaves(self, receive: Receive, streaming: asyncio.Task) -> None:
-        # uvicorn's receive also answers `http.disconnect` once the response is complete
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        if not self._closing:
-            self._cut = True
-            streaming.cancel()
-
-    async def stream_response(self, send: Send) -> None:
+    async def _stream(self, send: Send, watch: DisconnectWatch) -> None:
         # The loop's own clock, as its timers read it, at a twentieth of
         # anyio.current_time()'s cost per event (docs/benchmarks.md, "Server side").
         loop = asyncio.get_running_loop()
@@ -155,7 +140,7 @@ class EventStream(StreamingResponse):
             await self._stop_pings()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:  # a client that left cancels this while the events wait at a `yield`
-            self._closing = True
+            watch.hold()  # the events close whole, whoever leaves now
             try:
                 await self._stop_pings()
             finally:
