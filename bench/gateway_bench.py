@@ -392,7 +392,7 @@ def paired(bench: Bench) -> list[str]:
 
 
 def whole(bench: Bench) -> list[str]:
-    rows = bench.rounds(SURFACES, stream=False, concurrency=8, requests=bench.sizes.whole_requests)
+    rows = bench.rounds(SURFACES, stream=False, concurrency=8, requests=bench.sizes.whole_requests, warmup=16)
     return [
         "whole: non-streamed requests, 8 at a time",
         *ratio_table(rows, "cpu_us_per_request", "µs per request", None),
