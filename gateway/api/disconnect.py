@@ -45,7 +45,7 @@ class DisconnectWatch:
     async def _watch(self, receive: Receive) -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
-        if not self._held:
+        if not self._held and cancels_asked(self._task) == self._before:  # not once somebody else cancelled it
             self.cut = True
             self._task.cancel()
 

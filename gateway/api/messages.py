@@ -13,6 +13,8 @@ Anthropic-shaped (anthropic_errors.py).
 
 from __future__ import annotations
 
+from functools import partial
+
 import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
@@ -42,7 +44,7 @@ async def create_message(request: Request) -> Response:
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
         stream = await unless_client_leaves(request, turn.stream())
-        events = message_events(stream, messages.model)
+        events = partial(message_events, stream, messages.model)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
     return _json(message_object(await unless_client_leaves(request, turn.answer()), turn))
 

@@ -18,9 +18,9 @@ mid-stream ends it with an `error` event. Only the first choice is rendered
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
+from collections.abc import Callable
 from functools import partial
 
 import orjson
@@ -28,7 +28,7 @@ import orjson
 from gateway.api.anthropic_errors import from_api_error
 from gateway.api.messages_ids import encode_call_id
 from gateway.api.segments import TEXT, Segmenter
-from gateway.api.sse import Envelope, named_event
+from gateway.api.sse import Envelope, EventStream, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
 from parsers import CallArgs, Content, Event, Reasoning
 from parsers.core.json_close import JsonCloser
@@ -176,7 +176,7 @@ class StreamedBlocks(MessageBlocks):
         return events
 
 
-async def message_events(stream: TurnStream, model: str) -> AsyncGenerator[bytes]:
+async def message_events(stream: TurnStream, model: str, out: EventStream) -> None:
     """The Anthropic event stream of one streamed turn."""
     message: dict[str, object] = {
         "id": message_id(),
@@ -188,35 +188,37 @@ async def message_events(stream: TurnStream, model: str) -> AsyncGenerator[bytes
         "stop_sequence": None,
         "usage": usage_of(None),
     }
-    yield named_event("message_start", {"type": "message_start", "message": message})
-    yield PING
+    await out.send(named_event("message_start", {"type": "message_start", "message": message}) + PING)
     blocks = StreamedBlocks(tool_use_ids(stream.turn))
     segments = Segmenter(blocks, calls_stay_open=False)
     finish: str | None = None
     stop_sequence: str | None = None
     usage: dict | None = None
-    async with aclosing(aiter(stream)) as batches:
-        async for batch in batches:
-            for update in batch:
-                if type(update) is TurnUpdate:
-                    if update.choice != 0:
-                        continue
-                    segments.feed(update.events, update.cut_calls)
-                    if update.finish_reason is not None:
-                        finish, stop_sequence = update.finish_reason, update.stop_sequence
-                elif type(update) is UsageUpdate:
-                    usage = update.usage
-            if blocks.out:  # one write per read of the backend
-                yield blocks.sent()
+
+    def deliver(batch: list[TurnUpdate | UsageUpdate]) -> asyncio.Future[None] | None:
+        nonlocal finish, stop_sequence, usage
+        for update in batch:
+            if type(update) is TurnUpdate:
+                if update.choice != 0:
+                    continue
+                segments.feed(update.events, update.cut_calls)
+                if update.finish_reason is not None:
+                    finish, stop_sequence = update.finish_reason, update.stop_sequence
+            elif type(update) is UsageUpdate:
+                usage = update.usage
+        return out.write(blocks.sent()) if blocks.out else None  # one write per piece of the backend's stream
+
+    await stream.run(deliver)
     if stream.failure is not None:
-        yield named_event("error", from_api_error(stream.failure))
+        await out.send(named_event("error", from_api_error(stream.failure)))
         return
     segments.finish()
     delta = {"stop_reason": stop_reason(finish, stop_sequence), "stop_sequence": stop_sequence}
-    yield blocks.sent() + named_event(
-        "message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)}
+    await out.send(
+        blocks.sent()
+        + named_event("message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)})
+        + MESSAGE_STOP
     )
-    yield MESSAGE_STOP
 
 
 def message_object(answer: Answer, turn: Turn) -> dict:

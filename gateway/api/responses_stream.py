@@ -20,8 +20,9 @@ Responses API has one).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
+import asyncio
+from collections.abc import Callable
+from functools import partial
 
 import orjson
 from starlette.background import BackgroundTask
@@ -39,7 +40,7 @@ from gateway.api.responses_state import Memory
 from gateway.api.responses_tools import Tools
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
-from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, UsageUpdate
+from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
 from gateway.ops.errors import ApiError
 from parsers import Content, Event
 
@@ -222,25 +223,27 @@ class ResponseEvents:
         return self.event({"type": kind or "response.completed", "response": response})
 
 
-async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None) -> AsyncGenerator[bytes]:
+async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None, out: EventStream) -> None:
     usage = None
+
+    def deliver(batch: list[TurnUpdate | UsageUpdate]) -> asyncio.Future[None] | None:
+        nonlocal usage
+        for update in batch:
+            if type(update) is UsageUpdate:
+                usage = update.usage
+                continue
+            if update.choice != 0:
+                continue
+            events.segments.feed(update.events, update.cut_calls)
+            if update.finish_reason is not None:
+                events.finish_reason = update.finish_reason
+                events.segments.finish(cut=update.finish_reason == CUT_REASON)
+        return out.write(events.sent()) if events.out else None  # one write per piece of the backend's stream
+
     try:
-        yield events.opening()
-        async with aclosing(aiter(stream)) as batches:
-            async for batch in batches:
-                for update in batch:
-                    if type(update) is UsageUpdate:
-                        usage = update.usage
-                        continue
-                    if update.choice != 0:
-                        continue
-                    events.segments.feed(update.events, update.cut_calls)
-                    if update.finish_reason is not None:
-                        events.finish_reason = update.finish_reason
-                        events.segments.finish(cut=update.finish_reason == CUT_REASON)
-                if events.out:  # one write per read of the backend
-                    yield events.sent()
-    except BaseException:  # the client left (cancelled, or the generator closed)
+        await out.send(events.opening())
+        await stream.run(deliver)
+    except BaseException:  # the client left (cancelled), or could not be written to
         if memory is not None:
             memory.keep_later(events.interrupted(usage, stream.open_calls(0)))
         raise
@@ -251,7 +254,7 @@ async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | N
             await memory.keep(response)  # before the final event: a client that reads it can chain at once
         except ApiError as error:
             response = events.failed(error.body, usage)
-    yield closing + events.final(response)
+    await out.send(closing + events.final(response))
 
 
 def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> dict:
@@ -272,4 +275,4 @@ async def stream_response(
     response is stored before its event is sent."""
     stream = await turn.stream()
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
-    return EventStream(_events(stream, events, memory), background=BackgroundTask(stream.release))
+    return EventStream(partial(_events, stream, events, memory), background=BackgroundTask(stream.release))

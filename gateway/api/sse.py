@@ -9,20 +9,25 @@ with a blank line. Events sent per token are framed from an `Envelope`,
 the event's bytes around its one varying value, encoded once per block and
 concatenated per delta (`head + orjson.dumps(value) + tail`).
 
-`EventStream` sends the framed events as they are, a starlette
-`StreamingResponse` that stops the stream when the client disconnects:
-sse-starlette's EventSourceResponse would open a cancel scope per event
-for its per-send timeout, the largest per-chunk cost it adds. It sends the
-headers an event stream needs and, like sse-starlette, a comment line
-whenever the stream has been quiet for `ping_seconds` (counted from the
-last thing sent, so never more than that apart), so that proxies keep it
-open (or the surface's own keep-alive event: Anthropic's `ping`). However
-the stream ends (a client that left included) its events are closed before
-the response returns, so that what they record (the usage) is in the
-request's log line. Per stream that takes one task (the disconnect watch)
-and one timer (the keep-alive), and nothing per event but reading the
-loop's clock: starlette's own watch and a ping task would take two anyio
-task groups and two tasks more per request (deadline.py).
+`EventStream` sends the framed events its producer writes: a coroutine
+given the stream, which sends the opening and closing events with `send`
+from the request's task, and writes the events of the backend's body with
+`write`, from the connection's callback as the body arrives
+(backend/body_push.py). `write` steps the ASGI `send` there and then, as a
+task would step it, so that a paced chunk wakes no task: when the
+client's flow control holds the send, `write` returns its future, and the
+push stops reading the backend until it is done. sse-starlette's
+EventSourceResponse would open a cancel scope per event for its per-send
+timeout, the largest per-chunk cost it adds. It sends the headers an
+event stream needs and, like sse-starlette, a comment line whenever the
+stream has been quiet for `ping_seconds` (counted from the last thing
+sent, so never more than that apart), so that proxies keep it open (or
+the surface's own keep-alive event: Anthropic's `ping`). However the
+stream ends (a client that left included) the producer's own cleanup
+runs whole before the response returns, so that what it records (the
+usage) is in the request's log line. Per stream that takes one task (the
+disconnect watch) and one timer (the keep-alive), and nothing per event
+but reading the loop's clock.
 
 Measured (`python -m bench.sse_library_bench`, bench/README.md "Card
 libraries"): sending the same event in-process, sse-starlette 3.7.0 costs
@@ -34,22 +39,23 @@ cancel scope alone about 6.5 µs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+import contextvars
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, cast
 
 import orjson
 from starlette.background import BackgroundTask
-from starlette.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
 from gateway.api.disconnect import DisconnectWatch
-from gateway.ops.deadline import Deadline
 
 DATA = b"data: "
 END = b"\n\n"
 DONE = b"data: [DONE]\n\n"
 PING = b": ping\n\n"
 PING_SECONDS = 15.0
-CLOSE_SECONDS = 5.0  # at most this long to close the events of a stream that ended early
 _HEADERS = {"Cache-Control": "no-store", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
 
 
@@ -90,33 +96,49 @@ class Envelope:
         self.tail = after + encoded[hole + 4 :] + END
 
 
-class EventStream(StreamingResponse):
-    """A `text/event-stream` response of framed events."""
+Produce = Callable[["EventStream"], Awaitable[None]]
+
+
+class EventStream(Response):
+    """A `text/event-stream` response whose events `produce` writes: with
+    `send` from its own task, or with `write` from a callback (the
+    backend's body pushed as it arrives, backend/body_push.py)."""
 
     media_type = "text/event-stream"
 
     def __init__(
         self,
-        events: AsyncGenerator[bytes],
+        produce: Produce,
         background: BackgroundTask | None = None,
         ping_seconds: float = PING_SECONDS,
         ping: bytes = PING,
     ) -> None:
-        super().__init__(events, headers=_HEADERS, background=background)
-        self._events = events
+        self.status_code = 200
+        self.background = background
+        self.init_headers(_HEADERS)
+        self._produce = produce
         self._ping_seconds = ping_seconds
         self._ping_event = ping
+        self._asgi_send: Send = _not_started
+        self._watch: DisconnectWatch | None = None
+        self._context = contextvars.Context()
         self._last_sent = 0.0
+        self._now: Callable[[], float] = time.monotonic
         self._quiet_timer: asyncio.TimerHandle | None = None
         self._pinging: asyncio.Future[None] | None = None
+        self._held: asyncio.Future[None] | None = None  # a `write` the client's flow control holds
+        self._held_send: Coroutine[Any, Any, None] | None = None
+        self._queued: list[bytes] = []  # written while a send is held
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Stream the events until they end or the client leaves (a
         `DisconnectWatch` cancels the stream), then run the background task.
         Starlette's own watch takes a task group and a task more per request."""
-        watch = DisconnectWatch(receive)
+        watch = self._watch = DisconnectWatch(receive)
+        self._asgi_send = send
+        self._context = contextvars.copy_context()
         try:
-            await self._stream(send, watch)
+            await self._stream()
         except asyncio.CancelledError:
             if not watch.cut_alone():
                 raise
@@ -125,29 +147,110 @@ class EventStream(StreamingResponse):
         if self.background is not None:
             await self.background()
 
-    async def _stream(self, send: Send, watch: DisconnectWatch) -> None:
+    async def _stream(self) -> None:
         # The loop's own clock, as its timers read it, at a twentieth of
         # anyio.current_time()'s cost per event (docs/benchmarks.md, "Server side").
         loop = asyncio.get_running_loop()
-        clock = loop.time
+        send = self._asgi_send
+        self._now = loop.time
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            self._last_sent = clock()
-            self._quiet_timer = loop.call_at(self._last_sent + self._ping_seconds, self._when_quiet, send)
-            async for event in self._events:
-                self._last_sent = clock()
-                await send({"type": "http.response.body", "body": event, "more_body": True})
+            self._last_sent = loop.time()
+            self._quiet_timer = loop.call_at(self._last_sent + self._ping_seconds, self._when_quiet)
+            await self._produce(self)
+            await self._settled()
             await self._stop_pings()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        finally:  # a client that left cancels this while the events wait at a `yield`
-            watch.hold()  # the events close whole, whoever leaves now
-            try:
-                await self._stop_pings()
-            finally:
-                with Deadline(CLOSE_SECONDS, move_on=True):
-                    await self._events.aclose()
+        finally:
+            self._hold()
+            if self._held_send is not None:  # the client left with a write held
+                self._held_send.close()
+                self._held_send = None
+            if self._held is not None:
+                self._held.cancel()
+                self._held = None
+            self._queued.clear()
+            await self._stop_pings()
 
-    def _when_quiet(self, send: Send) -> None:
+    def write(self, event: bytes) -> asyncio.Future[None] | None:
+        """Send `event` at once (any callback may): `None` once it is sent,
+        or the future of a send the client's flow control holds (what is
+        written meanwhile goes after it, in order, and the future is done
+        once all of it is sent). The ASGI `send` is stepped here as a task
+        would step it, without waking one (docs/benchmarks.md, "The pushed
+        body")."""
+        self._last_sent = self._now()
+        if self._held is not None:  # it goes once the held send is done, in order
+            self._queued.append(event)
+            return self._held
+        sending = self._asgi_send({"type": "http.response.body", "body": event, "more_body": True})
+        try:
+            waits_for = sending.send(None)  # type: ignore[attr-defined]
+        except StopIteration:
+            return None
+        except BaseException:
+            self._hold()
+            raise
+        self._held = asyncio.get_running_loop().create_future()
+        self._held_send = sending  # type: ignore[assignment]
+        self._resume_when(waits_for)
+        return self._held
+
+    async def send(self, event: bytes) -> None:
+        """Send `event` from the stream's task (after any held `write`)."""
+        await self._settled()
+        self._last_sent = self._now()
+        try:
+            await self._asgi_send({"type": "http.response.body", "body": event, "more_body": True})
+        except BaseException:
+            self._hold()
+            raise
+
+    async def _settled(self) -> None:
+        held = self._held
+        if held is not None:
+            await asyncio.wait([held])
+            held.result()
+
+    def _resume_when(self, waits_for: object) -> None:
+        """Go on with the held send when what it waits for is done, as an
+        asyncio task would (a bare `yield` waits for the loop's next turn)."""
+        if waits_for is None:
+            asyncio.get_running_loop().call_soon(self._resume_held, context=self._context)
+            return
+        future = cast("asyncio.Future[object]", waits_for)
+        future._asyncio_future_blocking = False  # taken, as a task takes it
+        future.add_done_callback(lambda _: self._resume_held(), context=self._context)
+
+    def _resume_held(self) -> None:
+        sending, held = self._held_send, self._held
+        if sending is None or held is None:
+            return  # the stream ended meanwhile
+        try:
+            waits_for = sending.send(None)
+        except StopIteration:
+            if self._queued:  # what was written meanwhile, as one send
+                event = b"".join(self._queued)
+                self._queued.clear()
+                message = {"type": "http.response.body", "body": event, "more_body": True}
+                self._held_send = cast("Coroutine[Any, Any, None]", self._asgi_send(message))
+                self._resume_when(None)
+                return
+            self._held = self._held_send = None
+            held.set_result(None)
+        except BaseException as error:
+            self._held = self._held_send = None
+            self._hold()
+            held.set_exception(error)
+        else:
+            self._resume_when(waits_for)
+
+    def _hold(self) -> None:
+        """The stream is ending, its events closing: no disconnect cuts that."""
+        if self._watch is not None:
+            self._watch.hold()
+
+    def _when_quiet(self) -> None:
         """The keep-alive timer: sends the ping once the stream has been
         quiet for `ping_seconds`, and sets itself for the next time it may
         be due (so one timer per stream, and nothing per event)."""
@@ -155,12 +258,13 @@ class EventStream(StreamingResponse):
         now = loop.time()
         due = self._last_sent + self._ping_seconds
         if now >= due:
-            if self._pinging is None or _sent(self._pinging):  # not while a ping waits for a slow client
+            # not while a ping or a write waits for a slow client
+            if (self._pinging is None or _sent(self._pinging)) and self._held is None:
                 self._last_sent = now
                 ping = {"type": "http.response.body", "body": self._ping_event, "more_body": True}
-                self._pinging = asyncio.ensure_future(send(ping))
+                self._pinging = asyncio.ensure_future(self._asgi_send(ping))
             due = now + self._ping_seconds
-        self._quiet_timer = loop.call_at(due, self._when_quiet, send)
+        self._quiet_timer = loop.call_at(due, self._when_quiet)
 
     async def _stop_pings(self) -> None:
         """No ping after this; one being sent is cancelled (its failure, if
@@ -174,6 +278,10 @@ class EventStream(StreamingResponse):
             failure = None if pinging.cancelled() else pinging.exception()
             if failure is not None:
                 raise failure
+
+
+async def _not_started(message: Message) -> None:
+    raise RuntimeError("the event stream has not started")
 
 
 def _sent(ping: asyncio.Future[None]) -> bool:

@@ -4,11 +4,12 @@ parse plan built, the backend's answer read into parser events.
 Every client surface (chat completions, Responses, Messages) turns its
 request into the internal chat payload, opens a `Turn` with `chat_turn`,
 and renders what the turn yields in its own shapes: one parsing path,
-several renderers. Streamed, `TurnStream` yields a `TurnUpdate` per choice
-per upstream chunk (and a `UsageUpdate` when the backend reports usage);
-a backend that fails or cuts the stream leaves its `ApiError` in
-`TurnStream.failure` once the updates end, after what the parsers still
-held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
+several renderers. Streamed, `TurnStream.run` hands the surface's
+`deliver` a `TurnUpdate` per choice per upstream chunk (and a `UsageUpdate`
+when the backend reports usage), a list per piece of the backend's body, in
+the connection's callback as the piece arrives (backend/body_push.py); a
+backend that fails or cuts the stream leaves its `ApiError` in
+`TurnStream.failure` once the run ends, after what the parsers still held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 
 A turn cut short (the stream broke, or the backend stopped at the token
 limit) names the calls it cut in `cut_calls`: their arguments are as far as
@@ -18,7 +19,8 @@ dropped, reasoning tokens filled in).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import final
 
@@ -34,7 +36,6 @@ from gateway.backend.server_kind import with_server_kind
 from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import Backend
 from gateway.backend.usage import checked_usage, with_reasoning_tokens
-from gateway.ops.deadline import Deadline
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
@@ -214,52 +215,51 @@ class Turn:
         return Answer(choices, usage)
 
 
+Deliver = Callable[[list["TurnUpdate | UsageUpdate"]], "asyncio.Future[None] | None"]
+
+
 class TurnStream:
-    """The updates of one streamed turn, a list for each read of the
-    backend's stream (a surface writes each list to its client at once);
-    iterate once. The upstream response is released when the iteration
-    ends, or when it is closed early."""
+    """The updates of one streamed turn, handed to a surface's `deliver` as
+    the backend's stream arrives, a list for each piece of it (a surface
+    writes each list to its client at once, and returns the future of a
+    write its client has not taken yet: backend/body_push.py); `run` once.
+    The upstream response is released when the run ends, or is cancelled."""
 
     def __init__(self, turn: Turn, response: UpstreamResponse) -> None:
         self.turn = turn
         self.response = response
         self.usage: dict | None = None  # the last usage seen
-        self.failure: ApiError | None = None  # set when the updates end, if the backend failed
+        self.failure: ApiError | None = None  # set when the run ends, if the backend failed
         self._choices: dict[int, _Choice] = {}
         self._carried_text = False  # the current chunk carried text (held-back content included)
 
     async def release(self) -> None:
         await self.turn.backend.release(self.response)
 
-    def __aiter__(self) -> AsyncGenerator[list[TurnUpdate | UsageUpdate]]:
-        return self._updates()
-
-    async def _updates(self) -> AsyncGenerator[list[TurnUpdate | UsageUpdate]]:
+    async def run(self, deliver: Deliver) -> None:
+        """Deliver the turn's updates, then the ends of the choices the
+        stream left open; a backend failure is left in `failure`."""
         turn = self.turn
         backend, record = turn.backend, turn.record
         failure: ApiError | None = None
         failure_kind = "stream_error"
-        try:
-            batches = backend.payloads(self.response)
-            done = False
-            async for batch in batches:
-                updates: list[TurnUpdate | UsageUpdate] = []
-                for data in batch:
-                    if data == b"[DONE]":
-                        done = True
-                        break
-                    try:
-                        chunk = _chunk(data, backend)
-                    except ApiError:  # what came before the malformed chunk goes out first
-                        if updates:
-                            yield updates
-                        raise
-                    self._read_chunk(chunk, updates)
-                if updates:
-                    yield updates
-                if done:
-                    await _drain(batches)
+
+        def read(payloads: list[bytes]) -> asyncio.Future[None] | None:
+            updates: list[TurnUpdate | UsageUpdate] = []
+            for data in payloads:
+                if data == b"[DONE]":
                     break
+                try:
+                    chunk = _chunk(data, backend)
+                except ApiError:  # what came before the malformed chunk goes out first
+                    if updates:
+                        deliver(updates)
+                    raise
+                self._read_chunk(chunk, updates)
+            return deliver(updates) if updates else None
+
+        try:
+            await backend.push_payloads(self.response, read, DRAIN_SECONDS)
         except ApiError as error:
             failure = error
             failure_kind = stream_failure_kind(error)
@@ -277,7 +277,7 @@ class TurnStream:
                 events, cut_calls = self._finish(choice, cut=True)
                 ends.append(TurnUpdate(index, events, cut_calls=cut_calls))
         if ends:
-            yield ends
+            deliver(ends)
         if failure is not None:
             record.upstream_failed(failure_kind)
             self.failure = failure
@@ -345,15 +345,6 @@ def _chunk(data: bytes, backend: Backend) -> dict:
     if not isinstance(chunk, dict) or "error" in chunk:
         raise _backend_error(chunk, backend)
     return chunk
-
-
-async def _drain(payloads: AsyncIterator[list[bytes]]) -> None:
-    """Read the little that follows `[DONE]` (the end of the body), so that
-    the connection goes back to the pool instead of being closed; a backend
-    that keeps the stream open after it gets `DRAIN_SECONDS`."""
-    with Deadline(DRAIN_SECONDS, move_on=True):
-        async for _ in payloads:
-            pass
 
 
 def _backend_error(chunk: object, backend: Backend) -> ApiError:

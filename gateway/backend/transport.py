@@ -9,8 +9,9 @@ still to read, and turns the client's failures into `TransportFailure`:
 whether a connection was ever made (then a request is safe to try again)
 and whether it timed out. The body is read whole, piece by piece or as
 the `data:` payloads of an event stream (sse_reader.py), each piece due
-within `idle_timeout` of the last (idle.py); there the failures come out
-as the client's errors (upstream_errors.py). Retries over the backend's
+within `idle_timeout` of the last (idle.py); a streamed chat body is pushed
+to its reader as it arrives instead (`push_payloads`, body_push.py). There
+the failures come out as the client's errors (upstream_errors.py). Retries over the backend's
 URLs are upstream.py's. A demo backend (demo_backend.py) answers
 in-process instead, through the same response type.
 """
@@ -28,6 +29,7 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
+from gateway.backend.body_push import BodyPush
 from gateway.backend.demo_backend import demo_answer
 from gateway.backend.idle import IdleExpired, IdleWatch
 from gateway.backend.sse_reader import EventLines, LineTooLong
@@ -108,12 +110,14 @@ class UpstreamResponse:
         headers: Mapping[str, str],
         body: AsyncIterator[bytes],
         close: Callable[[], None],
+        content: aiohttp.StreamReader | None = None,
     ) -> None:
         self.status_code = status_code
         self.reason_phrase = reason_phrase
         self.headers = headers  # case-insensitive
         self._body = body
         self._close = close
+        self.content = content  # aiohttp's reader of the body, which a push takes over (body_push.py)
 
     @property
     def is_success(self) -> bool:
@@ -170,7 +174,7 @@ def _from_aiohttp(response: aiohttp.ClientResponse) -> UpstreamResponse:
         else:
             response.close()
 
-    return UpstreamResponse(response.status, response.reason or "", response.headers, _Pieces(content), close)
+    return UpstreamResponse(response.status, response.reason or "", response.headers, _Pieces(content), close, content)
 
 
 class Transport:
@@ -240,6 +244,41 @@ class Transport:
         """The `data:` payloads of a streamed response, a list per read, each
         read due within `idle_seconds` of the last."""
         return self._within_idle(response, errors, EventLines().feed)
+
+    async def push_payloads(
+        self,
+        response: UpstreamResponse,
+        errors: UpstreamErrors,
+        deliver: Callable[[list[bytes]], asyncio.Future[None] | None],
+        drain_seconds: float,
+    ) -> None:
+        """The `data:` payloads of a streamed response handed to `deliver` as
+        they arrive, a list per piece of the body (body_push.py: `deliver`
+        returns the future of a write the client has not taken yet, and
+        reading waits for it). The stream ends at its `[DONE]` payload, the
+        last delivered; the rest of the body is read for at most
+        `drain_seconds` so that the connection goes back to the pool.
+        Failures as `payloads`'."""
+        lines = EventLines()
+
+        def delivered(piece: bytes) -> asyncio.Future[None] | None:
+            payloads = lines.feed(piece)
+            if not payloads:
+                return None
+            if b"[DONE]" in payloads:
+                push.stop()
+            return deliver(payloads)
+
+        push = BodyPush(delivered, self.idle_seconds, drain_seconds)
+        try:
+            with failures():
+                await push.run(response.content, response.aiter_bytes())
+        except IdleExpired:
+            raise errors.transport_error(_timed_out("stopped sending", self.idle_seconds)) from None
+        except TransportFailure as failure:
+            raise errors.transport_error(failure) from None
+        except LineTooLong:
+            raise errors.line_too_long() from None
 
     def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
         """A streamed response's body as it comes, decoded (no gzip left),

@@ -7,8 +7,9 @@ The URL always comes from config.yaml; nothing in a request can change it.
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import orjson
 
@@ -202,6 +203,17 @@ class Backend:
         """The `data:` payloads of a streamed response, a list per read (one
         write to the client), each read due within `idle_timeout` of the last."""
         return self.client.payloads(response, self.errors)
+
+    async def push_payloads(
+        self,
+        response: UpstreamResponse,
+        deliver: Callable[[list[bytes]], asyncio.Future[None] | None],
+        drain_seconds: float,
+    ) -> None:
+        """The `data:` payloads of a streamed response handed to `deliver` as
+        they arrive, up to `[DONE]`, each piece due within `idle_timeout` of
+        the last (transport.py, body_push.py)."""
+        await self.client.push_payloads(response, self.errors, deliver, drain_seconds)
 
     async def complete(self, body: bytes) -> dict:
         """Send a non-streamed request and return the backend's JSON answer."""

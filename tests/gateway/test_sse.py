@@ -30,10 +30,10 @@ def test_event_stream_sends_framed_events_and_pings_while_quiet():
         backend_resumed = asyncio.Event()
         sent: list[dict] = []
 
-        async def events():
-            yield b"data: 1\n\n"
+        async def events(out: EventStream) -> None:
+            await out.send(b"data: 1\n\n")
             await backend_resumed.wait()
-            yield b"data: 2\n\n"
+            await out.send(b"data: 2\n\n")
 
         async def send(message: dict) -> None:
             sent.append(message)
@@ -43,7 +43,7 @@ def test_event_stream_sends_framed_events_and_pings_while_quiet():
         async def receive() -> dict:  # the client stays connected
             await asyncio.Event().wait()
 
-        await EventStream(events(), ping_seconds=0.01)({"type": "http"}, receive, send)
+        await EventStream(events, ping_seconds=0.01)({"type": "http"}, receive, send)
         return sent
 
     sent = asyncio.run(scenario())
@@ -62,11 +62,11 @@ def test_a_client_leaving_mid_stream_ends_it_closes_the_events_and_runs_the_back
         sent: list[dict] = []
         left = asyncio.Event()
 
-        async def events():
+        async def events(out: EventStream) -> None:
             try:
-                yield b"data: 1\n\n"
+                await out.send(b"data: 1\n\n")
                 await asyncio.Event().wait()  # the backend goes quiet
-                yield b"data: 2\n\n"
+                await out.send(b"data: 2\n\n")
             finally:
                 happened.append("events closed")
 
@@ -82,7 +82,7 @@ def test_a_client_leaving_mid_stream_ends_it_closes_the_events_and_runs_the_back
         async def background() -> None:
             happened.append("background ran")
 
-        stream = EventStream(events(), background=BackgroundTask(background))
+        stream = EventStream(events, background=BackgroundTask(background))
         await asyncio.get_running_loop().create_task(stream({"type": "http"}, receive, send))
         return sent, happened
 
@@ -91,16 +91,20 @@ def test_a_client_leaving_mid_stream_ends_it_closes_the_events_and_runs_the_back
     assert happened == ["events closed", "background ran"]
 
 
-async def _closing_slowly(closing: asyncio.Event, finish_closing: asyncio.Event, happened: list[str]):
+def _closing_slowly(closing: asyncio.Event, finish_closing: asyncio.Event, happened: list[str]):
     """Two events, whose closing waits (say, to give the upstream response
     back) until `finish_closing` is set, then says so in `happened`."""
-    try:
-        yield b"data: 1\n\n"
-        yield b"data: 2\n\n"
-    finally:
-        closing.set()
-        await finish_closing.wait()
-        happened.append("closed")
+
+    async def events(out: EventStream) -> None:
+        try:
+            await out.send(b"data: 1\n\n")
+            await out.send(b"data: 2\n\n")
+        finally:
+            closing.set()
+            await finish_closing.wait()
+            happened.append("closed")
+
+    return events
 
 
 def test_a_client_leaving_while_the_events_close_does_not_cut_their_closing():
@@ -164,10 +168,10 @@ def test_a_ping_that_failed_is_raised_at_the_end_and_the_events_still_close():
         happened: list[str] = []
         ping_failed = asyncio.Event()
 
-        async def events():
+        async def events(out: EventStream) -> None:
             try:
-                yield b"data: 1\n\n"
-                yield b"data: 2\n\n"
+                await out.send(b"data: 1\n\n")
+                await out.send(b"data: 2\n\n")
             finally:
                 happened.append("closed")
 
@@ -182,7 +186,7 @@ def test_a_ping_that_failed_is_raised_at_the_end_and_the_events_still_close():
             await ping_failed.wait()
             return {"type": "http.disconnect"}
 
-        stream = EventStream(events(), ping_seconds=0.01)
+        stream = EventStream(events, ping_seconds=0.01)
         try:
             await asyncio.get_running_loop().create_task(stream({"type": "http"}, receive, send))
         except RuntimeError as error:

@@ -61,9 +61,9 @@ def test_the_first_keep_alive_comes_one_period_after_the_last_event():
         loop = asyncio.get_running_loop()
         stop, times = asyncio.Event(), {}
 
-        async def events():
+        async def events(out: EventStream) -> None:
             await asyncio.sleep(period * 0.2)  # the event falls inside the first period
-            yield b"data: 1\n\n"
+            await out.send(b"data: 1\n\n")
             await stop.wait()
 
         async def send(message: dict) -> None:
@@ -76,7 +76,7 @@ def test_the_first_keep_alive_comes_one_period_after_the_last_event():
         async def receive() -> dict:
             await asyncio.Event().wait()
 
-        await EventStream(events(), ping_seconds=period)({"type": "http"}, receive, send)
+        await EventStream(events, ping_seconds=period)({"type": "http"}, receive, send)
         return times["ping"] - times["event"]
 
     assert virtual_clock.run(scenario()) == pytest.approx(period)

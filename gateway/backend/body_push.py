@@ -1,0 +1,261 @@
+"""A streamed body handed to its reader as it arrives, in the connection's
+own callback, instead of read by the request's task.
+
+Read by the task, every piece of a paced stream wakes it: aiohttp's
+reader stores the piece and sets a future, the loop schedules the task,
+and the task climbs back down its awaits to the read. Pushed, the piece
+goes from aiohttp's HTTP parser straight to `deliver`, which parses it
+and writes what it makes to the client before the callback returns: about
+a fifth less CPU per paced chunk (docs/benchmarks.md, "The pushed body").
+
+`BodyPush.run` takes over a response's body until it ends. The pieces
+that came with the headers go first; then each piece is delivered as the
+connection receives it. `deliver` returns `None` when its client took what
+it wrote, or the `Future` of a write the client has not taken yet: then
+the connection stops reading until it is done (pieces the parser already
+had wait in order), so a slow client holds the backend back instead of
+filling the gateway's memory. A backend that sends nothing for
+`idle_seconds` (time spent waiting for a slow client not counted) ends
+the run with `IdleExpired`; a connection that breaks, with aiohttp's
+error. `stop()` says the reader has all it wants (the stream's `[DONE]`):
+what follows is dropped, and the run ends with the body, or after
+`drain_seconds`, so that the connection can go back to the pool.
+
+A body that aiohttp does not read (the demo backend's) is read by a task
+of the push's own and delivered the same way.
+
+aiohttp has no callback for a body's pieces, so the push takes the place
+of its `StreamReader` for the run: the response's reader becomes a
+`_PushedReader`, the same object with the methods the HTTP parser and the
+connection call (`feed_data`, `feed_eof`, `set_exception`) delivering
+instead of storing. The run restores it, so releasing or closing the
+response works as aiohttp expects. tests/gateway/test_body_push.py holds
+this to aiohttp's side of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+
+import aiohttp
+
+from gateway.backend.idle import IdleExpired
+
+Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
+
+_PUSHES: dict[int, BodyPush] = {}  # by id of the aiohttp reader taken over
+
+
+class _PushedReader(aiohttp.StreamReader):
+    """An aiohttp reader whose pieces go to its `BodyPush`."""
+
+    __slots__ = ()
+
+    def feed_data(self, data: bytes, size: int = 0) -> bool:
+        if data:
+            _PUSHES[id(self)].received(data)
+        return False  # nothing held back: the parser has no more to give for this piece
+
+    def begin_http_chunk_receiving(self) -> None:
+        pass  # chunk boundaries are kept for `readchunk`, which nobody calls here
+
+    def end_http_chunk_receiving(self) -> None:
+        pass
+
+    def feed_eof(self) -> None:
+        super().feed_eof()  # aiohttp's own end of body: the connection goes back to the pool
+        push = _PUSHES.get(id(self))
+        if push is not None:
+            push.ended(None)
+
+    def set_exception(self, exc: BaseException, *args: BaseException) -> None:
+        super().set_exception(exc, *args)
+        push = _PUSHES.get(id(self))
+        if push is not None:
+            push.ended(exc)
+
+
+class BodyPush:
+    """One body's pieces, delivered to `deliver` as they come."""
+
+    __slots__ = (
+        "_deliver",
+        "_idle_seconds",
+        "_drain_seconds",
+        "_loop",
+        "_context",
+        "_done",
+        "_waiting",
+        "_pending",
+        "_pause",
+        "_resume",
+        "_stopped",
+        "_paused",
+        "_end",
+        "_since",
+        "_timer",
+    )
+
+    def __init__(self, deliver: Deliver, idle_seconds: float, drain_seconds: float) -> None:
+        self._deliver = deliver
+        self._idle_seconds = idle_seconds
+        self._drain_seconds = drain_seconds
+        self._loop = asyncio.get_running_loop()
+        # The request's context (its request id for the log), as a task would give it.
+        self._context = contextvars.copy_context()
+        self._done: asyncio.Future[None] = self._loop.create_future()
+        self._waiting: deque[bytes] = deque()  # pieces come while a write is pending
+        self._pending: asyncio.Future[None] | None = None  # the client's write not taken yet
+        self._pause: Callable[[], None] = _nothing
+        self._resume: Callable[[], None] = _nothing
+        self._stopped = False
+        self._paused = False
+        self._end: tuple[BaseException | None] | None = None  # how the body ended, while deliveries wait
+        self._since: float | None = None  # when the backend's silence started counting
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def run(self, content: aiohttp.StreamReader | None, pieces: AsyncIterator[bytes]) -> None:
+        """Deliver the body (aiohttp's `content` taken over, or `pieces` read
+        by a task) until it ends; raises what ended it otherwise."""
+        self._since = self._loop.time()
+        self._timer = self._loop.call_at(self._since + self._idle_seconds, self._check_idle)
+        reader: asyncio.Task[None] | None = None
+        try:
+            if content is not None and type(content) is aiohttp.StreamReader:
+                self._take_over(content)
+            else:
+                reader = self._loop.create_task(self._read(pieces))
+            await self._done
+        finally:
+            self._timer.cancel()
+            if content is not None and _PUSHES.pop(id(content), None) is not None:
+                content.__class__ = aiohttp.StreamReader
+            if reader is not None:
+                reader.cancel()
+            if self._pending is not None:
+                self._pending.remove_done_callback(self._taken)
+
+    def stop(self) -> None:
+        """Deliver nothing more; the run ends with the body, or after `drain_seconds`."""
+        if not self._stopped:
+            self._stopped = True
+            self._waiting.clear()
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self._loop.call_later(self._drain_seconds, self.ended, None)
+
+    def _take_over(self, content: aiohttp.StreamReader) -> None:
+        connection = content._protocol  # the ResponseHandler that feeds it
+        self._pause, self._resume = connection.pause_reading, connection.resume_reading
+        _PUSHES[id(content)] = self
+        content.__class__ = _PushedReader
+        failure = content.exception()
+        if failure is not None:  # what came before the connection broke still goes out (public reads drop it)
+            came = content._read_nowait(-1)
+        else:
+            # Taking what came with the headers may resume a connection
+            # aiohttp paused for it, and what it then reads comes here at
+            # once: it waits behind what came first.
+            self._pending = self._loop.create_future()
+            came = content.read_nowait()
+            self._pending = None
+        if came:
+            self._waiting.appendleft(came)
+        if failure is not None:
+            self._end = (failure,)
+        elif content.is_eof():  # the whole body came before the push
+            self._end = (None,)
+        self._deliver_waiting()
+
+    async def _read(self, pieces: AsyncIterator[bytes]) -> None:
+        try:
+            async for piece in pieces:
+                self.received(piece)
+                while self._pending is not None:
+                    await asyncio.wait([self._pending])
+        except Exception as error:
+            self.ended(error)
+        else:
+            self.ended(None)
+
+    def received(self, piece: bytes) -> None:
+        """A piece of the body, from the connection's callback."""
+        if self._done.done() or self._stopped:
+            return
+        if self._pending is not None:
+            self._waiting.append(piece)
+            if not self._paused:  # from inside the parser's callback, which aiohttp's parser needs
+                self._paused = True
+                self._pause()
+            return
+        self._since = self._loop.time()
+        self._hand_on(piece)
+        if self._pending is not None and not self._paused:  # the parser's callback is where aiohttp pauses it
+            self._paused = True
+            self._pause()
+
+    def _hand_on(self, piece: bytes) -> None:
+        try:
+            pending = self._context.run(self._deliver, piece)
+        except Exception as error:
+            self._finish(error)
+            return
+        if pending is not None and not self._stopped:
+            self._pending = pending
+            self._since = None  # waiting for the client is not the backend's silence
+            pending.add_done_callback(self._taken)
+
+    def _taken(self, pending: asyncio.Future[None]) -> None:
+        """The client took the pending write: on with what waited, then
+        with reading."""
+        self._pending = None
+        if self._done.done():
+            return
+        failure = None if pending.cancelled() else pending.exception()
+        if pending.cancelled() or failure is not None:
+            self._finish(failure or asyncio.CancelledError())
+            return
+        self._since = self._loop.time()
+        self._deliver_waiting()
+        if self._pending is None and not self._done.done() and self._paused:
+            self._paused = False
+            self._resume()
+
+    def _deliver_waiting(self) -> None:
+        """The pieces that came while a write was pending, in order, and
+        then the end if it came too."""
+        while self._waiting and self._pending is None and not self._done.done():
+            self._hand_on(self._waiting.popleft())
+        if self._pending is None and self._end is not None:
+            self._finish(self._end[0])
+
+    def ended(self, failure: BaseException | None) -> None:
+        """The body ended (`failure`: why, if it broke); pieces still waiting
+        for a slow client are delivered first."""
+        if self._pending is not None and not self._stopped:
+            self._end = (failure,)
+        else:
+            self._finish(failure)
+
+    def _finish(self, failure: BaseException | None) -> None:
+        if self._done.done():
+            return
+        if failure is None:
+            self._done.set_result(None)
+        else:
+            self._done.set_exception(failure)
+
+    def _check_idle(self) -> None:
+        now = self._loop.time()
+        if self._since is not None and now - self._since >= self._idle_seconds:
+            self._finish(IdleExpired())
+            return
+        start = now if self._since is None else self._since
+        self._timer = self._loop.call_at(start + self._idle_seconds, self._check_idle)
+
+
+def _nothing() -> None:
+    pass
