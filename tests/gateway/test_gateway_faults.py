@@ -158,6 +158,42 @@ def test_a_client_that_stops_reading_stops_the_backend(gateway, fake):
         assert 0 < fake.sent_bytes < total // 2
 
 
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
+def test_a_client_that_stalls_then_reads_on_gets_the_whole_text_in_order(gateway, fake, path):
+    """While the client is stalled the gateway's writes are held (24 MB is
+    far more than the sockets toward the client hold) and it stops reading
+    the backend; when the client reads on, what the backend sent meanwhile
+    follows in order, and the stream ends as usual. (Whether the backend
+    itself is held back is the test above's: here the kernel's receive
+    buffer, up to 32 MB on Linux by default, may take all of it.)"""
+    text = "".join(f"{number:07d}," for number in range(3 << 20))  # 24 MB, every piece distinct
+    fake.script("</think>" + text, chunk_size=16384)
+    small_window = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)])
+    body = {"model": "qwen3", "stream": True, "max_tokens": 64}
+    body.update({"input": "Hi"} if path == "/v1/responses" else {"messages": MESSAGES})
+    with (
+        httpx.Client(transport=small_window, base_url=gateway, timeout=30) as client,
+        client.stream("POST", path, json=body) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        lines = response.iter_lines()
+        next(lines)
+        wait_until_steady(lambda: fake.sent_bytes)
+        payloads = [orjson.loads(line[6:]) for line in lines if line.startswith("data: {")]
+    if path == "/v1/chat/completions":
+        received = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in payloads if chunk["choices"])
+        assert payloads[-1]["choices"][0]["finish_reason"] == "stop"
+    else:
+        received = "".join(
+            event.get("delta") or "" for event in payloads if event["type"] == "response.output_text.delta"
+        )
+        received += "".join(
+            (event.get("delta") or {}).get("text") or "" for event in payloads if event["type"] == "content_block_delta"
+        )
+        assert payloads[-1]["type"] in ("message_stop", "response.completed")
+    assert received == text
+
+
 def wait_until_steady(value, polls: int = 3) -> None:
     """Poll `value` until it stops changing (the backend is blocked), for at most 20 s."""
     pause, last, steady = threading.Event(), None, 0
