@@ -50,6 +50,7 @@ from fastapi.responses import Response
 from starlette.responses import StreamingResponse
 from starlette.routing import Route, Router
 
+from bench.sse_library_bench import written
 from bench.surface_requests import BODIES, REPO
 from gateway.api.auth import require_api_key
 from gateway.api.chunks import ChunkEncoder
@@ -135,7 +136,7 @@ def layers(count: int) -> list[tuple[str, App]]:
             await send({"type": "http.response.body", "body": event, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def response_app(response: Callable[[AsyncIterator[bytes]], StreamingResponse]) -> App:
+    def response_app(response: Callable[[AsyncIterator[bytes]], Response]) -> App:
         async def app(scope: dict, receive: Callable, send: Callable) -> None:
             orjson.loads((await receive())["body"])
             await response(upstream(count))(scope, receive, send)
@@ -144,14 +145,14 @@ def layers(count: int) -> list[tuple[str, App]]:
 
     async def starlette_handler(request: Request) -> Response:
         orjson.loads(await read_body(request, MAX_BODY))
-        return EventStream(upstream(count))
+        return EventStream(written(upstream(count)))
 
     async def fastapi_handler(request: Request) -> Response:
         orjson.loads(await read_body(request, MAX_BODY))
-        return EventStream(upstream(count))
+        return EventStream(written(upstream(count)))
 
     async def stream_when_ready() -> Response:
-        return EventStream(upstream(count))
+        return EventStream(written(upstream(count)))
 
     async def watched_handler(request: Request) -> Response:
         orjson.loads(await read_body(request, MAX_BODY))
@@ -177,7 +178,7 @@ def layers(count: int) -> list[tuple[str, App]]:
     return [
         ("raw ASGI", raw),
         ("+ StreamingResponse", response_app(lambda events: StreamingResponse(events, media_type="text/event-stream"))),
-        ("+ EventStream", response_app(EventStream)),
+        ("+ EventStream", response_app(lambda events: EventStream(written(events)))),
         ("Starlette route", Router([Route(PATH, starlette_handler, methods=["POST"])])),
         ("FastAPI route", fastapi_app(fastapi_handler, dependency=False, middleware=False)),
         ("+ disconnect", fastapi_app(watched_handler, dependency=False, middleware=False)),

@@ -8,7 +8,8 @@ same `chat.completion.chunk` event (`ChunkEncoder.choice`, pre-framed
 `data: …\\n\\n` bytes) `--events` times:
 
 - `bare`: the floor, a plain loop that sends each event;
-- `EventStream`: gateway/api/sse.py, as the chat route uses it;
+- `EventStream`: gateway/api/sse.py, each event written as the surfaces
+  write the backend's (`EventStream.write`);
 - `EventSourceResponse`: sse-starlette given the same bytes;
 - `EventSourceResponse, dict events`: sse-starlette given `{"data": json}`
   and framing each event itself, as its users write it.
@@ -33,7 +34,7 @@ from collections.abc import AsyncIterator, Callable
 from sse_starlette import EventSourceResponse
 
 from gateway.api.chunks import ChunkEncoder
-from gateway.api.sse import EventStream
+from gateway.api.sse import EventStream, Produce
 
 EVENT = ChunkEncoder("demo").choice(0, {"content": "abcd"})
 EVENT_DATA = EVENT.removeprefix(b"data: ").removesuffix(b"\n\n").decode()
@@ -88,8 +89,21 @@ async def _bare(events: AsyncIterator, sink: Sink) -> None:
     await sink({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def written(events: AsyncIterator[bytes]) -> Produce:
+    """A producer that writes each event as a surface writes the backend's
+    (`EventStream.write`, waiting only for a write the client holds)."""
+
+    async def produce(out: EventStream) -> None:
+        async for event in events:
+            held = out.write(event)
+            if held is not None:
+                await held
+
+    return produce
+
+
 async def _event_stream(events: AsyncIterator, sink: Sink) -> None:
-    await EventStream(events)(SCOPE, _never, sink)
+    await EventStream(written(events))(SCOPE, _never, sink)
 
 
 async def _event_source(events: AsyncIterator, sink: Sink) -> None:
