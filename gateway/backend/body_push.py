@@ -46,6 +46,7 @@ from gateway.backend.idle import IdleExpired
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
 
+DELIVER_AT_BYTES = 128 << 10  # what one turn of the loop gathers before it is delivered (aiohttp's reader pauses there)
 _PUSHES: dict[int, BodyPush] = {}  # by id of the aiohttp reader taken over
 
 
@@ -94,6 +95,8 @@ class BodyPush:
         "_resume",
         "_stopped",
         "_paused",
+        "_flush_due",
+        "_waiting_bytes",
         "_end",
         "_since",
         "_timer",
@@ -107,12 +110,14 @@ class BodyPush:
         # The request's context (its request id for the log), as a task would give it.
         self._context = contextvars.copy_context()
         self._done: asyncio.Future[None] = self._loop.create_future()
-        self._waiting: deque[bytes] = deque()  # pieces come while a write is pending
+        self._waiting: deque[bytes] = deque()  # pieces not delivered yet: this turn's, or a held write's
+        self._waiting_bytes = 0
         self._pending: asyncio.Future[None] | None = None  # the client's write not taken yet
         self._pause: Callable[[], None] = _nothing
         self._resume: Callable[[], None] = _nothing
         self._stopped = False
         self._paused = False
+        self._flush_due = False  # a delivery is due at the end of this turn of the loop
         self._end: tuple[BaseException | None] | None = None  # how the body ended, while deliveries wait
         self._since: float | None = None  # when the backend's silence started counting
         self._timer: asyncio.TimerHandle | None = None
@@ -143,6 +148,7 @@ class BodyPush:
         if not self._stopped:
             self._stopped = True
             self._waiting.clear()
+            self._waiting_bytes = 0
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = self._loop.call_later(self._drain_seconds, self.ended, None)
@@ -164,11 +170,13 @@ class BodyPush:
             self._pending = None
         if came:
             self._waiting.appendleft(came)
+            self._waiting_bytes += len(came)
         if failure is not None:
             self._end = (failure,)
         elif content.is_eof():  # the whole body came before the push
             self._end = (None,)
         self._deliver_waiting()
+        self._read_on()
 
     async def _read(self, pieces: AsyncIterator[bytes]) -> None:
         try:
@@ -182,20 +190,34 @@ class BodyPush:
             self.ended(None)
 
     def received(self, piece: bytes) -> None:
-        """A piece of the body, from the connection's callback."""
+        """A piece of the body, from the connection's callback: delivered
+        once the loop has run this turn's callbacks, with whatever else the
+        connection brought meanwhile (aiohttp's parser hands over one HTTP
+        chunk at a time, and a read of a busy stream holds dozens)."""
         if self._done.done() or self._stopped:
             return
+        self._waiting.append(piece)
+        self._waiting_bytes += len(piece)
         if self._pending is not None:
-            self._waiting.append(piece)
-            if not self._paused:  # from inside the parser's callback, which aiohttp's parser needs
-                self._paused = True
-                self._pause()
-            return
-        self._since = self._loop.time()
-        self._hand_on(piece)
-        if self._pending is not None and not self._paused:  # the parser's callback is where aiohttp pauses it
+            # From inside the parser's callback, where aiohttp's parser can
+            # stop; again for every piece, since aiohttp resumes the
+            # connection itself when its own buffer drains (at the take-over).
             self._paused = True
             self._pause()
+            return
+        self._since = self._loop.time()
+        if self._waiting_bytes >= DELIVER_AT_BYTES:  # a busy connection: on with it now, and pause here if held
+            self._deliver_waiting()
+            if self._pending is not None:
+                self._paused = True
+                self._pause()
+        elif not self._flush_due:
+            self._flush_due = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        self._deliver_waiting()
 
     def _hand_on(self, piece: bytes) -> None:
         try:
@@ -220,22 +242,28 @@ class BodyPush:
             return
         self._since = self._loop.time()
         self._deliver_waiting()
+        self._read_on()
+
+    def _read_on(self) -> None:
+        """Resume the connection, if it was paused and no write is pending."""
         if self._pending is None and not self._done.done() and self._paused:
             self._paused = False
             self._resume()
 
     def _deliver_waiting(self) -> None:
-        """The pieces that came while a write was pending, in order, and
-        then the end if it came too."""
-        while self._waiting and self._pending is None and not self._done.done():
-            self._hand_on(self._waiting.popleft())
-        if self._pending is None and self._end is not None:
+        """The pieces not delivered yet, as one, then the end if it came."""
+        if self._waiting and self._pending is None and not self._done.done():
+            piece = b"".join(self._waiting)
+            self._waiting.clear()
+            self._waiting_bytes = 0
+            self._hand_on(piece)
+        if self._pending is None and not self._waiting and self._end is not None:
             self._finish(self._end[0])
 
     def ended(self, failure: BaseException | None) -> None:
         """The body ended (`failure`: why, if it broke); pieces still waiting
-        for a slow client are delivered first."""
-        if self._pending is not None and not self._stopped:
+        (for this turn of the loop, or for a slow client) are delivered first."""
+        if (self._pending is not None or self._waiting) and not self._stopped:
             self._end = (failure,)
         else:
             self._finish(failure)
