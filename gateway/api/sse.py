@@ -16,7 +16,11 @@ from the request's task, and writes the events of the backend's body with
 (backend/body_push.py). `write` steps the ASGI `send` there and then, as a
 task would step it, so that a paced chunk wakes no task: when the
 client's flow control holds the send, `write` returns its future, and the
-push stops reading the backend until it is done. sse-starlette's
+push stops reading the backend until it is done. Stepped outside a task,
+every ASGI middleware's `send` around it must be plain async code, as
+parsegate's are (observe.py, limits.py): one that opens an anyio cancel
+scope or asks for the current task (starlette's `BaseHTTPMiddleware`)
+would not work there. sse-starlette's
 EventSourceResponse would open a cancel scope per event for its per-send
 timeout, the largest per-chunk cost it adds. It sends the headers an
 event stream needs and, like sse-starlette, a comment line whenever the
@@ -177,7 +181,7 @@ class EventStream(Response):
         or the future of a send the client's flow control holds (what is
         written meanwhile goes after it, in order, and the future is done
         once all of it is sent). The ASGI `send` is stepped here as a task
-        would step it, without waking one (docs/benchmarks.md, "The pushed
+        would step it, without waking one (bench/README.md, "The pushed
         body")."""
         self._last_sent = self._now()
         if self._held is not None:  # it goes once the held send is done, in order
@@ -240,6 +244,7 @@ class EventStream(Response):
             held.set_result(None)
         except BaseException as error:
             self._held = self._held_send = None
+            self._queued.clear()
             self._hold()
             held.set_exception(error)
         else:

@@ -63,7 +63,12 @@ def request_body(path: str) -> dict:
 
 
 async def _scripted_backend(
-    body: bytes, later: bytes, holding: asyncio.Event, written: asyncio.Event, let_go: asyncio.Event
+    body: bytes,
+    later: bytes,
+    holding: asyncio.Event,
+    written: asyncio.Event,
+    let_go: asyncio.Event,
+    then_reset: bool = False,
 ) -> tuple[asyncio.Server, str]:
     """A backend that answers with `HEAD` then `body` (one write: `body` may
     come with the headers), and `later` once the client's write is held."""
@@ -81,6 +86,10 @@ async def _scripted_backend(
             writer.write(later)
             await writer.drain()
         written.set()
+        if then_reset:  # the connection breaks before the body's last chunk
+            writer.transport.abort()
+            let_go.set()
+            return
         with contextlib.suppress(ConnectionResetError):  # closed mid-stream
             await reader.read()  # until the gateway closes the connection (or pools it, and the test ends)
         let_go.set()
@@ -91,10 +100,10 @@ async def _scripted_backend(
 
 
 async def _stream_with_a_held_write(
-    path: str, body: bytes, tmp_path, later: bytes = b"", client_leaves: bool = False
+    path: str, body: bytes, tmp_path, later: bytes = b"", client_leaves: bool = False, then_reset: bool = False
 ) -> bytes:
     holding, written, let_go = asyncio.Event(), asyncio.Event(), asyncio.Event()
-    backend, url = await _scripted_backend(body, later, holding, written, let_go)
+    backend, url = await _scripted_backend(body, later, holding, written, let_go, then_reset)
     config = {
         "store": {"url": str(tmp_path / "store.db")},
         "models": [
@@ -223,3 +232,13 @@ def test_a_client_leaving_with_a_write_held_ends_the_request_and_the_backends_st
     later = http_chunk(delta(" world"))  # the backend is still streaming
     out = _run(lambda: _stream_with_a_held_write(path, http_chunk(delta("Hello")), tmp_path, later, client_leaves=True))
     assert b"Hello" not in out  # the held write never went out
+
+
+@pytest.mark.parametrize("path", list(ENDS))
+def test_a_connection_that_breaks_after_done_leaves_the_stream_whole(path, tmp_path):
+    """What comes after `[DONE]` is only read so that the connection can go
+    back to the pool: its breaking costs the connection, not the stream."""
+    body = http_chunk(delta("Hello") + delta("!", "stop") + event(b"[DONE]"))  # and no last chunk
+    out = _run(lambda: _stream_with_a_held_write(path, body, tmp_path, then_reset=True))
+    assert out.index(b"!") < out.index(ENDS[path])
+    assert b"error" not in out.replace(b'"error":null', b"")
