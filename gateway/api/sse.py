@@ -12,7 +12,7 @@ concatenated per delta (`head + orjson.dumps(value) + tail`).
 `EventStream` sends the framed events its producer writes: a coroutine
 given the stream, which sends the opening and closing events with `send`
 from the request's task, and writes the events of the backend's body with
-`write`, from the connection's callback as the body arrives
+`write`, from a callback of the loop's as the body arrives
 (backend/body_push.py). `write` steps the ASGI `send` there and then, as a
 task would step it, so that a paced chunk wakes no task: when the
 client's flow control holds the send, `write` returns its future, and the

@@ -7,7 +7,7 @@ and renders what the turn yields in its own shapes: one parsing path,
 several renderers. Streamed, `TurnStream.run` hands the surface's
 `deliver` a `TurnUpdate` per choice per upstream chunk (and a `UsageUpdate`
 when the backend reports usage), a list per piece of the backend's body, in
-the connection's callback as the piece arrives (backend/body_push.py); a
+a callback of the loop's as the piece arrives (backend/body_push.py); a
 backend that fails or cuts the stream leaves its `ApiError` in
 `TurnStream.failure` once the run ends, after what the parsers still held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 
