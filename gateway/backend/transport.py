@@ -270,15 +270,8 @@ class Transport:
             return deliver(payloads)
 
         push = BodyPush(delivered, self.idle_seconds, drain_seconds)
-        try:
-            with failures():
-                await push.run(response.content, response.aiter_bytes())
-        except IdleExpired:
-            raise errors.transport_error(_timed_out("stopped sending", self.idle_seconds)) from None
-        except TransportFailure as failure:
-            raise errors.transport_error(failure) from None
-        except LineTooLong:
-            raise errors.line_too_long() from None
+        with self._read_failures(errors):
+            await push.run(response.content, response.aiter_bytes())
 
     def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
         """A streamed response's body as it comes, decoded (no gzip left),
@@ -290,13 +283,12 @@ class Transport:
     ) -> AsyncIterator[_Item]:
         """What `taken` makes of each piece of the body (nothing when empty),
         in one generator, the reads' deadline (idle.py) and their failures
-        included: a generator less per layer is a resumption less per chunk.
-        A backend that stops sending for `idle_seconds` is a 504, a failed
-        connection a 502, an endless line a 502."""
+        included: a generator less per layer is a resumption less per chunk
+        (the failures as `_read_failures` says)."""
         pieces = response.aiter_bytes()
         watch = IdleWatch(self.idle_seconds)
         try:
-            with failures():
+            with self._read_failures(errors):
                 while True:
                     watch.waiting()
                     try:
@@ -312,14 +304,23 @@ class Transport:
                     item = taken(piece)
                     if item:
                         yield item
+        finally:
+            watch.stop()
+
+    @contextmanager
+    def _read_failures(self, errors: UpstreamErrors) -> Iterator[None]:
+        """A streamed body's failures as the client's errors: a backend that
+        stops sending for `idle_seconds` is a 504, a failed connection a
+        502, an endless line a 502."""
+        try:
+            with failures():
+                yield
         except IdleExpired:
             raise errors.transport_error(_timed_out("stopped sending", self.idle_seconds)) from None
         except TransportFailure as failure:
             raise errors.transport_error(failure) from None
         except LineTooLong:
             raise errors.line_too_long() from None
-        finally:
-            watch.stop()
 
     async def aclose(self) -> None:
         self.is_closed = True

@@ -23,6 +23,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.asgi_scope import post_scope
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 END_OF_BODY = b"0\r\n\r\n"
@@ -141,20 +142,7 @@ async def _stream_with_a_held_write(
             await _after_the_callback()
         sent.append(message["body"])
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"content-type", b"application/json")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = post_scope(path)
     try:
         async with app.router.lifespan_context(app):
             await app(scope, receive, send)

@@ -17,6 +17,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from gateway.ops.observe import access_log
+from tests.asgi_scope import post_scope
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 LEAVING = {
@@ -74,20 +75,7 @@ async def leave_mid_stream(app: object, path: str, body: dict) -> list[bytes]:
                 stalled.set()
                 await asyncio.Event().wait()  # the client reads no more
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"content-type", b"application/json"), (b"x-request-id", b"leaving-1")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = post_scope(path, (b"x-request-id", b"leaving-1"))
     async with app.router.lifespan_context(app):
         await app(scope, receive, send)
     return got
