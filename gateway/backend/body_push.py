@@ -49,7 +49,7 @@ from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 
-from gateway.backend.idle import IdleExpired
+from gateway.backend.idle import IdleExpired, Silence
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
 
@@ -91,7 +91,6 @@ class BodyPush:
 
     __slots__ = (
         "_deliver",
-        "_idle_seconds",
         "_drain_seconds",
         "_loop",
         "_context",
@@ -105,13 +104,12 @@ class BodyPush:
         "_flush_due",
         "_waiting_bytes",
         "_end",
-        "_since",
-        "_timer",
+        "_silence",
+        "_drain",
     )
 
     def __init__(self, deliver: Deliver, idle_seconds: float, drain_seconds: float) -> None:
         self._deliver = deliver
-        self._idle_seconds = idle_seconds
         self._drain_seconds = drain_seconds
         self._loop = asyncio.get_running_loop()
         # The request's context (its request id for the log), as a task would give it.
@@ -126,14 +124,12 @@ class BodyPush:
         self._paused = False
         self._flush_due = False  # a delivery is due at the end of this turn of the loop
         self._end: tuple[BaseException | None] | None = None  # how the body ended, while deliveries wait
-        self._since: float | None = None  # when the backend's silence started counting
-        self._timer: asyncio.TimerHandle | None = None
+        self._silence = Silence(idle_seconds, self._idle_expired, since=self._loop.time())
+        self._drain: asyncio.TimerHandle | None = None
 
     async def run(self, content: aiohttp.StreamReader | None, pieces: AsyncIterator[bytes]) -> None:
         """Deliver the body (aiohttp's `content` taken over, or `pieces` read
         by a task) until it ends; raises what ended it otherwise."""
-        self._since = self._loop.time()
-        self._timer = self._loop.call_at(self._since + self._idle_seconds, self._check_idle)
         reader: asyncio.Task[None] | None = None
         try:
             if content is not None and type(content) is aiohttp.StreamReader:
@@ -142,7 +138,9 @@ class BodyPush:
                 reader = self._loop.create_task(self._read(pieces))
             await self._done
         finally:
-            self._timer.cancel()
+            self._silence.stop()
+            if self._drain is not None:
+                self._drain.cancel()
             if content is not None and _PUSHES.pop(id(content), None) is not None:
                 content.__class__ = aiohttp.StreamReader
             if reader is not None:
@@ -156,9 +154,8 @@ class BodyPush:
             self._stopped = True
             self._waiting.clear()
             self._waiting_bytes = 0
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = self._loop.call_later(self._drain_seconds, self.ended, None)
+            self._silence.stop()
+            self._drain = self._loop.call_later(self._drain_seconds, self.ended, None)
 
     def _take_over(self, content: aiohttp.StreamReader) -> None:
         connection = content._protocol  # the ResponseHandler that feeds it
@@ -212,7 +209,7 @@ class BodyPush:
             self._paused = True
             self._pause()
             return
-        self._since = self._loop.time()
+        self._silence.since = self._loop.time()
         if self._waiting_bytes >= DELIVER_AT_BYTES:  # a busy connection: on with it now, and pause here if held
             self._deliver_waiting()
             if self._pending is not None:
@@ -234,7 +231,7 @@ class BodyPush:
             return
         if pending is not None and not self._stopped:
             self._pending = pending
-            self._since = None  # waiting for the client is not the backend's silence
+            self._silence.since = None  # waiting for the client is not the backend's silence
             pending.add_done_callback(self._taken)
 
     def _taken(self, pending: asyncio.Future[None]) -> None:
@@ -247,7 +244,7 @@ class BodyPush:
         if pending.cancelled() or failure is not None:
             self._finish(failure or asyncio.CancelledError())
             return
-        self._since = self._loop.time()
+        self._silence.since = self._loop.time()
         self._deliver_waiting()
         self._read_on()
 
@@ -287,13 +284,8 @@ class BodyPush:
         else:
             self._done.set_exception(failure)
 
-    def _check_idle(self) -> None:
-        now = self._loop.time()
-        if self._since is not None and now - self._since >= self._idle_seconds:
-            self._finish(IdleExpired())
-            return
-        start = now if self._since is None else self._since
-        self._timer = self._loop.call_at(start + self._idle_seconds, self._check_idle)
+    def _idle_expired(self) -> None:
+        self._finish(IdleExpired())
 
 
 def _nothing() -> None:

@@ -1,15 +1,17 @@
 """An idle deadline for one upstream stream, cheap enough to check per read.
 
 `asyncio.timeout` around every read costs more than parsing what it
-brings, so one timer per stream watches instead: the reader marks when it
-starts and stops waiting for the backend (`waiting`, `arrived`), and the
-timer cancels the reading task only if a single wait has lasted `seconds`.
-Time spent delivering what was read to a slow client never counts.
+brings, so one timer per stream watches instead (`Silence`): the reader
+marks when the backend's silence starts and stops counting, and the timer
+acts only if one silence has lasted `seconds`. Time spent delivering what
+was read to a slow client never counts. A task that reads the stream
+(`IdleWatch`) is cancelled then; a pushed body (body_push.py) ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from gateway.ops.deadline import cancels_asked, only_canceller
 
@@ -18,10 +20,36 @@ class IdleExpired(Exception):
     """The backend sent nothing for the configured number of seconds."""
 
 
+class Silence:
+    """Calls `expired` once the backend's silence, counted from `since` (the
+    loop's time; `None` while it does not count), has lasted `seconds`. One
+    timer, set again for the next time it may be due; `stop` it when done."""
+
+    __slots__ = ("_loop", "_seconds", "_expired", "since", "_timer")
+
+    def __init__(self, seconds: float, expired: Callable[[], None], since: float | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._seconds = seconds
+        self._expired = expired
+        self.since = since
+        self._timer = self._loop.call_later(seconds, self._check)
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        if self.since is not None and now - self.since >= self._seconds:
+            self._expired()
+            return
+        start = now if self.since is None else self.since
+        self._timer = self._loop.call_at(start + self._seconds, self._check)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+
+
 class IdleWatch:
     """The deadline of the current task's reads; `stop` it when done."""
 
-    __slots__ = ("_loop", "_task", "_before", "_seconds", "_since", "_expired", "_timer")
+    __slots__ = ("_loop", "_task", "_before", "_expired", "_silence")
 
     def __init__(self, seconds: float) -> None:
         self._loop = asyncio.get_running_loop()
@@ -29,18 +57,16 @@ class IdleWatch:
         assert task is not None, "a watch is made by the task reading the stream"
         self._task = task
         self._before = cancels_asked(task)
-        self._seconds = seconds
-        self._since: float | None = None
         self._expired = False
-        self._timer = self._loop.call_later(seconds, self._check)
+        self._silence = Silence(seconds, self._expire)
 
     def waiting(self) -> None:
         """A read of the backend starts."""
-        self._since = self._loop.time()
+        self._silence.since = self._loop.time()
 
     def arrived(self) -> None:
         """The read is done."""
-        self._since = None
+        self._silence.since = None
 
     def cancelled(self) -> IdleExpired | None:
         """Called as a read is cancelled: the `IdleExpired` to raise instead
@@ -48,14 +74,9 @@ class IdleWatch:
         the watch's to swallow; deadline.py tells)."""
         return IdleExpired() if self._expired and only_canceller(self._task, self._before) else None
 
-    def _check(self) -> None:
-        now = self._loop.time()
-        if self._since is not None and now - self._since >= self._seconds:
-            self._expired = True
-            self._task.cancel()
-            return
-        start = now if self._since is None else self._since
-        self._timer = self._loop.call_at(start + self._seconds, self._check)
+    def _expire(self) -> None:
+        self._expired = True
+        self._task.cancel()
 
     def stop(self) -> None:
-        self._timer.cancel()
+        self._silence.stop()

@@ -258,7 +258,7 @@ class Transport:
         reading waits for it). The stream ends at its `[DONE]` payload, the
         last delivered; the rest of the body is read for at most
         `drain_seconds` so that the connection goes back to the pool.
-        Failures as `payloads`'."""
+        Failures as `_read_failures` says."""
         lines = EventLines()
 
         def delivered(piece: bytes) -> asyncio.Future[None] | None:
