@@ -26,6 +26,7 @@ import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
+from starlette.types import Receive, Scope, Send
 
 from gateway.api.anthropic_errors import surface_error
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
@@ -42,6 +43,7 @@ from gateway.api.responses_request import ResponsesRequest, chat_request, respon
 from gateway.api.responses_shapes import ResponseEnvelope
 from gateway.api.responses_state import recall
 from gateway.api.responses_stream import stream_response, whole_response
+from gateway.api.sse import SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
 from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
@@ -149,7 +151,23 @@ async def openapi(request: Request) -> Response:
     return _json(request.app.openapi())
 
 
-def create_app(config: Config, config_path: str | None = None, host: str | None = None) -> FastAPI:
+class Gateway(FastAPI):
+    """The FastAPI app, which hands its event streams the server's own ASGI
+    `send` (sse.py, `SERVER_SEND`), so that the events between a stream's
+    start and its end skip the middlewares: parsegate's and starlette's
+    (observe.py, limits.py, the error and exception middlewares) watch only
+    the start and the end. Off (`direct_body`) when a middleware that reads
+    every message is installed: OpenTelemetry's makes a span per send."""
+
+    direct_body = True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.direct_body:
+            scope[SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
+
+
+def create_app(config: Config, config_path: str | None = None, host: str | None = None) -> Gateway:
     """The gateway for `config`; backends' clients open at startup, close at
     shutdown. With `config_path`, SIGHUP reloads the config from it, and the
     reload's start-up lines name `host`, the address it listens on (default
@@ -173,7 +191,7 @@ def create_app(config: Config, config_path: str | None = None, host: str | None 
                 purging.cancel()
                 await store.close()
 
-    app = FastAPI(
+    app = Gateway(
         title="parsegate",
         lifespan=lifespan,
         docs_url=None,
@@ -209,4 +227,5 @@ def create_app(config: Config, config_path: str | None = None, host: str | None 
     metrics.declare_routes([route.path for route in routes if isinstance(route, APIRoute)])
     if config.server.opentelemetry:
         trace_app(app)
+        app.direct_body = False
     return app

@@ -16,11 +16,15 @@ from the request's task, and writes the events of the backend's body with
 (backend/body_push.py). `write` steps the ASGI `send` there and then, as a
 task would step it, so that a paced chunk wakes no task: when the
 client's flow control holds the send, `write` returns its future, and the
-push stops reading the backend until it is done. Stepped outside a task,
-every ASGI middleware's `send` around it must be plain async code, as
-parsegate's are (observe.py, limits.py): one that opens an anyio cancel
-scope or asks for the current task (starlette's `BaseHTTPMiddleware`)
-would not work there. sse-starlette's
+push stops reading the backend until it is done. The events between the
+response's start and its end go to the server's own `send` when the app
+hands it over in the scope (`SERVER_SEND`, app.py's `Gateway`): the
+middlewares watch only the start and the end, and a coroutine each per
+event cost 3 % of a paced chunk (bench/README.md, "The server's send").
+Stepped outside a task, any ASGI middleware's `send` it does go through
+must be plain async code, as parsegate's are (observe.py, limits.py): one
+that opens an anyio cancel scope or asks for the current task
+(starlette's `BaseHTTPMiddleware`) would not work there. sse-starlette's
 EventSourceResponse would open a cancel scope per event for its per-send
 timeout, the largest per-chunk cost it adds. It sends the headers an
 event stream needs and, like sse-starlette, a comment line whenever the
@@ -55,6 +59,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from gateway.api.disconnect import DisconnectWatch
 
+SERVER_SEND = "parsegate.server_send"  # scope key: the ASGI server's own `send` (app.py, `Gateway`)
 DATA = b"data: "
 END = b"\n\n"
 DONE = b"data: [DONE]\n\n"
@@ -123,7 +128,8 @@ class EventStream(Response):
         self._produce = produce
         self._ping_seconds = ping_seconds
         self._ping_event = ping
-        self._asgi_send: Send = _not_started
+        self._asgi_send: Send = _not_started  # through the middlewares: the start and the end
+        self._body_send: Send = _not_started  # the events between them
         self._watch: DisconnectWatch | None = None
         self._context = contextvars.Context()
         self._last_sent = 0.0
@@ -140,6 +146,7 @@ class EventStream(Response):
         Starlette's own watch takes a task group and a task more per request."""
         watch = self._watch = DisconnectWatch(receive)
         self._asgi_send = send
+        self._body_send = scope.get(SERVER_SEND, send)
         self._context = contextvars.copy_context()
         try:
             await self._stream()
@@ -187,7 +194,7 @@ class EventStream(Response):
         if self._held is not None:  # it goes once the held send is done, in order
             self._queued.append(event)
             return self._held
-        sending = self._asgi_send({"type": "http.response.body", "body": event, "more_body": True})
+        sending = self._body_send({"type": "http.response.body", "body": event, "more_body": True})
         try:
             waits_for = sending.send(None)  # type: ignore[attr-defined]
         except StopIteration:
@@ -205,7 +212,7 @@ class EventStream(Response):
         await self._settled()
         self._last_sent = self._now()
         try:
-            await self._asgi_send({"type": "http.response.body", "body": event, "more_body": True})
+            await self._body_send({"type": "http.response.body", "body": event, "more_body": True})
         except BaseException:
             self._hold()
             raise
@@ -237,7 +244,7 @@ class EventStream(Response):
                 event = b"".join(self._queued)
                 self._queued.clear()
                 message = {"type": "http.response.body", "body": event, "more_body": True}
-                self._held_send = cast("Coroutine[Any, Any, None]", self._asgi_send(message))
+                self._held_send = cast("Coroutine[Any, Any, None]", self._body_send(message))
                 self._resume_when(None)
                 return
             self._held = self._held_send = None
@@ -267,7 +274,7 @@ class EventStream(Response):
             if (self._pinging is None or _sent(self._pinging)) and self._held is None:
                 self._last_sent = now
                 ping = {"type": "http.response.body", "body": self._ping_event, "more_body": True}
-                self._pinging = asyncio.ensure_future(self._asgi_send(ping))
+                self._pinging = asyncio.ensure_future(self._body_send(ping))
             due = now + self._ping_seconds
         self._quiet_timer = loop.call_at(due, self._when_quiet)
 

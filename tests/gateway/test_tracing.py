@@ -73,3 +73,18 @@ def test_the_flag_without_the_packages_stops_start_up(monkeypatch, tmp_path):
     config.write_text("server:\n  opentelemetry: true\nmodels:\n  - name: demo\n    backend: {demo: true}\n")
     with pytest.raises(ConfigError, match=r"server\.opentelemetry: needs the OpenTelemetry instrumentations"):
         load_config(config)
+
+
+def test_a_traced_stream_sends_every_event_through_the_instrumentation(traced_gateway, spans, fake):
+    """Untraced, a stream's events skip the middlewares (app.py, `Gateway`);
+    traced, OpenTelemetry's still sees each one: a span per body send, not
+    only the end's."""
+    spans.clear()
+    client = openai_client(traced_gateway)
+    chunks = list(
+        client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}], stream=True)
+    )
+
+    finished = finished_spans(spans, {SpanKind.SERVER, SpanKind.CLIENT})
+    body_sends = [span for span in finished if span.attributes.get("asgi.event.type") == "http.response.body"]
+    assert len(chunks) > 2 and len(body_sends) > 2
