@@ -217,22 +217,7 @@ class BodyPush:
                 self._pause()
         elif not self._flush_due:
             self._flush_due = True
-            self._loop.call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flush_due = False
-        self._deliver_waiting()
-
-    def _hand_on(self, piece: bytes) -> None:
-        try:
-            pending = self._context.run(self._deliver, piece)
-        except Exception as error:
-            self._finish(error)
-            return
-        if pending is not None and not self._stopped:
-            self._pending = pending
-            self._silence.since = None  # waiting for the client is not the backend's silence
-            pending.add_done_callback(self._taken)
+            self._loop.call_soon(self._deliver_waiting)
 
     def _taken(self, pending: asyncio.Future[None]) -> None:
         """The client took the pending write: on with what waited, then
@@ -255,12 +240,22 @@ class BodyPush:
             self._resume()
 
     def _deliver_waiting(self) -> None:
-        """The pieces not delivered yet, as one, then the end if it came."""
+        """The pieces not delivered yet, as one, then the end if it came
+        (at the end of the loop's turn, and whenever a delivery may be due)."""
+        self._flush_due = False
         if self._waiting and self._pending is None and not self._done.done():
             piece = b"".join(self._waiting)
             self._waiting.clear()
             self._waiting_bytes = 0
-            self._hand_on(piece)
+            try:
+                pending = self._context.run(self._deliver, piece)
+            except Exception as error:
+                self._finish(error)
+                return
+            if pending is not None and not self._stopped:
+                self._pending = pending
+                self._silence.since = None  # waiting for the client is not the backend's silence
+                pending.add_done_callback(self._taken)
         if self._pending is None and not self._waiting and self._end is not None:
             self._finish(self._end[0])
 

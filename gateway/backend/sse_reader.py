@@ -35,6 +35,10 @@ class EventLines:
 
     def feed(self, received: bytes) -> list[bytes]:
         """The payloads of the `data:` lines `received` completes, stripped."""
+        whole_event = received[-1:] == b"\n" and received.find(b"\n") == len(received) - 2 and b"\r" not in received
+        if whole_event and received[:5] == b"data:" and not self._pending:
+            # one `data:` event and nothing else, as every piece of a paced stream: the short way
+            return [received[5:-2].strip()]
         if b"\n" not in received and b"\r" not in received:
             self._pending.append(received)
             self._held += len(received)

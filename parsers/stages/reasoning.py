@@ -200,6 +200,7 @@ class ReasoningParser(ReasoningEmitter):
             self._passthrough_markers = marker_set(fmt.passthrough[1])
         self._thinking_markers = marker_set(*closers)
         self._opening_markers = marker_set(*self._starts, *closers)
+        self._any_markers = marker_set(*self._starts, *closers, *(fmt.passthrough or ()))  # every state's, together
 
     def feed(self, text: str) -> list[Event]:
         if self._content_prefix and text:
@@ -208,6 +209,11 @@ class ReasoningParser(ReasoningEmitter):
             text = self._after_end(text)
             return [Content(text)] if text else []
         events: list[Event] = []
+        plain = not self._held_back and self._leading is None and not self._label_pending
+        if plain and not self._any_markers.may_start_in(text):
+            # no marker, nor the start of one, in any state's set: the text as it is (most pieces)
+            self._emit(events, text)
+            return events
         buf = self._held_back + text
         pos = 0
         while self._state != "after":

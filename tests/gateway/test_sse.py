@@ -25,6 +25,14 @@ def test_data_payloads_at_any_split(size):
     assert _payloads(pieces) == [b'{"a": "caf\xc3\xa9"}', b"[DONE]"]  # the stream ends inside `last`
 
 
+def test_data_payloads_a_whole_event_per_piece():
+    """Each piece one whole event, as a paced backend sends them (the short
+    way), also after a piece that ended inside a line."""
+    pieces = [b'data: {"a": 1}\n\n', b"data: x\r\n\r\n", b"data:", b' {"b": 2}\n\n', b"data: [DONE]\n\n"]
+    assert _payloads(pieces) == [b'{"a": 1}', b"x", b'{"b": 2}', b"[DONE]"]
+    assert _payloads([b"data: held", b"data: y\n\n"]) == [b"helddata: y"]
+
+
 def test_event_stream_sends_framed_events_and_pings_while_quiet():
     async def scenario() -> list[dict]:
         backend_resumed = asyncio.Event()
