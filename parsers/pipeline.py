@@ -64,7 +64,8 @@ class Pipeline:
             text = self.suffixes.feed(text)
         if self.end_of_turn is not None:
             text = self.end_of_turn.feed(text)
-        return self._trim(self._stages(text))
+        events = self._stages(text)
+        return self._trim(events) if self.filters else events
 
     def finish(self) -> list[Event]:
         tail = self.suffixes.finish() if self.suffixes is not None else ""
@@ -96,7 +97,7 @@ class Pipeline:
                 out.extend(self.tool_calls.feed(event.text))
             else:
                 out.append(event)
-        return _merge(out)
+        return _merge(out) if len(out) > 1 else out
 
 
 def _merge(events: list[Event]) -> list[Event]:

@@ -66,6 +66,8 @@ def chat_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
     choices = chunk.get("choices")
     if not isinstance(choices, list):
         return chunk
+    if len(choices) == 1 and isinstance(choices[0], dict):  # every chunk of a request for one choice
+        return {**chunk, "choices": [_chat_choice(choices[0], "delta")]}
     read = [_chat_choice(choice, "delta") for choice in choices if isinstance(choice, dict)]
     return {**chunk, "choices": read}
 
@@ -86,8 +88,8 @@ def _chat_choice(choice: dict[str, Any], part: str) -> dict[str, Any]:
         part: {"content": text} if isinstance(text, str) else {},
         "finish_reason": choice.get("finish_reason"),
     }
-    logprobs = _chat_logprobs(choice.get("logprobs"))
-    if logprobs is not None:
+    logprobs = choice.get("logprobs")
+    if logprobs is not None and (logprobs := _chat_logprobs(logprobs)) is not None:
         read["logprobs"] = logprobs
     return read
 

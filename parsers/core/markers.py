@@ -16,6 +16,7 @@ when it really is a prefix of some marker.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -29,7 +30,7 @@ class Hit(NamedTuple):
 class MarkerSet:
     """An immutable set of literal markers with precomputed prefixes."""
 
-    __slots__ = ("markers", "_pattern", "_prefixes", "_first_char_pattern", "_longest")
+    __slots__ = ("markers", "_pattern", "_prefixes", "_first_char_pattern", "_longest", "may_start_in")
 
     def __init__(self, markers: tuple[str, ...]):
         self.markers = markers
@@ -42,6 +43,11 @@ class MarkerSet:
             "[" + "".join(re.escape(c) for c in sorted({m[0] for m in markers})) + "]"
         )
         self._longest = max(len(m) for m in markers)
+        # `may_start_in(buf[, pos])`: whether any marker, or the start of one,
+        # could be in `buf` (from `pos`): a match, else None. One C-speed
+        # scan, called with no Python frame, so that text with none passes
+        # without further work.
+        self.may_start_in: Callable[..., re.Match[str] | None] = self._first_char_pattern.search
 
     def search(self, buf: str, pos: int = 0) -> Hit | None:
         match = self._pattern.search(buf, pos)
@@ -52,11 +58,6 @@ class MarkerSet:
     def remove(self, text: str) -> str:
         """`text` without any of the markers, in one pass."""
         return self._pattern.sub("", text)
-
-    def may_start_in(self, buf: str) -> bool:
-        """Whether any marker, or the start of one, could be in `buf`: one
-        C-speed scan, so that text with none passes without further work."""
-        return self._first_char_pattern.search(buf) is not None
 
     def safe_end(self, buf: str, pos: int = 0) -> int:
         """Index before which `buf[pos:]` holds no (partial) marker, assuming

@@ -185,6 +185,10 @@ class ToolCallParser:
 
     def _step_text(self, buf: str, pos: int) -> int | None:
         markers = self._section_markers if self._in_section else self._text_markers
+        if not markers.may_start_in(buf, pos):  # no marker, nor the start of one: all text (most pieces)
+            self._emit_text(buf[pos:])
+            self._hold(buf, len(buf))
+            return None
         hit = markers.search(buf, pos)
         if hit is None:
             end = markers.safe_end(buf, pos)
