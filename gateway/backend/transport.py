@@ -40,6 +40,11 @@ if TYPE_CHECKING:
 
 _Item = TypeVar("_Item")
 MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
+# Backends are asked for bodies as they are (aiohttp asks for gzip by
+# default): a compressor holds an event stream's events back until its
+# buffer fills, and beside its model server a gateway gains nothing by it.
+# A body that comes compressed anyway is still decoded.
+UNCOMPRESSED = {"Accept-Encoding": "identity"}
 
 
 class TransportFailure(Exception):
@@ -200,6 +205,7 @@ class Transport:
                 connector=aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0),
                 timeout=self.timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),  # no cookie of one client's request reaches another's
+                headers=UNCOMPRESSED,
                 trace_configs=self.trace_configs or None,
             )
         return self._session

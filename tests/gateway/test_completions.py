@@ -49,6 +49,15 @@ def test_a_compressed_stream_reaches_the_client_decoded(client, fake):
     assert chunks[-1].choices[0].finish_reason == "stop"
 
 
+def test_the_backend_is_asked_for_uncompressed_streams(client, fake):
+    """A compressing backend (or a proxy before it) would hold the events
+    back until its buffer filled."""
+    fake.script(RAW, chunk_size=5)
+    list(client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}], stream=True))
+    list(client.completions.create(model="qwen3", prompt="Tell me a story", stream=True))
+    assert [headers["accept-encoding"] for headers, _ in fake.requests[-2:]] == ["identity", "identity"]
+
+
 def test_extra_body_is_merged_into_text_completions(client, fake):
     client.completions.create(model="qwen3-thinking-on", prompt="Hi", extra_body={"top_k": 1})
     assert fake.last_body["top_k"] == 1 and fake.last_body["chat_template_kwargs"]["custom"] == "x"
