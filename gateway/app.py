@@ -43,7 +43,7 @@ from gateway.api.responses_request import ResponsesRequest, chat_request, respon
 from gateway.api.responses_shapes import ResponseEnvelope
 from gateway.api.responses_state import recall
 from gateway.api.responses_stream import stream_response, whole_response
-from gateway.api.sse import SERVER_SEND
+from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
 from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
@@ -52,7 +52,7 @@ from gateway.backend.catch_all import served_models
 from gateway.backend.derived_parsers import known_template_parsers, with_template_parsers
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import ApiError, install_error_handlers
-from gateway.ops.logs import redact_in_logs
+from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
 from gateway.ops.secrets import Secrets
@@ -157,13 +157,16 @@ class Gateway(FastAPI):
     start and its end skip the middlewares: parsegate's and starlette's
     (observe.py, limits.py, the error and exception middlewares) watch only
     the start and the end. Off (`direct_body`) when a middleware that reads
-    every message is installed: OpenTelemetry's makes a span per send."""
+    every message is installed: OpenTelemetry's makes a span per send.
+    It hands them `server.send_timeout` too (`SEND_TIMEOUT`), as the config
+    is at the request (a reload changes it)."""
 
     direct_body = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.direct_body:
             scope[SERVER_SEND] = send
+        scope[SEND_TIMEOUT] = self.state.config.server.send_timeout
         await super().__call__(scope, receive, send)
 
 
@@ -203,6 +206,7 @@ def create_app(config: Config, config_path: str | None = None, host: str | None 
     app.state.config = config
     app.state.converting = converting_limiter()
     redact_in_logs(Secrets.of(config))
+    quiet_unfinished_on_purpose()
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app, surface_error)

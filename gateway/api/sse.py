@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, cast
@@ -58,8 +59,14 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from gateway.api.disconnect import DisconnectWatch
+from gateway.ops import server_config
+from gateway.ops.deadline import Deadline
+from gateway.ops.logs import left_unfinished
+
+log = logging.getLogger("parsegate.stream")
 
 SERVER_SEND = "parsegate.server_send"  # scope key: the ASGI server's own `send` (app.py, `Gateway`)
+SEND_TIMEOUT = "parsegate.send_timeout"  # scope key: `server.send_timeout` (app.py, `Gateway`)
 DATA = b"data: "
 END = b"\n\n"
 DONE = b"data: [DONE]\n\n"
@@ -108,6 +115,11 @@ class Envelope:
 Produce = Callable[["EventStream"], Awaitable[None]]
 
 
+class ClientStalled(Exception):
+    """The client took nothing of a write for the send timeout: it is
+    connected and reads nothing, its socket full."""
+
+
 class EventStream(Response):
     """A `text/event-stream` response whose events `produce` writes: with
     `send` from its own task, or with `write` from a callback (the
@@ -139,20 +151,29 @@ class EventStream(Response):
         self._held: asyncio.Future[None] | None = None  # a `write` the client's flow control holds
         self._held_send: Coroutine[Any, Any, None] | None = None
         self._queued: list[bytes] = []  # written while a send is held
+        self._send_seconds = server_config.SEND_TIMEOUT  # how long a send may be held before the stream is cut
+        self._stall_timer: asyncio.TimerHandle | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Stream the events until they end or the client leaves (a
         `DisconnectWatch` cancels the stream), then run the background task.
-        Starlette's own watch takes a task group and a task more per request."""
+        Starlette's own watch takes a task group and a task more per request.
+        A client that takes nothing of a send for the send timeout has its
+        stream cut (the response ends unfinished: the server closes the
+        connection)."""
         watch = self._watch = DisconnectWatch(receive)
         self._asgi_send = send
         self._body_send = scope.get(SERVER_SEND, send)
+        self._send_seconds = scope.get(SEND_TIMEOUT, server_config.SEND_TIMEOUT)
         self._context = contextvars.copy_context()
         try:
             await self._stream()
         except asyncio.CancelledError:
             if not watch.cut_alone():
                 raise
+        except ClientStalled:
+            log.warning("the client read nothing of its stream for %g s: the stream is cut", self._send_seconds)
+            left_unfinished.set(True)
         finally:
             watch.stop()
         if self.background is not None:
@@ -165,15 +186,18 @@ class EventStream(Response):
         send = self._asgi_send
         self._now = loop.time
         try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            start = {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+            await self._within_send_timeout(send(start))
             self._last_sent = loop.time()
             self._quiet_timer = loop.call_at(self._last_sent + self._ping_seconds, self._when_quiet)
             await self._produce(self)
             await self._settled()
             await self._stop_pings()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await self._within_send_timeout(send({"type": "http.response.body", "body": b"", "more_body": False}))
         finally:
             self._hold()
+            if self._stall_timer is not None:
+                self._stall_timer.cancel()
             if self._held_send is not None:  # the client left with a write held
                 self._held_send.close()
                 self._held_send = None
@@ -202,20 +226,25 @@ class EventStream(Response):
         except BaseException:
             self._hold()
             raise
-        self._held = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._held = loop.create_future()
         self._held_send = sending  # type: ignore[assignment]
+        self._stall_timer = loop.call_later(self._send_seconds, self._stalled)
         self._resume_when(waits_for)
         return self._held
 
     async def send(self, event: bytes) -> None:
         """Send `event` from the stream's task (after any held `write`)."""
         await self._settled()
-        self._last_sent = self._now()
+        self.write(event)
+        await self._settled()
+
+    async def _within_send_timeout(self, sending: Awaitable[None]) -> None:
         try:
-            await self._body_send({"type": "http.response.body", "body": event, "more_body": True})
-        except BaseException:
-            self._hold()
-            raise
+            with Deadline(self._send_seconds):
+                await sending
+        except TimeoutError:
+            raise ClientStalled from None
 
     async def _settled(self) -> None:
         held = self._held
@@ -240,22 +269,43 @@ class EventStream(Response):
         try:
             waits_for = sending.send(None)
         except StopIteration:
+            self._stop_stall_timer()
             if self._queued:  # what was written meanwhile, as one send
                 event = b"".join(self._queued)
                 self._queued.clear()
                 message = {"type": "http.response.body", "body": event, "more_body": True}
                 self._held_send = cast("Coroutine[Any, Any, None]", self._body_send(message))
+                self._stall_timer = asyncio.get_running_loop().call_later(self._send_seconds, self._stalled)
                 self._resume_when(None)
                 return
             self._held = self._held_send = None
             held.set_result(None)
         except BaseException as error:
+            self._stop_stall_timer()
             self._held = self._held_send = None
             self._queued.clear()
             self._hold()
             held.set_exception(error)
         else:
             self._resume_when(waits_for)
+
+    def _stalled(self) -> None:
+        """The client took nothing of the held send for the send timeout:
+        the send is dropped and the stream cut (`ClientStalled`, for its
+        producer and its task)."""
+        sending, held = self._held_send, self._held
+        self._stall_timer = self._held_send = self._held = None
+        self._queued.clear()
+        self._hold()
+        if sending is not None:
+            sending.close()
+        if held is not None:
+            held.set_exception(ClientStalled())
+
+    def _stop_stall_timer(self) -> None:
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
 
     def _hold(self) -> None:
         """The stream is ending, its events closing: no disconnect cuts that."""

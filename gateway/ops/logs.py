@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from contextvars import ContextVar
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from uvicorn.logging import DefaultFormatter
@@ -63,6 +64,28 @@ class SecretFilter(logging.Filter):
             record.exc_text = secrets.redact("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
             record.exc_info = None
         return True
+
+
+UNFINISHED = "ASGI callable returned without completing response."  # uvicorn's error line
+# Set in a request's context when the gateway leaves its response
+# unfinished on purpose (a client that reads nothing has its stream cut,
+# api/sse.py, and logs why): the server then closes the connection, and
+# its error line for it is dropped.
+left_unfinished: ContextVar[bool] = ContextVar("left_unfinished", default=False)
+
+
+class UnfinishedOnPurpose(logging.Filter):
+    """Drops uvicorn's error line for a response left unfinished on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.msg == UNFINISHED and left_unfinished.get())
+
+
+def quiet_unfinished_on_purpose() -> None:
+    """Install `UnfinishedOnPurpose` on uvicorn's error logger (once)."""
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(installed, UnfinishedOnPurpose) for installed in logger.filters):
+        logger.addFilter(UnfinishedOnPurpose())
 
 
 class TextFormatter(DefaultFormatter):

@@ -12,6 +12,8 @@ from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import expand_variables, from_variables
 from gateway.ops.request_bounds import RequestBounds
 
+SEND_TIMEOUT = 60.0  # seconds a client may take nothing of a stream before it is cut (api/sse.py)
+
 
 class ServerConfig(Section, RequestBounds):
     host: str = "0.0.0.0"
@@ -24,6 +26,7 @@ class ServerConfig(Section, RequestBounds):
     max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
     max_concurrent_requests: int = Field(default=1024, ge=1)
     shutdown_timeout: float = Field(default=30.0, ge=0)
+    send_timeout: float = Field(default=SEND_TIMEOUT, gt=0)
     log_format: Literal["text", "json"] = "text"
     opentelemetry: bool = False
 

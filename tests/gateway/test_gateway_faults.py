@@ -4,6 +4,8 @@ backend cut mid-stream, and a client that goes away."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -192,6 +194,73 @@ def test_a_client_that_stalls_then_reads_on_gets_the_whole_text_in_order(gateway
         )
         assert payloads[-1]["type"] in ("message_stop", "response.completed")
     assert received == text
+
+
+def test_a_client_that_reads_nothing_for_the_send_timeout_is_cut_off(serve, fake_backend_server, fake, caplog):
+    """A client that stays connected and reads nothing holds the backend's
+    stream and a concurrency slot only for `server.send_timeout`: then its
+    stream is cut, the next request is served, and the stalled client, when
+    it reads on, finds its response cut short. The gateway's warning says
+    why; uvicorn's error line for an unfinished response is left out."""
+    _, fake_url = fake_backend_server
+    config = {
+        "server": {"send_timeout": 0.5, "max_concurrent_requests": 1},
+        "models": [{"name": "qwen3", "backend": {"url": f"{fake_url}/v1"}, "reasoning_parser": "qwen3"}],
+    }
+    gateway = serve(create_app(Config.model_validate(config)))
+    server_errors = Recorded()  # after the server's start, which sets uvicorn's loggers up
+    logging.getLogger("uvicorn.error").addHandler(server_errors)
+    total = 48 << 20
+    fake.script("x" * total, chunk_size=16384)
+    small_window = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)])
+    body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
+    with (
+        httpx.Client(transport=small_window, base_url=gateway, timeout=30) as client,
+        client.stream("POST", "/v1/chat/completions", json=body) as response,
+        removed_after(server_errors),
+    ):
+        raw = response.iter_raw(1024)
+        next(raw)
+        # The gateway closes the backend's connection: the backend, held
+        # until then, writes the rest of its stream (events framing all of
+        # the text) into the void.
+        wait_until(lambda: fake.sent_bytes > total)
+        fake.script("Hello")
+        answer = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}, timeout=10)
+        assert answer.status_code == 200, answer.text  # its slot is free
+        with pytest.raises(httpx.RemoteProtocolError):
+            for _ in raw:  # what the sockets held, then the end of a connection closed mid-body
+                pass
+    assert "the stream is cut" in caplog.text and server_errors.messages == []
+
+
+@contextlib.contextmanager
+def removed_after(handler: logging.Handler) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+
+
+class Recorded(logging.Handler):
+    """The messages of the records that reach it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def wait_until(condition) -> None:
+    """Poll `condition` until it holds, for at most 20 s."""
+    pause = threading.Event()
+    for _ in range(200):
+        if condition():
+            return
+        pause.wait(0.1)
+    raise AssertionError("the condition never held")
 
 
 def wait_until_steady(value, polls: int = 3) -> None:

@@ -101,11 +101,21 @@ async def _scripted_backend(
 
 
 async def _stream_with_a_held_write(
-    path: str, body: bytes, tmp_path, later: bytes = b"", client_leaves: bool = False, then_reset: bool = False
+    path: str,
+    body: bytes,
+    tmp_path,
+    later: bytes = b"",
+    client_leaves: bool = False,
+    then_reset: bool = False,
+    stalls_for: float | None = None,
 ) -> bytes:
+    """What the client got; `client_leaves` while a write is held, or
+    `stalls_for` (the send timeout): the client stays and never takes the
+    held write."""
     holding, written, let_go = asyncio.Event(), asyncio.Event(), asyncio.Event()
     backend, url = await _scripted_backend(body, later, holding, written, let_go, then_reset)
     config = {
+        "server": {"send_timeout": stalls_for or 60},
         "store": {"url": str(tmp_path / "store.db")},
         "models": [
             {
@@ -136,7 +146,7 @@ async def _stream_with_a_held_write(
             return
         if b"Hel" in message["body"] and not holding.is_set():
             holding.set()  # the socket is full: flow control holds this send
-            if client_leaves:
+            if client_leaves or stalls_for:
                 await asyncio.Event().wait()  # and never frees it
             await written.wait()
             await _after_the_callback()
@@ -146,7 +156,7 @@ async def _stream_with_a_held_write(
     try:
         async with app.router.lifespan_context(app):
             await app(scope, receive, send)
-            if client_leaves:
+            if client_leaves or stalls_for:
                 await let_go.wait()  # the gateway closed the backend's connection
     finally:
         backend.close()
@@ -220,6 +230,18 @@ def test_a_client_leaving_with_a_write_held_ends_the_request_and_the_backends_st
     later = http_chunk(delta(" world"))  # the backend is still streaming
     out = _run(lambda: _stream_with_a_held_write(path, http_chunk(delta("Hello")), tmp_path, later, client_leaves=True))
     assert b"Hello" not in out  # the held write never went out
+
+
+@pytest.mark.parametrize("path", list(ENDS))
+def test_a_client_that_takes_nothing_for_the_send_timeout_has_its_stream_cut(path, tmp_path, caplog):
+    """A client that stays connected and reads nothing holds no backend
+    stream and no concurrency slot past `server.send_timeout`: the request
+    ends (the backend's stream with it) and the response is left unfinished,
+    which makes the server close the connection."""
+    later = http_chunk(delta(" world"))  # the backend is still streaming
+    out = _run(lambda: _stream_with_a_held_write(path, http_chunk(delta("Hello")), tmp_path, later, stalls_for=0.2))
+    assert b"Hello" not in out and ENDS[path] not in out
+    assert "the client read nothing of its stream for 0.2 s: the stream is cut" in caplog.text
 
 
 @pytest.mark.parametrize("path", list(ENDS))

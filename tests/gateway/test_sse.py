@@ -8,8 +8,9 @@ import asyncio
 import pytest
 from starlette.background import BackgroundTask
 
-from gateway.api.sse import PING, EventStream
+from gateway.api.sse import PING, SEND_TIMEOUT, EventStream
 from gateway.backend.sse_reader import EventLines
+from tests import virtual_clock
 
 STREAM = b'data: {"a": "caf\xc3\xa9"}\n\n: comment\r\nevent: x\r\ndata:[DONE]\r\n\r\ndata: last'
 
@@ -171,6 +172,40 @@ def test_a_server_shutting_down_mid_stream_cancels_it_though_the_connection_then
     assert asyncio.run(scenario()) == ["closed"]
 
 
+def test_a_client_that_takes_nothing_of_a_send_for_the_send_timeout_is_cut_off():
+    """The stream's own sends (a surface's opening and closing events) are
+    held by a stalled client for the send timeout at most, to the second:
+    then the stream ends unfinished, its producer closed."""
+
+    async def scenario() -> tuple[list[str], list[float]]:
+        happened: list[str] = []
+        loop = asyncio.get_running_loop()
+        held_at: list[float] = []
+
+        async def events(out: EventStream) -> None:
+            try:
+                await out.send(b"event: opening\n\n")
+                happened.append("opened")
+            finally:
+                happened.append("closed")
+
+        async def send(message: dict) -> None:
+            if message.get("body") == b"event: opening\n\n":
+                held_at.append(loop.time())
+                await asyncio.Event().wait()  # the client's socket is full, and stays so
+
+        async def receive() -> dict:
+            await asyncio.Event().wait()  # the client stays
+            raise AssertionError("unreachable")
+
+        stream = EventStream(events, ping_seconds=100)
+        await asyncio.wait_for(stream({"type": "http", SEND_TIMEOUT: 7.0}, receive, send), 1000)  # virtual seconds
+        return happened, [loop.time() - held_at[0]]
+
+    happened, waited = virtual_clock.run(scenario())
+    assert happened == ["closed"] and waited == [7.0]
+
+
 def test_a_ping_that_failed_is_raised_at_the_end_and_the_events_still_close():
     async def scenario() -> tuple[list[str], BaseException | None]:
         happened: list[str] = []
@@ -179,16 +214,14 @@ def test_a_ping_that_failed_is_raised_at_the_end_and_the_events_still_close():
         async def events(out: EventStream) -> None:
             try:
                 await out.send(b"data: 1\n\n")
-                await out.send(b"data: 2\n\n")
+                await asyncio.Event().wait()  # a quiet backend
             finally:
                 happened.append("closed")
 
         async def send(message: dict) -> None:
             if message.get("body") == PING:
                 ping_failed.set()
-                raise RuntimeError("the ping could not be sent")
-            if message.get("body") == b"data: 1\n\n":
-                await asyncio.Event().wait()  # a slow client, which then leaves
+                raise RuntimeError("the ping could not be sent")  # the client, which then leaves
 
         async def receive() -> dict:
             await ping_failed.wait()
