@@ -4,19 +4,20 @@ model name is replaced by the backend's, `extra_body` is merged in, and the
 backend's answer (JSON, or its SSE stream as it comes, decompressed) comes
 back as sent (a stream's events re-framed whole). Nothing is parsed: a prompt has no roles, so there is no
 reasoning or tool call to separate. The chat path's protections apply: the
-body limit, the backend timeouts, and the request's metrics and log line.
+body limit, the backend timeouts, the event stream's keep-alive pings and
+send timeout (sse.py), and the request's metrics and log line.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from functools import partial
 
 import orjson
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
-from gateway.api.sse import DONE, data_event, relayed_event
+from gateway.api.sse import DONE, EventStream, data_event, relayed_event
 from gateway.backend.transport import UpstreamResponse
 from gateway.backend.upstream import Backend
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -39,10 +40,8 @@ async def forward_completion(backend: Backend, payload: dict, stream: bool, reco
     response = await backend.open(body, "/completions")
     media_type = response.headers.get("content-type", "application/json")
     if stream:
-        return StreamingResponse(
-            _relay(response, backend, record),
-            media_type=media_type,
-            background=BackgroundTask(backend.release, response),
+        return EventStream(
+            partial(_relay, response, backend, record), background=BackgroundTask(backend.release, response)
         )
     try:
         content = await backend.read(response)
@@ -51,7 +50,7 @@ async def forward_completion(backend: Backend, payload: dict, stream: bool, reco
     return Response(content, status_code=response.status_code, media_type=media_type)
 
 
-async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRecord) -> AsyncIterator[bytes]:
+async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRecord, out: EventStream) -> None:
     """The backend's events, each re-framed whole (`data: …` and a blank
     line), so that an error can never be glued to half a line. A stream
     that breaks, goes quiet for `idle_timeout` or ends before `[DONE]`
@@ -61,14 +60,13 @@ async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRe
             events: list[bytes] = []
             for payload in payloads:
                 if payload == b"[DONE]":
-                    yield b"".join(events) + DONE
+                    await out.send(b"".join(events) + DONE)
                     return
                 events.append(relayed_event(payload))
-            yield b"".join(events)
+            await out.send(b"".join(events))
         failure = ApiError(502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
         record.upstream_failed("stream_cut")
     except ApiError as error:
         failure = error
         record.upstream_failed(stream_failure_kind(error))
-    yield data_event(failure.body)
-    yield DONE
+    await out.send(data_event(failure.body) + DONE)
