@@ -116,8 +116,8 @@ Produce = Callable[["EventStream"], Awaitable[None]]
 
 
 class ClientStalled(Exception):
-    """The client took nothing of a write for the send timeout: it is
-    connected and reads nothing, its socket full."""
+    """A write waited for the client for the send timeout: it is connected
+    and reads nothing, or too little to free the server's write buffer."""
 
 
 class EventStream(Response):
@@ -153,14 +153,15 @@ class EventStream(Response):
         self._queued: list[bytes] = []  # written while a send is held
         self._send_seconds = server_config.SEND_TIMEOUT  # how long a send may be held before the stream is cut
         self._stall_timer: asyncio.TimerHandle | None = None
+        self._cut: ClientStalled | None = None  # once the stream is cut, nothing more is sent
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Stream the events until they end or the client leaves (a
         `DisconnectWatch` cancels the stream), then run the background task.
         Starlette's own watch takes a task group and a task more per request.
-        A client that takes nothing of a send for the send timeout has its
-        stream cut (the response ends unfinished: the server closes the
-        connection)."""
+        A write that waits for the client for the send timeout cuts the
+        stream: the response ends unfinished, and the server closes the
+        connection once the client has taken what its buffers hold."""
         watch = self._watch = DisconnectWatch(receive)
         self._asgi_send = send
         self._body_send = scope.get(SERVER_SEND, send)
@@ -172,7 +173,7 @@ class EventStream(Response):
             if not watch.cut_alone():
                 raise
         except ClientStalled:
-            log.warning("the client read nothing of its stream for %g s: the stream is cut", self._send_seconds)
+            log.warning("a write to the client stayed blocked for %g s: the stream is cut", self._send_seconds)
             left_unfinished.set(True)
         finally:
             watch.stop()
@@ -186,8 +187,7 @@ class EventStream(Response):
         send = self._asgi_send
         self._now = loop.time
         try:
-            start = {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-            await self._within_send_timeout(send(start))
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             self._last_sent = loop.time()
             self._quiet_timer = loop.call_at(self._last_sent + self._ping_seconds, self._when_quiet)
             await self._produce(self)
@@ -213,7 +213,9 @@ class EventStream(Response):
         written meanwhile goes after it, in order, and the future is done
         once all of it is sent). The ASGI `send` is stepped here as a task
         would step it, without waking one (bench/README.md, "The pushed
-        body")."""
+        body"). Once the stream is cut (`ClientStalled`), raises that."""
+        if self._cut is not None:
+            raise self._cut
         self._last_sent = self._now()
         if self._held is not None:  # it goes once the held send is done, in order
             self._queued.append(event)
@@ -251,6 +253,8 @@ class EventStream(Response):
         if held is not None:
             await asyncio.wait([held])
             held.result()
+        if self._cut is not None:
+            raise self._cut
 
     def _resume_when(self, waits_for: object) -> None:
         """Go on with the held send when what it waits for is done, as an
@@ -290,17 +294,20 @@ class EventStream(Response):
             self._resume_when(waits_for)
 
     def _stalled(self) -> None:
-        """The client took nothing of the held send for the send timeout:
-        the send is dropped and the stream cut (`ClientStalled`, for its
-        producer and its task)."""
+        """The held send waited for the client for the send timeout:
+        the send is dropped and the stream cut for good (`ClientStalled`,
+        raised to its producer and its task by every later `write`,
+        `send` or wait for the held one)."""
         sending, held = self._held_send, self._held
         self._stall_timer = self._held_send = self._held = None
+        cut = self._cut = ClientStalled()
         self._queued.clear()
         self._hold()
+        if held is not None:
+            held.set_exception(cut)
+            held.exception()  # taken here: whoever waits for it gets the cut all the same
         if sending is not None:
             sending.close()
-        if held is not None:
-            held.set_exception(ClientStalled())
 
     def _stop_stall_timer(self) -> None:
         if self._stall_timer is not None:

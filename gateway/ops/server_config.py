@@ -12,7 +12,7 @@ from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import expand_variables, from_variables
 from gateway.ops.request_bounds import RequestBounds
 
-SEND_TIMEOUT = 60.0  # seconds a client may take nothing of a stream before it is cut (api/sse.py)
+SEND_TIMEOUT = 60.0  # seconds a write to a client may wait before its stream is cut (api/sse.py)
 
 
 class ServerConfig(Section, RequestBounds):

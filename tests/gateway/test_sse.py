@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from starlette.background import BackgroundTask
 
-from gateway.api.sse import PING, SEND_TIMEOUT, EventStream
+from gateway.api.sse import PING, SEND_TIMEOUT, ClientStalled, EventStream
 from gateway.backend.sse_reader import EventLines
 from tests import virtual_clock
 
@@ -204,6 +204,41 @@ def test_a_client_that_takes_nothing_of_a_send_for_the_send_timeout_is_cut_off()
 
     happened, waited = virtual_clock.run(scenario())
     assert happened == ["closed"] and waited == [7.0]
+
+
+def test_once_cut_a_stream_sends_nothing_more():
+    """After the held write that cut it, nothing goes to that client: a
+    later event would leave it a stream that looks whole with events
+    missing."""
+
+    async def scenario() -> tuple[list[str], list[bytes]]:
+        happened: list[str] = []
+        sent: list[bytes] = []
+
+        async def events(out: EventStream) -> None:
+            held = out.write(b"data: 1\n\n")
+            assert held is not None
+            with pytest.raises(ClientStalled):
+                await held
+            happened.append("cut")
+            await out.send(b"data: 2\n\n")
+            happened.append("sent on")
+
+        async def send(message: dict) -> None:
+            if message.get("body") == b"data: 1\n\n":
+                await asyncio.Event().wait()  # held until the cut
+            sent.append(message.get("body", b""))
+
+        async def receive() -> dict:
+            await asyncio.Event().wait()  # the client stays
+            raise AssertionError("unreachable")
+
+        stream = EventStream(events, ping_seconds=100)
+        await asyncio.wait_for(stream({"type": "http", SEND_TIMEOUT: 7.0}, receive, send), 1000)  # virtual seconds
+        return happened, sent
+
+    happened, sent = virtual_clock.run(scenario())
+    assert happened == ["cut"] and b"data: 2\n\n" not in sent
 
 
 def test_a_ping_that_failed_is_raised_at_the_end_and_the_events_still_close():
