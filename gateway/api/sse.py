@@ -20,8 +20,9 @@ push stops reading the backend until it is done. The events between the
 response's start and its end go to the server's own `send` when the app
 hands it over in the scope (`SERVER_SEND`, app.py's `Gateway`): the
 middlewares watch only the start and the end, and a coroutine each per
-event cost 3 % of a paced chunk (bench/README.md, "The server's send").
-Stepped outside a task, any ASGI middleware's `send` it does go through
+event cost 3 % of a paced chunk (bench/README.md, "The server's send,
+and shorter parses"). A write that waits for the client for
+`server.send_timeout` cuts the stream (`ClientStalled`). Stepped outside a task, any ASGI middleware's `send` it does go through
 must be plain async code, as parsegate's are (observe.py, limits.py): one
 that opens an anyio cancel scope or asks for the current task
 (starlette's `BaseHTTPMiddleware`) would not work there. sse-starlette's
