@@ -63,6 +63,7 @@ from gateway.api.disconnect import DisconnectWatch
 from gateway.ops import server_config
 from gateway.ops.deadline import Deadline
 from gateway.ops.logs import left_unfinished
+from gateway.ops.observe import request_id
 
 log = logging.getLogger("parsegate.stream")
 
@@ -174,7 +175,8 @@ class EventStream(Response):
             if not watch.cut_alone():
                 raise
         except ClientStalled:
-            log.warning("a write to the client stayed blocked for %g s: the stream is cut", self._send_seconds)
+            message = "a write to the client stayed blocked for %g s: the stream is cut"
+            log.warning(message, self._send_seconds, extra={"request_id": request_id.get()})
             left_unfinished.set(True)
         finally:
             watch.stop()

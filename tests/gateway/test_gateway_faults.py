@@ -143,11 +143,15 @@ def test_stream_that_is_not_sse_is_an_error_event(http, fake):
     assert content == "" and "ended the stream early" in error["message"]
 
 
-def test_a_client_that_stops_reading_stops_the_backend(gateway, fake):
-    """Backpressure: the gateway reads upstream only as fast as the client
-    reads, so a stalled client leaves the backend blocked far from the end."""
-    total = 48 << 20
-    fake.script("x" * total, chunk_size=16384)
+STALLED_TEXT = 48 << 20  # characters a stalled client's stream would carry
+
+
+@contextlib.contextmanager
+def stalled_client(gateway: str, fake: FakeBackend) -> Iterator[Iterator[bytes]]:
+    """A chat stream of `STALLED_TEXT` characters to a client with a small
+    receive window, which reads its first piece and then nothing: what is
+    left of its body, for reading on."""
+    fake.script("x" * STALLED_TEXT, chunk_size=16384)
     small_window = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)])
     body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
     with (
@@ -156,8 +160,15 @@ def test_a_client_that_stops_reading_stops_the_backend(gateway, fake):
     ):
         raw = response.iter_raw(1024)
         next(raw)
+        yield raw
+
+
+def test_a_client_that_stops_reading_stops_the_backend(gateway, fake):
+    """Backpressure: the gateway reads upstream only as fast as the client
+    reads, so a stalled client leaves the backend blocked far from the end."""
+    with stalled_client(gateway, fake):
         wait_until_steady(lambda: fake.sent_bytes)
-        assert 0 < fake.sent_bytes < total // 2
+        assert 0 < fake.sent_bytes < STALLED_TEXT // 2
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
@@ -210,21 +221,11 @@ def test_a_client_that_reads_nothing_for_the_send_timeout_is_cut_off(serve, fake
     gateway = serve(create_app(Config.model_validate(config)))
     server_errors = Recorded()  # after the server's start, which sets uvicorn's loggers up
     logging.getLogger("uvicorn.error").addHandler(server_errors)
-    total = 48 << 20
-    fake.script("x" * total, chunk_size=16384)
-    small_window = httpx.HTTPTransport(socket_options=[(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)])
-    body = {"model": "qwen3", "messages": MESSAGES, "stream": True}
-    with (
-        httpx.Client(transport=small_window, base_url=gateway, timeout=30) as client,
-        client.stream("POST", "/v1/chat/completions", json=body) as response,
-        removed_after(server_errors),
-    ):
-        raw = response.iter_raw(1024)
-        next(raw)
+    with removed_after(server_errors), stalled_client(gateway, fake) as raw:
         # The gateway closes the backend's connection: the backend, held
         # until then, writes the rest of its stream (events framing all of
         # the text) into the void.
-        wait_until(lambda: fake.sent_bytes > total)
+        wait_until(lambda: fake.sent_bytes > STALLED_TEXT)
         fake.script("Hello")
         answer = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}, timeout=10)
         assert answer.status_code == 200, answer.text  # its slot is free

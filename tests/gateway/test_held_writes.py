@@ -28,6 +28,7 @@ from tests.asgi_scope import post_scope
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 END_OF_BODY = b"0\r\n\r\n"
 TOOL_TEXT = 'Hello <tool_call>\n{"name": "f", "arguments": {"a'  # a call still open
+REQUEST_ID = "held-write-test"
 
 
 def http_chunk(data: bytes) -> bytes:
@@ -152,7 +153,7 @@ async def _stream_with_a_held_write(
             await _after_the_callback()
         sent.append(message["body"])
 
-    scope = post_scope(path)
+    scope = post_scope(path, (b"x-request-id", REQUEST_ID.encode()))
     try:
         async with app.router.lifespan_context(app):
             await app(scope, receive, send)
@@ -241,7 +242,9 @@ def test_a_client_that_takes_nothing_for_the_send_timeout_has_its_stream_cut(pat
     later = http_chunk(delta(" world"))  # the backend is still streaming
     out = _run(lambda: _stream_with_a_held_write(path, http_chunk(delta("Hello")), tmp_path, later, stalls_for=0.2))
     assert b"Hello" not in out and ENDS[path] not in out
-    assert "a write to the client stayed blocked for 0.2 s: the stream is cut" in caplog.text
+    [cut] = [record for record in caplog.records if record.name == "parsegate.stream"]
+    assert cut.getMessage() == "a write to the client stayed blocked for 0.2 s: the stream is cut"
+    assert cut.request_id == REQUEST_ID  # the request's own, as in its access line
 
 
 @pytest.mark.parametrize("path", list(ENDS))
