@@ -3,23 +3,16 @@
 
 from __future__ import annotations
 
-import openai
 import pytest
 import yaml
 
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS
-from tests.sdk_clients import openai_client
 
 KIMI_CALL = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
     '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>'
 )
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 def test_keep_special_tokens_true_asks_the_backend_even_without_parsers(client, fake):

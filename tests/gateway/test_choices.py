@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import openai
 import pytest
 
 from tests.gateway.test_gateway_e2e import (
@@ -18,12 +17,6 @@ from tests.gateway.test_gateway_e2e import (
     message_result,
     streamed_result,
 )
-from tests.sdk_clients import openai_client
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 @pytest.mark.parametrize("together", [False, True], ids=["chunk-per-choice", "choices-in-one-chunk"])

@@ -12,14 +12,8 @@ import pytest
 
 from tests.fake_backend import BACKEND_KEY, USAGE
 from tests.gateway.test_gateway_errors import error_of
-from tests.sdk_clients import openai_client
 
 RAW = "<think>\nkept as written\n</think>\n\nOnce upon a time"
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 def test_text_completion_passes_through_unparsed(client, fake):

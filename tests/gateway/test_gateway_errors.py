@@ -23,11 +23,6 @@ def http(gateway_url: str) -> httpx.Client:
         yield client
 
 
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url, api_key="client-key")
-
-
 def error_of(response: httpx.Response, status: int) -> dict:
     """The OpenAI error object of a response that must have `status`."""
     assert response.status_code == status, response.text

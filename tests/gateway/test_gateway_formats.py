@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 
-import openai
 import pytest
 
-from tests.sdk_clients import anthropic_client, openai_client
+from tests.sdk_clients import anthropic_client
 
 WEATHER = {
     "type": "function",
@@ -70,11 +69,6 @@ HARMONY = (
     "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
     '{"city": "Paris"}<|call|>'
 )
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 def streamed(client, **request) -> tuple[str, str, list[tuple[str, str, str]], str]:

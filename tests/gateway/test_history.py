@@ -4,11 +4,9 @@ sent them (real gateway, official `openai` client)."""
 
 from __future__ import annotations
 
-import openai
 import pytest
 
 from tests.gateway.test_gateway_e2e import ONE_CALL, TOOLS
-from tests.sdk_clients import openai_client
 
 CALL = {
     "id": "call_Ab12cD34eF56",
@@ -25,11 +23,6 @@ HISTORY = [
     {"role": "assistant", "content": "Sunny, noon.", "reasoning": "Both answered."},
     {"role": "user", "content": "And Paris?"},
 ]
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 @pytest.mark.parametrize("stream", [False, True])

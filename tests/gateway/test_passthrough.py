@@ -3,22 +3,15 @@ streamed and not (real gateway, official `openai` client)."""
 
 from __future__ import annotations
 
-import openai
 import pytest
 
 from tests.fake_backend import USAGE
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS
-from tests.sdk_clients import openai_client
 
 RESPONSE_FORMAT = {
     "type": "json_schema",
     "json_schema": {"name": "answer", "schema": {"type": "object", "properties": {"a": {"type": "string"}}}},
 }
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -11,7 +11,6 @@ import sys
 import time
 
 import httpx
-import openai
 import orjson
 import pytest
 import yaml
@@ -20,11 +19,6 @@ from tests.conftest import on_this_checkout
 from tests.sdk_clients import openai_client
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
-
-
-@pytest.fixture(scope="module")
-def client(gateway_url: str) -> openai.OpenAI:
-    return openai_client(gateway_url)
 
 
 def test_a_given_request_id_is_echoed_and_forwarded_upstream(client, fake):
