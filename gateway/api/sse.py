@@ -178,6 +178,9 @@ class EventStream(Response):
             message = "a write to the client stayed blocked for %g s: the stream is cut"
             log.warning(message, self._send_seconds, extra={"request_id": request_id.get()})
             left_unfinished.set(True)
+            record = scope.get("state", {}).get("record")  # observe.py's, for the access line and the metrics
+            if record is not None:
+                record.stream_cut("client_stalled")
         finally:
             watch.stop()
         if self.background is not None:

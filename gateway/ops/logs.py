@@ -3,7 +3,7 @@ one object per line, for log pipelines.
 
 Every request gives one `parsegate.access` line (gateway/observe.py) with
 its fields: request_id, method, path, status, model, stream, duration_ms,
-ttft_ms, prompt_tokens, completion_tokens, upstream_error, client. In
+ttft_ms, prompt_tokens, completion_tokens, upstream_error, cut, client. In
 JSON they are keys of the object; in text, `key=value` pairs after the
 message. uvicorn's own access log is replaced by this one.
 
@@ -31,6 +31,7 @@ ACCESS_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "upstream_error",
+    "cut",
     "client",
 )
 

@@ -76,6 +76,12 @@ class Metrics:
             ["model", "kind"],
             registry=registry,
         )
+        self.streams_cut = Counter(
+            "parsegate_streams_cut",
+            "Streams the gateway cut short of their end, by reason (client_stalled).",
+            ["model", "reason"],
+            registry=registry,
+        )
         self.tool_calls = Counter(
             "parsegate_tool_calls",
             "Tool calls parsed.",

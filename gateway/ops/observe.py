@@ -75,6 +75,7 @@ class RequestRecord:
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.upstream_error: str | None = None
+        self.cut: str | None = None  # why the gateway cut the stream short of its end
         self._inter_chunk: LoopSeries | None = None  # the model's inter-chunk histogram, once the model is known
 
     def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
@@ -121,6 +122,11 @@ class RequestRecord:
         self.upstream_error = kind
         self.metrics.upstream_errors.labels(self.label, kind).inc()
 
+    def stream_cut(self, reason: str) -> None:
+        """The gateway cut the stream short of its end (`client_stalled`)."""
+        self.cut = reason
+        self.metrics.streams_cut.labels(self.label, reason).inc()
+
     def fields(self) -> dict:
         """The log line's fields."""
         ttft = None if self.first_text_at is None else round((self.first_text_at - self.started) * 1000, 1)
@@ -134,6 +140,7 @@ class RequestRecord:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "upstream_error": self.upstream_error,
+            "cut": self.cut,
         }
 
 

@@ -229,6 +229,8 @@ def test_a_client_that_reads_nothing_for_the_send_timeout_is_cut_off(serve, fake
         fake.script("Hello")
         answer = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}, timeout=10)
         assert answer.status_code == 200, answer.text  # its slot is free
+        metrics = httpx.get(f"{gateway}/metrics", timeout=10).text
+        assert 'parsegate_streams_cut_total{model="qwen3",reason="client_stalled"} 1.0' in metrics
         with pytest.raises(httpx.RemoteProtocolError):
             for _ in raw:  # what the sockets held, then the end of a connection closed mid-body
                 pass

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 
 import orjson
@@ -239,12 +240,15 @@ def test_a_client_that_takes_nothing_for_the_send_timeout_has_its_stream_cut(pat
     stream and no concurrency slot past `server.send_timeout`: the request
     ends (the backend's stream with it) and the response is left unfinished,
     which makes the server close the connection."""
+    caplog.set_level(logging.INFO, logger="parsegate.access")
     later = http_chunk(delta(" world"))  # the backend is still streaming
     out = _run(lambda: _stream_with_a_held_write(path, http_chunk(delta("Hello")), tmp_path, later, stalls_for=0.2))
     assert b"Hello" not in out and ENDS[path] not in out
     [cut] = [record for record in caplog.records if record.name == "parsegate.stream"]
     assert cut.getMessage() == "a write to the client stayed blocked for 0.2 s: the stream is cut"
     assert cut.request_id == REQUEST_ID  # the request's own, as in its access line
+    [access] = [record for record in caplog.records if record.name == "parsegate.access"]
+    assert access.request_id == REQUEST_ID and access.cut == "client_stalled"
 
 
 @pytest.mark.parametrize("path", list(ENDS))
