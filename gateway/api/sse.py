@@ -22,8 +22,9 @@ hands it over in the scope (`SERVER_SEND`, app.py's `Gateway`): the
 middlewares watch only the start and the end, and a coroutine each per
 event cost 3 % of a paced chunk (bench/README.md, "The server's send,
 and shorter parses"). A write that waits for the client for
-`server.send_timeout` cuts the stream (`ClientStalled`). Stepped outside a task, any ASGI middleware's `send` it does go through
-must be plain async code, as parsegate's are (observe.py, limits.py): one
+`server.send_timeout` cuts the stream (`ClientStalled`). Stepped outside
+a task, any ASGI middleware's `send` it does go through must be plain
+async code, as parsegate's are (observe.py, limits.py): one
 that opens an anyio cancel scope or asks for the current task
 (starlette's `BaseHTTPMiddleware`) would not work there. sse-starlette's
 EventSourceResponse would open a cancel scope per event for its per-send
@@ -202,8 +203,7 @@ class EventStream(Response):
             await self._within_send_timeout(send({"type": "http.response.body", "body": b"", "more_body": False}))
         finally:
             self._hold()
-            if self._stall_timer is not None:
-                self._stall_timer.cancel()
+            self._stop_stall_timer()
             if self._held_send is not None:  # the client left with a write held
                 self._held_send.close()
                 self._held_send = None
@@ -234,10 +234,8 @@ class EventStream(Response):
         except BaseException:
             self._hold()
             raise
-        loop = asyncio.get_running_loop()
-        self._held = loop.create_future()
-        self._held_send = sending  # type: ignore[assignment]
-        self._stall_timer = loop.call_later(self._send_seconds, self._stalled)
+        self._held = asyncio.get_running_loop().create_future()
+        self._holding(sending)  # type: ignore[arg-type]
         self._resume_when(waits_for)
         return self._held
 
@@ -279,15 +277,14 @@ class EventStream(Response):
         try:
             waits_for = sending.send(None)
         except StopIteration:
-            self._stop_stall_timer()
             if self._queued:  # what was written meanwhile, as one send
                 event = b"".join(self._queued)
                 self._queued.clear()
                 message = {"type": "http.response.body", "body": event, "more_body": True}
-                self._held_send = cast("Coroutine[Any, Any, None]", self._body_send(message))
-                self._stall_timer = asyncio.get_running_loop().call_later(self._send_seconds, self._stalled)
+                self._holding(cast("Coroutine[Any, Any, None]", self._body_send(message)))
                 self._resume_when(None)
                 return
+            self._stop_stall_timer()
             self._held = self._held_send = None
             held.set_result(None)
         except BaseException as error:
@@ -298,6 +295,13 @@ class EventStream(Response):
             held.set_exception(error)
         else:
             self._resume_when(waits_for)
+
+    def _holding(self, sending: Coroutine[Any, Any, None]) -> None:
+        """`sending` waits for the client: if it still waits after the send
+        timeout, the stream is cut (`_stalled`)."""
+        self._held_send = sending
+        self._stop_stall_timer()
+        self._stall_timer = asyncio.get_running_loop().call_later(self._send_seconds, self._stalled)
 
     def _stalled(self) -> None:
         """The held send waited for the client for the send timeout:

@@ -9,7 +9,8 @@ several renderers. Streamed, `TurnStream.run` hands the surface's
 when the backend reports usage), a list per piece of the backend's body, in
 a callback of the loop's as the piece arrives (backend/body_push.py); a
 backend that fails or cuts the stream leaves its `ApiError` in
-`TurnStream.failure` once the run ends, after what the parsers still held. Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
+`TurnStream.failure` once the run ends, after what the parsers still held.
+Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 
 A turn cut short (the stream broke, or the backend stopped at the token
 limit) names the calls it cut in `cut_calls`: their arguments are as far as
