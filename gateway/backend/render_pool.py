@@ -7,17 +7,18 @@ render; a killed one is replaced by a fresh one when next needed.
 
 A render holds a worker, and no thread or lock of the gateway's, so the
 event loop (`/health`, every other stream) keeps answering whatever the
-template does.
+template does. The pipes are asyncio's own streams, with the loop's timer
+for the deadline (ops/deadline.py): anyio's streams, semaphore and cancel
+scopes cost about a tenth of a template-mode request (bench/README.md,
+"Per request").
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
-import anyio
-import anyio.abc
 import orjson
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
 from gateway.backend.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
@@ -26,34 +27,37 @@ from gateway.ops.errors import ApiError
 
 WORKER_MODULE = "gateway.backend.prompt_render"
 MEMORY_BYTES_PER_PROMPT_CHAR = 16  # a worker's address space: BASE_MEMORY_BYTES, plus this a prompt character
-_WORKER_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
+_WORKER_GONE = (asyncio.IncompleteReadError, ConnectionError)
 
 
 class _Worker:
-    """One worker process and the replies it writes."""
+    """One worker process, its jobs written to its stdin and its replies read from its stdout."""
 
-    def __init__(self, process: anyio.abc.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.jobs = process.stdin
-        self.replies = BufferedByteReceiveStream(process.stdout)
+        self.replies = process.stdout
 
     @classmethod
     async def start(cls, memory_bytes: int) -> _Worker:
         command = [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)]
-        return cls(await anyio.open_process(command, stderr=None))
+        pipe = asyncio.subprocess.PIPE
+        return cls(await asyncio.create_subprocess_exec(*command, stdin=pipe, stdout=pipe))
 
     async def ask(self, job: bytes) -> dict:
-        await self.jobs.send(framed(job))
-        length = int.from_bytes(await self.replies.receive_exactly(LENGTH_BYTES), "big")
-        reply = orjson.loads(await self.replies.receive_exactly(length))
+        self.jobs.write(framed(job))
+        await self.jobs.drain()
+        length = int.from_bytes(await self.replies.readexactly(LENGTH_BYTES), "big")
+        reply = orjson.loads(await self.replies.readexactly(length))
         return reply if isinstance(reply, dict) else {}
 
     async def stop(self) -> None:
-        with anyio.CancelScope(shield=True):
-            if self.process.returncode is None:
-                self.process.kill()
-            await self.process.aclose()
+        """Kill the worker at once, and reap it (even for a caller being cancelled)."""
+        self.jobs.close()
+        if self.process.returncode is None:
+            self.process.kill()
+        await asyncio.shield(self.process.wait())
 
 
 class RenderPool:
@@ -63,7 +67,7 @@ class RenderPool:
         self.timeout = timeout
         self.max_prompt_chars = max_prompt_chars
         self._memory_bytes = BASE_MEMORY_BYTES + MEMORY_BYTES_PER_PROMPT_CHAR * max_prompt_chars
-        self._slots = anyio.Semaphore(workers)
+        self._slots = asyncio.Semaphore(workers)
         self._idle: list[_Worker] = []
         self._closed = False
 

@@ -1,0 +1,64 @@
+"""Template mode's render workers as a request sees them: a render whose
+request is cancelled (its client left) does not leave its worker running
+the template, and the next render gets a worker that answers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from gateway.backend.chat_template import ChatTemplate
+from gateway.backend.render_pool import RenderPool
+from tests.gateway.test_template_mode import QWEN3
+
+SPIN = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"  # minutes of CPU
+CHAT = {"messages": [{"role": "user", "content": "Hi"}]}
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _children() -> list[int]:
+    tasks = Path(f"/proc/{os.getpid()}/task")
+    return [int(pid) for task in tasks.iterdir() for pid in (task / "children").read_text().split()]
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
+async def _spinning_worker() -> int:
+    """The worker running the template: a child that has spent a second of
+    CPU, more than starting Python and importing jinja costs (polled, at
+    most 60 s)."""
+    for _ in range(600):
+        busy = [pid for pid in _children() if _cpu_seconds(pid) >= 1.0]
+        if busy:
+            return busy[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError("no worker ever ran the template")
+
+
+def test_a_cancelled_render_kills_its_worker_and_the_next_render_is_answered():
+    async def scenario() -> None:
+        pool = RenderPool(workers=1, timeout=600, max_prompt_chars=100_000)
+        spin = ChatTemplate(SPIN, where="spin.jinja")
+        rendering = asyncio.ensure_future(pool.render(spin, CHAT, "spin"))
+        worker = await _spinning_worker()
+        rendering.cancel()
+        ended, _ = await asyncio.wait([rendering], timeout=60)  # a bound, so that a worker left spinning fails
+        assert ended and rendering.cancelled()
+        assert not _alive(worker)  # killed and reaped, not left running the loop
+        qwen3 = ChatTemplate(QWEN3.read_text(), eos_token="<|im_end|>", where=QWEN3.name)
+        assert await pool.render(qwen3, CHAT, "qwen3") == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+        await pool.close()
+        assert _children() == []
+
+    asyncio.run(scenario())
