@@ -196,6 +196,7 @@ class ChatTemplate:
         self.max_prompt_chars = max_prompt_chars
         self._compiled = {name: compile_template(text, where) for name, text in named.items()}
         self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
+        self._stop_texts = tuple(end_of_turn_texts(named.values(), eos_token))  # read once: a scan of the sources
 
     @property
     def source(self) -> str:
@@ -267,7 +268,7 @@ class ChatTemplate:
     def stop_texts(self) -> list[str]:
         """The texts that end the assistant's turn: the eos token and the
         known end-of-turn markers that the template writes itself."""
-        return end_of_turn_texts(self.sources.values(), self.eos_token)
+        return list(self._stop_texts)
 
     def strip_bos(self, prompt: str) -> str:
         """The prompt without a leading BOS text, for servers that add BOS
