@@ -201,6 +201,7 @@ class Cfg:
     k = 4
     chunks = 200
     delay_ms = 0.0
+    pace = "own"
     preset = "qwen3_tool"
     text_file = None
     write_mode = "event"
@@ -371,7 +372,11 @@ class Conn(asyncio.Protocol):
                 await self.drain
                 self.drain = None
             if delay > 0 and i < last:  # no sleep after the final frame (keep-alive reuse)
-                await asyncio.sleep(delay)
+                # `step`: the next chunk at the next tick of one clock that every stream shares, as a
+                # batching server (vLLM, SGLang, llama.cpp) writes a token of each sequence per decode
+                # step; the tick after the nearest one, since a timer may fire a little early or late
+                now = loop.time()
+                await asyncio.sleep((round(now / delay) + 1) * delay - now if Cfg.pace == "step" else delay)
         if not keep_alive and not self.closed:
             t.close()
 
@@ -394,13 +399,19 @@ def main():
     )
     ap.add_argument("--text-file", default=env("FAKE_TEXT_FILE"))
     ap.add_argument("--reuse-port", action="store_true", help="share the port with other processes (SO_REUSEPORT)")
+    ap.add_argument(
+        "--pace",
+        default=env("FAKE_PACE", "own"),
+        choices=["own", "step"],
+        help="with a delay: each stream on its own clock (own), or every stream's chunks on one shared clock (step)",
+    )
     ap.add_argument("--write-mode", default=env("FAKE_WRITE_MODE", "event"), choices=["event", "burst"])
     ap.add_argument("--print-text", action="store_true", help="print the configured text and exit")
     a = ap.parse_args()
     if not (a.host.startswith("127.") or a.host in ("localhost", "::1")):
         sys.exit("refusing to bind a non-loopback address")
     Cfg.k, Cfg.chunks, Cfg.delay_ms = a.chunk_chars, a.num_chunks, a.delay_ms
-    Cfg.preset, Cfg.text_file, Cfg.write_mode = a.preset, a.text_file, a.write_mode
+    Cfg.preset, Cfg.text_file, Cfg.write_mode, Cfg.pace = a.preset, a.text_file, a.write_mode, a.pace
     if a.print_text:
         print(get_text(Cfg.preset, Cfg.text_file, Cfg.k * Cfg.chunks if Cfg.chunks > 0 else 0))
         return

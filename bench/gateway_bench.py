@@ -25,6 +25,11 @@ least a proxy on this stack costs.
             the same time (a load generator each, same backend, same
             core): the ratio of their CPU per chunk in each pair, which
             machine noise moves far less than that of runs made in turn
+  stepped   paired, with the backend writing every stream's next chunk at
+            the same tick of one 20 ms clock, as a batching GPU server
+            (vLLM, SGLang, llama.cpp) writes one token of each sequence per
+            decode step; in `paced` and `paired` each stream keeps its own
+            clock, so that chunks arrive one at a time (the worst case)
   whole     non-streamed requests: proxy CPU per request
   capacity  the most streams at 50 chunks/s that parsegate carries with
             every stream kept and the p99 gap at most 5 ms over the direct
@@ -40,7 +45,8 @@ call's name), so parsegate's p99 gap on the tool text includes that wait;
 the capacity search has the backend send marker-free text (its `plain`
 preset), so that the gaps it compares measure the proxy's load alone.
 
-    python -m bench.gateway_bench [--quick | --smoke] [--only burst,paced,paired,whole,capacity] [--workers N]
+    python -m bench.gateway_bench [--quick | --smoke] [--only burst,paced,paired,stepped,whole,capacity]
+        [--workers N]
 """
 
 from __future__ import annotations
@@ -257,13 +263,14 @@ def gateway_config(folder: Path, backend_url: str) -> Path:
 
 
 @contextmanager
-def servers(python: str, workers: int, sizes: Sizes, delay_ms: int, preset: str) -> Iterator[Bench]:
-    """The backend, the pass-through and parsegate, pinned, on free ports."""
+def servers(python: str, workers: int, sizes: Sizes, delay_ms: int, preset: str, pace: str = "own") -> Iterator[Bench]:
+    """The backend (its streams paced on their `own` clocks, or on one
+    shared `step` clock), the pass-through and parsegate, pinned, on free ports."""
     proxy, backend_cores, _ = cpu_plan(workers)
     ports = {name: free_port() for name in ("backend", "pt-sse", "floor", "gateway")}
     bench = Bench(python, workers, sizes, {name: f"http://127.0.0.1:{port}" for name, port in ports.items()})
     backend = [python, str(REPO / "bench" / "fake_backend.py"), "--port", str(ports["backend"])]
-    backend += ["--num-chunks", str(sizes.chunks), "--delay-ms", str(delay_ms), "--preset", preset]
+    backend += ["--num-chunks", str(sizes.chunks), "--delay-ms", str(delay_ms), "--preset", preset, "--pace", pace]
     passthrough = [python, str(REPO / "bench" / "passthrough.py"), "--port", str(ports["pt-sse"]), "--mode", "sse"]
     passthrough += ["--backend", bench.urls["backend"]]
     floor = [python, str(REPO / "bench" / "aiohttp_floor.py"), "--port", str(ports["floor"]), "--backend"]
@@ -356,7 +363,7 @@ def paced(bench: Bench) -> list[str]:
     return lines
 
 
-def paired(bench: Bench) -> list[str]:
+def paired(bench: Bench, title: str = "paired") -> list[str]:
     """Paced, each surface loaded together with the pass-through."""
     sizes, streams = bench.sizes, bench.sizes.paced_streams
     options = {
@@ -374,7 +381,7 @@ def paired(bench: Bench) -> list[str]:
             print(f"  [{repeat}] {target} with pt-sse: {shown}", flush=True)
     goal = GOALS["paced"]
     lines = [
-        f"paired: {streams} paced streams on a surface and {streams} on pt-sse at the same time",
+        f"{title}: {streams} paced streams on a surface and {streams} on pt-sse at the same time",
         "| target | proxy CPU µs per chunk | pt-sse's, same runs | / pt-sse, median of the pairs | goal | met | errors |",
         "|" + "---|" * 7,
     ]
@@ -389,6 +396,11 @@ def paired(bench: Bench) -> list[str]:
         row = f"| {target} | {figure:.1f} | {pass_through:.1f} | {ratio:.2f}× | {shown_goal} | {met} | {errors} |"
         lines.append(row)
     return lines
+
+
+def stepped(bench: Bench) -> list[str]:
+    """`paired`, the backend's chunks on one shared clock (`servers(pace="step")`)."""
+    return paired(bench, "stepped (every stream's chunks on one 20 ms clock)")
 
 
 def whole(bench: Bench) -> list[str]:
@@ -464,32 +476,33 @@ def main() -> None:
         help="parsegate worker processes, a core each; a comma list (1,2,4,8) runs capacity once per count, "
         "the other scenarios with the first",
     )
-    parser.add_argument("--only", default="", help="comma list of scenarios: burst,paced,paired,whole,capacity")
+    parser.add_argument("--only", default="", help="comma list of scenarios: burst,paced,paired,stepped,whole,capacity")
     parser.add_argument(
         "--capacity-targets", default="", help="comma list (default: chat, and pt-sse with one worker in full runs)"
     )
     args = parser.parse_args()
     sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
     counts = [int(count) for count in args.workers.split(",")]
-    chosen = set(filter(None, args.only.split(","))) or {"burst", "paced", "paired", "whole", "capacity"}
+    chosen = set(filter(None, args.only.split(","))) or {"burst", "paced", "paired", "stepped", "whole", "capacity"}
     in_full = [] if args.quick or args.smoke else ["pt-sse"]
     targets = args.capacity_targets.split(",") if args.capacity_targets else ["chat", *in_full]
     for workers in counts:
         proxy, backend, load_cores = cpu_plan(workers)
         print(f"{workers} workers: parsegate on cores {proxy}, pass-through {proxy[:1]}, ", end="")
         print(f"backend {backend}, load {load_cores}" + ("" if len(proxy) == workers else " (workers share cores)"))
-    # (scenario, the backend's delay per chunk in ms, the backend's text, what it runs)
-    plan: list[tuple[str, int, str, Callable[[Bench], list[str]]]] = [
-        ("burst", 0, "qwen3_tool", burst),
-        ("paced", PACED_DELAY_MS, "qwen3_tool", paced),
-        ("paired", PACED_DELAY_MS, "qwen3_tool", paired),
-        ("whole", 0, "qwen3_tool", whole),
+    # (scenario, the backend's delay per chunk in ms, the backend's text, its pace, what it runs)
+    plan: list[tuple[str, int, str, str, Callable[[Bench], list[str]]]] = [
+        ("burst", 0, "qwen3_tool", "own", burst),
+        ("paced", PACED_DELAY_MS, "qwen3_tool", "own", paced),
+        ("paired", PACED_DELAY_MS, "qwen3_tool", "own", paired),
+        ("stepped", PACED_DELAY_MS, "qwen3_tool", "step", stepped),
+        ("whole", 0, "qwen3_tool", "own", whole),
     ]
     report: list[str] = []
-    for name, delay_ms, preset, scenario in plan:
+    for name, delay_ms, preset, pace, scenario in plan:
         if name in chosen:
             print(f"[{name}]", flush=True)
-            with servers(args.python, counts[0], sizes, delay_ms, preset) as bench:
+            with servers(args.python, counts[0], sizes, delay_ms, preset, pace) as bench:
                 report += ["", *scenario(bench)]
     if "capacity" in chosen:
         print("[capacity]", flush=True)

@@ -23,7 +23,7 @@ def run(*args: str) -> str:
 
 
 def test_the_gateway_bench_measures_every_surface_paced_and_searches_capacity():
-    out = run("bench.gateway_bench", "--smoke", "--only", "paced,paired,capacity", "--workers", "2")
+    out = run("bench.gateway_bench", "--smoke", "--only", "paced,paired,stepped,capacity", "--workers", "2")
     cpu_rows = re.findall(rf"^\| ([a-z-]+) \| {NUMBER} \| {NUMBER}× \|.*\| (\d+) \| {NUMBER} \|$", out, re.M)
     assert cpu_rows == [(target, "0") for target in ("pt-sse", *SURFACES)], out  # every stream ended well
     gap_rows = re.findall(rf"^\| ([a-z-]+) \| {NUMBER} \| (?:[+-]\d+\.\d+)? \| {NUMBER} \| {NUMBER} \|$", out, re.M)
@@ -31,7 +31,9 @@ def test_the_gateway_bench_measures_every_surface_paced_and_searches_capacity():
     pair_rows = re.findall(
         rf"^\| ([a-z-]+) \| {NUMBER} \| {NUMBER} \| {NUMBER}× \| ≤ 0.5× \| (?:yes|NO) \| (\d+) \|$", out, re.M
     )
-    assert pair_rows == [(target, "0") for target in SURFACES], out  # each surface beside the pass-through
+    # each surface beside the pass-through: the streams on their own clocks, then on one shared clock
+    assert pair_rows == [(target, "0") for target in SURFACES] * 2, out
+    assert "stepped (every stream's chunks on one 20 ms clock)" in out
     capacity = re.findall(
         r"^\| chat \| (\d) \| (?:≥ )?\d+ \| ≥ (\d+) \| [\d.]* \| \d+: (?:yes|no) \(p99 gap ", out, re.M
     )
