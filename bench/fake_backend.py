@@ -3,9 +3,10 @@
 
 Copied from ../shared/bench/fake_backend.py, the shared bench kit whose
 anchors bench/README.md quotes, so that the bench runs from a clone on its
-own; unchanged but for formatting and `--reuse-port`, which lets several
+own; unchanged but for formatting, `--reuse-port`, which lets several
 processes serve one port (SO_REUSEPORT: the kernel spreads the connections),
-so that the backend keeps up with a gateway of several workers.
+so that the backend keeps up with a gateway of several workers, and
+`--pace step`, which writes every stream's chunks on one shared clock.
 
 Serves on 127.0.0.1 only (refuses any other host):
   POST /v1/chat/completions   stream and non-stream (choices[0].delta.content / message.content)
@@ -33,7 +34,10 @@ Parameters (precedence: request body field > URL query > CLI flag > env var):
                       when the socket is not backed up) | burst: whole stream in one write
   port                --port            FAKE_PORT         (default 8100)
 
-With a delay, the backend sleeps between events (not after the last one).
+With a delay, the backend sleeps between events (not after the last one):
+each stream on its own clock (`--pace own`, the default, FAKE_PACE), or
+until the next tick of one clock that every stream shares (`--pace step`),
+as a batching GPU server writes one token of each sequence per decode step.
 With stream=true the events are: first chunk with delta.role="assistant" and the first
 K chars, one chunk per further K chars, a final chunk with finish_reason "stop" (and
 empty delta), then -- when stream_options.include_usage is true -- a usage chunk with
