@@ -9,8 +9,8 @@ A render holds a worker, and no thread or lock of the gateway's, so the
 event loop (`/health`, every other stream) keeps answering whatever the
 template does. The pipes are asyncio's own streams, with the loop's timer
 for the deadline (ops/deadline.py): anyio's streams, semaphore and cancel
-scopes cost about a tenth of a template-mode request (bench/README.md,
-"Per request").
+scopes cost a third of the gateway's CPU per render (bench/README.md,
+"Chunks on a decode step's clock, and template mode's renders").
 """
 
 from __future__ import annotations
