@@ -8,21 +8,19 @@ import asyncio
 import os
 from pathlib import Path
 
+from bench.stream_load import cpu_seconds, process_tree
 from gateway.backend.chat_template import ChatTemplate
 from gateway.backend.render_pool import WORKER_MODULE, RenderPool
 from tests.gateway.test_template_mode import QWEN3
 
 SPIN = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"  # minutes of CPU
 CHAT = {"messages": [{"role": "user", "content": "Hi"}]}
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _render_workers() -> set[int]:
-    """This process's children that run the render worker (the test
-    process may have other children: servers that other tests started)."""
-    tasks = Path(f"/proc/{os.getpid()}/task")
-    children = [int(pid) for task in tasks.iterdir() for pid in (task / "children").read_text().split()]
-    return {pid for pid in children if WORKER_MODULE.encode() in _command_line(pid)}
+    """This process's descendants that run the render worker (the test
+    process may have others: servers that other tests started)."""
+    return {pid for pid in process_tree(os.getpid())[1:] if WORKER_MODULE.encode() in _command_line(pid)}
 
 
 def _command_line(pid: int) -> bytes:
@@ -30,14 +28,6 @@ def _command_line(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except FileNotFoundError:
         return b""
-
-
-def _cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _alive(pid: int) -> bool:
@@ -49,7 +39,7 @@ async def _spinning_worker(others: set[int]) -> int:
     a second of CPU, more than starting Python and importing jinja costs
     (polled, at most 60 s)."""
     for _ in range(600):
-        busy = [pid for pid in _render_workers() - others if _cpu_seconds(pid) >= 1.0]
+        busy = [pid for pid in _render_workers() - others if cpu_seconds(pid) >= 1.0]
         if busy:
             return busy[0]
         await asyncio.sleep(0.1)
