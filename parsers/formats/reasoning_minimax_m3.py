@@ -7,7 +7,7 @@ so a reply that does not start in reasoning may open with one: that
 closer, and the blanks before it, are dropped rather than shown.
 """
 
-from parsers.core.events import Event
+from parsers.core.events import Content, Event, Reasoning
 from parsers.formats.table import register
 from parsers.stages.reasoning import ReasoningFormat, ReasoningParser
 
@@ -40,6 +40,9 @@ class StrayOpeningCloserDropped(ReasoningParser):
             return []
         self._deciding = False
         return super().feed(self._blanks + opening)
+
+    def plain_event(self) -> type[Content] | type[Reasoning] | None:
+        return None if self._deciding else super().plain_event()
 
     def finish(self) -> list[Event]:
         events = []

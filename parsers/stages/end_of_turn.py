@@ -15,6 +15,15 @@ class EndOfTurnFilter:
         self._tokens = marker_set(*tokens)
         self._held_back = ""
 
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return self._tokens.markers
+
+    @property
+    def holds_text(self) -> bool:
+        """Whether text that may start a token is held back."""
+        return bool(self._held_back)
+
     def feed(self, text: str) -> str:
         if not self._held_back and not self._tokens.may_start_in(text):
             return text

@@ -240,6 +240,23 @@ class ReasoningParser(ReasoningEmitter):
             events.append(Content(rest))
         return events
 
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """Every marker this stage looks for, in any state."""
+        return self._any_markers.markers
+
+    def plain_event(self) -> type[Content] | type[Reasoning] | None:
+        """What `feed` makes of text with no character a marker starts with,
+        changing nothing else: one event of this type; None when nothing
+        says so now (text held back, the first reasoning not seen yet)."""
+        if self._content_prefix or self._held_back or self._leading is not None or self._label_pending:
+            return None
+        if self._state == "thinking":
+            return Reasoning if self._reasoning_seen and self.stream_reasoning else None
+        if self._state == "after" and self._newline_pending:
+            return None
+        return Content
+
     def finish(self) -> list[Event]:
         events: list[Event] = []
         self._emit_text(events, self._held_back)

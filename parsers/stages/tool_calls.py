@@ -140,6 +140,19 @@ class ToolCallParser:
         self._call_open = False
         self._at_boundary = True
 
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """The markers looked for in text outside a section."""
+        return self._text_markers.markers
+
+    def plain_event(self) -> type[Content] | None:
+        """`Content` while `feed` makes text with no character a marker
+        starts with into content as it is, changing nothing else (in text,
+        past any blank that may precede a call); None otherwise."""
+        if self._state != "text" or self._held_back or self._in_section or self._at_boundary:
+            return None
+        return None if self._call_count and self.fmt.drops_text_after_calls else Content
+
     def feed(self, text: str) -> list[Event]:
         buf = self._held_back + text
         pos = 0
