@@ -251,11 +251,15 @@ class TurnStream:
                 if data == b"[DONE]":
                     break
                 try:
-                    chunk = _chunk(data, backend)
+                    chunk = backend.read_chunk(data)
                 except ApiError:  # what came before the malformed chunk goes out first
                     if updates:
                         deliver(updates)
                     raise
+                if not isinstance(chunk, dict) or "error" in chunk:
+                    if updates:
+                        deliver(updates)
+                    raise _backend_error(chunk, backend)
                 self._read_chunk(chunk, updates)
             return deliver(updates) if updates else None
 
@@ -339,13 +343,6 @@ class TurnStream:
     def complete(self) -> bool:
         """Every choice seen has finished (and at least one was seen)."""
         return bool(self._choices) and all(choice.finished for choice in self._choices.values())
-
-
-def _chunk(data: bytes, backend: Backend) -> dict:
-    chunk = backend.read_chunk(data)
-    if not isinstance(chunk, dict) or "error" in chunk:
-        raise _backend_error(chunk, backend)
-    return chunk
 
 
 def _backend_error(chunk: object, backend: Backend) -> ApiError:

@@ -81,7 +81,16 @@ class ChoiceReader:
             if not isinstance(text, str) or not text:
                 return []
             self.generated_chars += len(text)
-            return self._from_pipeline(self._pipeline.feed(text)) if self._pipeline else [Content(text)]
+            if self._pipeline is None:
+                return [Content(text)]
+            parsed = self._pipeline.feed(text)
+            if len(parsed) == 1:  # most pieces: one run of text, no call to count or shift
+                if type(parsed[0]) is Content:
+                    return parsed
+                if type(parsed[0]) is Reasoning:
+                    self.reasoning_chars += len(parsed[0].text)
+                    return parsed
+            return self._from_pipeline(parsed)
         reasoning = backend_reasoning(part)
         calls = backend_tool_calls(part)
         self.generated_chars += len(reasoning or "")

@@ -67,11 +67,11 @@ class _PushedReader(aiohttp.StreamReader):
             _PUSHES[id(self)].received(data)
         return False  # nothing held back: the parser has no more to give for this piece
 
-    def begin_http_chunk_receiving(self) -> None:
-        pass  # chunk boundaries are kept for `readchunk`, which nobody calls here
-
-    def end_http_chunk_receiving(self) -> None:
-        pass
+    # Chunk boundaries are kept for `readchunk`, which nobody calls here. The
+    # parser calls these two for every HTTP chunk: a builtin that takes no
+    # argument and does nothing costs no Python frame (bound already, it is
+    # not bound again to the reader).
+    begin_http_chunk_receiving = end_http_chunk_receiving = object.__init_subclass__
 
     def feed_eof(self) -> None:
         super().feed_eof()  # aiohttp's own end of body: the connection goes back to the pool
