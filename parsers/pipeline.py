@@ -61,8 +61,10 @@ class Pipeline:
         self.end_of_turn = end_of_turn
         self.suffixes = suffixes
         self.filters = filters
-        self._may_mark = self._marker_starts()
-        self._plain_kind = self._plain_kind_now()
+        search = self._plain_search()
+        self._can_be_plain = search is not None  # else no stage is asked again
+        self._may_mark = search or _nothing
+        self._plain_kind = self._plain_kind_now() if self._can_be_plain else None
 
     @property
     def outcomes(self) -> CallOutcomes | None:
@@ -79,24 +81,28 @@ class Pipeline:
         if self.end_of_turn is not None:
             text = self.end_of_turn.feed(text)
         events = self._stages(text)
-        self._plain_kind = self._plain_kind_now()
+        if self._can_be_plain:
+            self._plain_kind = self._plain_kind_now()
         return self._trim(events) if self.filters else events
 
-    def _marker_starts(self) -> Callable[[str], object]:
-        """A search for the first character of any marker of any stage."""
-        markers: list[str] = []
+    def _plain_search(self) -> Callable[[str], object] | None:
+        """A search for the first character of any marker of any stage; None
+        when some stage never passes plain text on as it is (one with a
+        grammar of its own, suffixed tokens, filters)."""
+        if self.suffixes is not None or self.filters:
+            return None
+        stages = [stage for stage in (self.reasoning, self.tool_calls) if stage is not None]
+        passing = [stage for stage in stages if isinstance(stage, (ReasoningParser, ToolCallParser))]
+        if len(passing) < len(stages):
+            return None
+        markers = [marker for stage in passing for marker in stage.markers]
         if self.end_of_turn is not None:
             markers += self.end_of_turn.markers
-        for stage in (self.reasoning, self.tool_calls):
-            if isinstance(stage, (ReasoningParser, ToolCallParser)):
-                markers += stage.markers
         return marker_set(*markers).may_start_in if markers else _nothing
 
     def _plain_kind_now(self) -> type[Content] | type[Reasoning] | None:
         """The event that plain text comes out as, every stage passing it on
         unchanged and staying as it is; None when some stage may not."""
-        if self.suffixes is not None or self.filters:
-            return None
         if self.end_of_turn is not None and self.end_of_turn.holds_text:
             return None
         kind: type[Content] | type[Reasoning] | None = Content

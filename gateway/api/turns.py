@@ -252,14 +252,12 @@ class TurnStream:
                     break
                 try:
                     chunk = backend.read_chunk(data)
-                except ApiError:  # what came before the malformed chunk goes out first
+                    if not isinstance(chunk, dict) or "error" in chunk:
+                        raise _backend_error(chunk, backend)
+                except ApiError:  # what came before the malformed or failed chunk goes out first
                     if updates:
                         deliver(updates)
                     raise
-                if not isinstance(chunk, dict) or "error" in chunk:
-                    if updates:
-                        deliver(updates)
-                    raise _backend_error(chunk, backend)
                 self._read_chunk(chunk, updates)
             return deliver(updates) if updates else None
 

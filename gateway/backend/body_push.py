@@ -20,9 +20,10 @@ is done (pieces the parser already had wait in order), so a slow client
 holds the backend back instead of filling the gateway's memory. A
 backend that sends nothing for `idle_seconds` (time spent waiting for a
 slow client not counted) ends the run with `IdleExpired`; a connection
-that breaks, with aiohttp's error. `stop()` says the reader has all it wants (the stream's `[DONE]`):
-what follows is dropped, and the run ends with the body, or after
-`drain_seconds`, so that the connection can go back to the pool.
+that breaks, with aiohttp's error. `stop()` says the reader has all it
+wants (the stream's `[DONE]`): what follows is dropped, and the run ends
+with the body, or after `drain_seconds`, so that the connection can go
+back to the pool.
 
 A body that aiohttp does not read (the demo backend's) is read by a task
 of the push's own and delivered the same way.
