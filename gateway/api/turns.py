@@ -254,11 +254,11 @@ class TurnStream:
                     chunk = backend.read_chunk(data)
                     if not isinstance(chunk, dict) or "error" in chunk:
                         raise _backend_error(chunk, backend)
+                    self._read_chunk(chunk, updates)
                 except ApiError:  # what came before the malformed or failed chunk goes out first
                     if updates:
                         deliver(updates)
                     raise
-                self._read_chunk(chunk, updates)
             return deliver(updates) if updates else None
 
         try:
@@ -286,10 +286,16 @@ class TurnStream:
             self.failure = failure
 
     def _read_chunk(self, chunk: dict, updates: list[TurnUpdate | UsageUpdate]) -> None:
-        """One backend chunk's updates, added to `updates`."""
+        """One backend chunk's updates, added to `updates`; a chunk whose
+        `choices` is not a list of objects with integer indices is malformed."""
         backend = self.turn.backend
         self._carried_text = False
-        for choice in chunk.get("choices") or ():
+        choices = chunk.get("choices")
+        if type(choices) is not list:
+            if choices is not None:
+                raise backend.malformed_chunk()
+            choices = ()
+        for choice in choices:
             update = self._read(choice)
             if update is not None:
                 updates.append(update)
@@ -302,8 +308,9 @@ class TurnStream:
             self.usage = usage
             updates.append(UsageUpdate(usage))
 
-    def _read(self, choice: dict) -> TurnUpdate | None:
-        index = choice.get("index", 0)
+    def _read(self, choice: object) -> TurnUpdate | None:
+        if type(choice) is not dict or type(index := choice.get("index", 0)) is not int:
+            raise self.turn.backend.malformed_chunk()
         state = self._choices.get(index)
         if state is None:
             state = self._choices[index] = _Choice(ChoiceReader(self.turn.plan))

@@ -105,8 +105,12 @@ class Backend:
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
-            message = f"the backend for model {self.name!r} sent a malformed chunk"
-            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
+            raise self.malformed_chunk() from None
+
+    def malformed_chunk(self) -> ApiError:
+        """The 502 for a streamed chunk that is not the JSON its dialect sends."""
+        message = f"the backend for model {self.name!r} sent a malformed chunk"
+        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed")
 
     async def open(
         self, body: bytes | None, path: str = "/chat/completions", *, at_root: bool = False

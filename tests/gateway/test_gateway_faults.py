@@ -137,6 +137,21 @@ def test_malformed_sse_chunk_ends_the_stream_with_an_error_event(http, fake):
     assert error["code"] == "upstream_malformed" and "malformed chunk" in error["message"]
 
 
+@pytest.mark.parametrize(
+    "choices",
+    [[5], 7, {"index": 0}, [{"index": "0", "delta": {"content": "more"}}], [{"index": None, "delta": {}}]],
+    ids=["a choice not an object", "choices not a list", "choices an object", "index a string", "index null"],
+)
+def test_chunk_with_malformed_choices_ends_the_stream_with_an_error_event(http, fake, choices):
+    good = {"choices": [{"index": 0, "delta": {"content": "</think>Partial"}, "finish_reason": None}]}
+    bad = {"choices": choices}
+    fake.raw_stream = [b"data: " + orjson.dumps(good) + b"\n\n", b"data: " + orjson.dumps(bad) + b"\n\n"]
+    fake.raw_stream.append(b"data: [DONE]\n\n")
+    _, content, error = parsed(stream_events(http))
+    assert content == "Partial"
+    assert error["code"] == "upstream_malformed" and "malformed chunk" in error["message"]
+
+
 def test_stream_that_is_not_sse_is_an_error_event(http, fake):
     fake.raw_stream = [b"<html>502 Bad Gateway</html>"]
     _, content, error = parsed(stream_events(http))
