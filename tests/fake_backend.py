@@ -251,13 +251,21 @@ class FakeBackend:
         text, size = self.replies[0], self.chunk_size
         envelope = {"id": "cmpl-up-1", "object": "text_completion", "model": body["model"]}
         if not body.get("stream"):
-            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": self.finish_reason}
+            choice = {
+                "index": 0,
+                "text": text,
+                "logprobs": None,
+                "finish_reason": self.finish_reason,
+                **self.stop_fields,
+            }
             return Response(
                 orjson.dumps({**envelope, "choices": [choice], "usage": USAGE}), media_type="application/json"
             )
 
         def event(piece: str, reason: str | None) -> bytes:
             choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": reason}
+            if reason is not None:
+                choice.update(self.stop_fields)
             return b"data: " + orjson.dumps({**envelope, "choices": [choice]}) + b"\n\n"
 
         events = [event(text[start : start + size], None) for start in range(0, len(text), size)]

@@ -61,37 +61,26 @@ def completion_body(chat: dict[str, Any], prompt: str, stop_texts: list[str], se
     return body
 
 
-def chat_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
-    """A streamed completions chunk as a chat completion chunk."""
-    choices = chunk.get("choices")
-    if not isinstance(choices, list):
-        return chunk
-    if len(choices) == 1 and isinstance(choices[0], dict):  # every chunk of a request for one choice
-        return {**chunk, "choices": [_chat_choice(choices[0], "delta")]}
-    read = [_chat_choice(choice, "delta") for choice in choices if isinstance(choice, dict)]
-    return {**chunk, "choices": read}
-
-
-def chat_answer(answer: dict[str, Any]) -> dict[str, Any]:
-    """A completions answer as a chat completion."""
-    choices = answer.get("choices")
-    if not isinstance(choices, list):
-        return answer
-    read = [_chat_choice(choice, "message") for choice in choices if isinstance(choice, dict)]
-    return {**answer, "choices": read}
-
-
-def _chat_choice(choice: dict[str, Any], part: str) -> dict[str, Any]:
-    text = choice.get("text")
-    read = {
-        "index": choice.get("index", 0),
-        part: {"content": text} if isinstance(text, str) else {},
-        "finish_reason": choice.get("finish_reason"),
-    }
-    logprobs = choice.get("logprobs")
-    if logprobs is not None and (logprobs := _chat_logprobs(logprobs)) is not None:
-        read["logprobs"] = logprobs
-    return read
+def as_chat(completion: dict[str, Any], part: str) -> dict[str, Any]:
+    """A text completion made a chat completion, in place: a streamed
+    chunk (`part` "delta") or a whole answer ("message"). Each choice's
+    `text` becomes its part's content, and its logprobs chat's; the rest of
+    the choice stays as the server wrote it (vLLM's `stop_reason`, SGLang's
+    `matched_stop`: the stop string it ended on). In place, since a chunk is
+    read once: copying each chunk and choice cost template mode 2 % of its
+    CPU per streamed chunk (bench/README.md, "Template mode's chunks read in
+    place"). A choice that is not an object is left for the reader to
+    refuse."""
+    choices = completion.get("choices")
+    if isinstance(choices, list):
+        for choice in choices:
+            if isinstance(choice, dict):
+                text = choice.get("text")
+                choice[part] = {"content": text} if isinstance(text, str) else {}
+                logprobs = choice.get("logprobs")
+                if logprobs is not None:
+                    choice["logprobs"] = _chat_logprobs(logprobs)
+    return completion
 
 
 def _chat_logprobs(logprobs: object) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ import dataclasses
 import orjson
 
 from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
-from gateway.backend.completion_request import ADDS_BOS_ITSELF, chat_answer, chat_chunk, completion_body
+from gateway.backend.completion_request import ADDS_BOS_ITSELF, as_chat, completion_body
 from gateway.backend.once import Once
 from gateway.backend.parse_plan import ParsePlan
 from gateway.backend.render_pool import RenderPool
@@ -112,10 +112,10 @@ class TemplateBackend(Backend):
 
     def read_chunk(self, data: bytes) -> object:
         chunk = super().read_chunk(data)
-        return chat_chunk(chunk) if isinstance(chunk, dict) else chunk
+        return as_chat(chunk, "delta") if isinstance(chunk, dict) else chunk
 
     async def complete(self, body: bytes) -> dict:
-        return chat_answer(await super().complete(body))
+        return as_chat(await super().complete(body), "message")
 
     async def _ask_template(self) -> ChatTemplate:
         """The server's template within the first-byte deadline, its failure

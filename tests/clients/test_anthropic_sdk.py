@@ -16,6 +16,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.ops.config import Config
+from tests.conftest import REPO
 from tests.sdk_clients import anthropic_client
 
 BASH = {
@@ -66,6 +67,13 @@ def messages_gateway(serve, fake_backend_server) -> str:
             {"name": "pythonic", "backend": backend, "tool_call_parser": "pythonic"},
             {"name": "on-vllm", "backend": {**backend, "server": "vllm"}, "reasoning_parser": "qwen3"},
             {"name": "on-other", "backend": {**backend, "server": "other"}},
+            {
+                "name": "qwen3-template",
+                "backend": {**backend, "server": "vllm"},
+                "chat_template": str(REPO / "tests" / "fixtures" / "chat_templates" / "Qwen-Qwen3-0.6B.jinja"),
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+            },
         ]
     }
     return serve(create_app(Config.model_validate(config)))
@@ -196,11 +204,12 @@ def test_max_tokens_stop_reason(client, fake):
     assert fake.last_body["max_tokens"] == 3
 
 
+@pytest.mark.parametrize("model", ["qwen3", "qwen3-template"])  # chat completions, and text completions
 @pytest.mark.parametrize("field", ["stop_reason", "matched_stop"])  # vLLM's name, SGLang's name
-def test_stop_sequence_stop_reason(messages_gateway, client, fake, field):
+def test_stop_sequence_stop_reason(messages_gateway, client, fake, field, model):
     fake.script("<think>Count.</think>1, 2, 3", chunk_size=2)
     fake.stop_fields = {field: "4"}
-    request = {"model": "qwen3", "max_tokens": 100, "messages": ASK, "stop_sequences": ["4", "five"]}
+    request = {"model": model, "max_tokens": 100, "messages": ASK, "stop_sequences": ["4", "five"]}
     message = client.messages.create(**request)
     assert (message.stop_reason, message.stop_sequence) == ("stop_sequence", "4")
     assert blocks(message)[-1] == ("text", "1, 2, 3")
