@@ -67,7 +67,7 @@ def as_chat(completion: dict[str, Any], part: str) -> dict[str, Any]:
     `text` becomes its part's content, and its logprobs chat's; the rest of
     the choice stays as the server wrote it (vLLM's `stop_reason`, SGLang's
     `matched_stop`: the stop string it ended on). In place, since a chunk is
-    read once: copying each chunk and choice cost template mode 2 % of its
+    read once: copying each chunk and choice cost template mode 1–2 % of its
     CPU per streamed chunk (bench/README.md, "Template mode's chunks read in
     place"). A choice that is not an object is left for the reader to
     refuse."""
