@@ -181,8 +181,9 @@ class Turn:
             raise
         choices, readers = [], []
         for choice in upstream["choices"]:
-            if not isinstance(choice, dict):
-                continue
+            if type(choice) is not dict or type(index := choice.get("index", 0)) is not int:
+                self.record.upstream_failed("invalid_response")  # as a stream's chunk would be malformed
+                raise self.backend.invalid_answer()
             message = choice.get("message")
             reader = ChoiceReader(self.plan)
             readers.append(reader)
@@ -196,7 +197,7 @@ class Turn:
             reason = finish_reason(made_call, choice.get("finish_reason"))
             choices.append(
                 ChoiceAnswer(
-                    choice.get("index", 0),
+                    index,
                     result,
                     reason,
                     choice.get("logprobs"),

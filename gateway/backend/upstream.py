@@ -231,9 +231,13 @@ class Backend:
         except orjson.JSONDecodeError:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
-            message = f"the backend for model {self.name!r} sent an invalid response"
-            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
+            raise self.invalid_answer()
         return answer
+
+    def invalid_answer(self) -> ApiError:
+        """The 502 for a non-streamed answer that is not the completion its dialect sends."""
+        message = f"the backend for model {self.name!r} sent an invalid response"
+        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
 
     async def fetch(self, path: str, body: dict | None = None, *, at_root: bool = False) -> object:
         """The JSON answer to a call that is not a generation (`GET /props`,

@@ -110,6 +110,17 @@ def test_backend_invalid_json_is_502(http, fake):
     assert error["code"] == "upstream_invalid_response" and "invalid response" in error["message"]
 
 
+@pytest.mark.parametrize(
+    "choices",
+    [[5], [{"index": "0", "message": {"content": "Hi"}, "finish_reason": "stop"}]],
+    ids=["a choice not an object", "index a string"],
+)
+def test_backend_answer_with_malformed_choices_is_502(http, fake, choices):
+    fake.error = (200, orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": choices}))
+    error = error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 502)
+    assert error["code"] == "upstream_invalid_response" and "invalid response" in error["message"]
+
+
 def test_stream_cut_short_flushes_then_sends_an_error_event(http, client, fake):
     fake.script(THINKING, chunk_size=5)
     fake.cut = True
