@@ -1,8 +1,10 @@
 # parsegate: the gateway alone, listening on 8080. Config: the shipped demo
 # config.yaml, replaced by a mount at /etc/parsegate/config.yaml or pointed
 # elsewhere with PARSEGATE_CONFIG; ${VAR} references in it expand from the
-# container's environment (backend keys, say).
-FROM python:3.12.8-slim
+# container's environment (backend keys, say). Python 3.11: the one
+# requirements.lock is compiled for and CI runs, and the cheapest per
+# streamed chunk of those measured (docs/benchmarks.md).
+FROM python:3.11.14-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
