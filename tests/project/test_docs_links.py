@@ -12,7 +12,7 @@ from tests.project import ROOT
 
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 README = ROOT / "README.md"
-TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install '.[test,speed]' && .venv/bin/python -m pytest"
+TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install '.[test,speed]' && .venv/bin/python -m pytest -n logical"
 
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
@@ -105,3 +105,5 @@ def test_the_readme_stays_short():
 
 def test_the_readme_keeps_the_test_command_ci_runs():
     assert f"```bash\n{TEST_COMMAND}\n```" in README.read_text(encoding="utf-8")
+    run_tests = TEST_COMMAND.rpartition(" && ")[2]
+    assert run_tests in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
