@@ -50,6 +50,7 @@ from gateway.api.turns import backend_for, chat_turn
 from gateway.backend.backends import close_backends, open_backends
 from gateway.backend.catch_all import served_models
 from gateway.backend.derived_parsers import known_template_parsers, with_template_parsers
+from gateway.ops import collector
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
@@ -170,15 +171,22 @@ class Gateway(FastAPI):
         await super().__call__(scope, receive, send)
 
 
-def create_app(config: Config, config_path: str | None = None, host: str | None = None) -> Gateway:
+def create_app(
+    config: Config, config_path: str | None = None, host: str | None = None, *, settle_collector: bool = False
+) -> Gateway:
     """The gateway for `config`; backends' clients open at startup, close at
     shutdown. With `config_path`, SIGHUP reloads the config from it, and the
     reload's start-up lines name `host`, the address it listens on (default
-    `server.host`)."""
+    `server.host`). With `settle_collector`, for a process that serves only
+    this app, the garbage collector is set for serving as the app starts
+    (ops/collector.py); before its backends open, so that those a reload
+    retires are collected as ever."""
     config = with_template_parsers(config)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settle_collector:
+            collector.settle()
         app.state.backends = open_backends(app.state.config)
         store = app.state.store = open_store(app.state.config.store)
         purging = asyncio.create_task(store.purge_periodically()) if store is not None else None

@@ -8,6 +8,8 @@ goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
 With workers, SIGHUP goes to uvicorn's supervisor, which replaces them one
 by one; a new worker gets `WORKER_START_SECONDS` to come up.
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
+Each serving process sets its garbage collector for serving as its app
+starts (ops/collector.py).
 The start-up lines (ops/startup.py) are written once, before any worker
 starts, and again by a process that reloads its config (reload.py).
 """
@@ -57,7 +59,7 @@ def serve(
     logging.config.dictConfig(options["log_config"])  # uvicorn sets the same up again, after these lines
     log_startup(config, host)
     if workers == 1:
-        uvicorn.run(create_app(config, config_path=config_path, host=host), **options)
+        uvicorn.run(create_app(config, config_path=config_path, host=host, settle_collector=True), **options)
         return
     os.environ[CONFIG_FILE_VARIABLE] = os.path.abspath(config_path)
     uvicorn.run(
@@ -72,4 +74,4 @@ def serve(
 def app_from_environment():
     """The app of one worker process."""
     path = os.environ[CONFIG_FILE_VARIABLE]
-    return create_app(load_config(path), config_path=path)
+    return create_app(load_config(path), config_path=path, settle_collector=True)
