@@ -52,9 +52,11 @@ class ParsePlan:
         tool_choice = plan_tool_choice(payload, tools_active, model)
         tool_call_parser = tool_choice.tool_call_parser
         upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
-        formats = model.response_formats
+        # The model's stages, read once each (a read costs microseconds: ModelConfig.tool_stage).
+        formats, reasoning_stage, tool_stage = model.response_formats, model.reasoning_stage, model.tool_stage
+        tool_stage_format = tool_format(tool_stage) if tool_stage else None
         return cls(
-            reasoning_parser=model.reasoning_stage if separate else None,
+            reasoning_parser=reasoning_stage if separate else None,
             tool_call_parser=tool_call_parser,
             tool_choice=tool_choice,
             upstream=upstream,
@@ -62,12 +64,12 @@ class ParsePlan:
             tools=payload.get("tools"),
             chat_template_kwargs=payload.get("chat_template_kwargs"),
             stream_reasoning=payload.get("stream_reasoning") is not False,
-            call_id_template=tool_format(model.tool_stage).call_id_template if model.tool_stage else None,
-            end_of_turn=end_of_turn_tokens(model.reasoning_stage, model.tool_stage),
+            call_id_template=tool_stage_format.call_id_template if tool_stage_format else None,
+            end_of_turn=end_of_turn_tokens(reasoning_stage, tool_stage),
             strip_reasoning=bool(formats and formats.strip_reasoning),
             strip_content=bool(formats and formats.strip_content),
             cast_arguments=bool(formats and formats.tool_calls),
-            framing=tool_format(model.tool_stage).framing if model.tool_stage else None,
+            framing=tool_stage_format.framing if tool_stage_format else None,
             max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
