@@ -317,19 +317,31 @@ def median(rows: list[dict], key: str) -> float:
     return statistics.median(row[key] for row in rows if row.get(key) is not None)
 
 
+def measured(rows: list[dict], key: str) -> float | None:
+    """The median of `key` over the rows that have it; None when none has
+    (a load with no stream that ended well, or no CPU time counted)."""
+    values = [row[key] for row in rows if row.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
 def ratio_table(rows: dict[str, list[dict]], key: str, unit: str, goal: float | None) -> list[str]:
-    floor = median(rows["pt-sse"], key)
+    """A row per target; one with no figure (its streams failed) says so
+    with "—" and its errors, instead of stopping the bench."""
+    floor = measured(rows["pt-sse"], key)
     lines = [f"| target | proxy CPU {unit} | / pt-sse | goal | met | errors | other CPU s |", "|" + "---|" * 7]
     for target, target_rows in rows.items():
         if target == "direct":
             continue
-        figure = median(target_rows, key)
-        ratio = figure / floor
+        figure = measured(target_rows, key)
         judged = target != "pt-sse" and goal is not None
-        met = ("yes" if ratio <= goal else "NO") if judged and goal is not None else ""
         errors = sum(row["errors"] for row in target_rows)
         foreign = median(target_rows, "foreign_cpu_s")
         shown_goal = f"≤ {goal}×" if judged else ""
+        if figure is None or floor is None:
+            lines.append(f"| {target} | — | — | {shown_goal} | {'NO' if judged else ''} | {errors} | {foreign:.1f} |")
+            continue
+        ratio = figure / floor
+        met = ("yes" if ratio <= goal else "NO") if judged and goal is not None else ""
         lines.append(f"| {target} | {figure:.1f} | {ratio:.2f}× | {shown_goal} | {met} | {errors} | {foreign:.1f} |")
     return lines
 

@@ -18,7 +18,7 @@ SURFACES = ("chat", "responses", "messages", "template")
 
 def run(*args: str) -> str:
     done = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
 
 
@@ -116,3 +116,18 @@ def test_fake_backends_share_one_port():
             backend.terminate()
     served = [re.search(r"'requests': (\d+)", backend.communicate(timeout=30)[0]) for backend in backends]
     assert all(found and int(found.group(1)) > 0 for found in served), served
+
+
+def test_a_target_whose_streams_all_failed_is_a_row_of_its_errors():
+    from bench.gateway_bench import ratio_table
+
+    def row(cpu: float | None, errors: int) -> dict:
+        return {"cpu_us_per_chunk": cpu, "errors": errors, "foreign_cpu_s": 0.5}
+
+    rows = {"pt-sse": [row(300.0, 0)], "chat": [row(150.0, 0)], "responses": [row(None, 8)]}
+    lines = ratio_table(rows, "cpu_us_per_chunk", "µs per chunk", 0.5)
+    assert lines[2:] == [
+        "| pt-sse | 300.0 | 1.00× |  |  | 0 | 0.5 |",
+        "| chat | 150.0 | 0.50× | ≤ 0.5× | yes | 0 | 0.5 |",
+        "| responses | — | — | ≤ 0.5× | NO | 8 | 0.5 |",
+    ]
