@@ -89,17 +89,25 @@ class ChatRequest(_Checked):
 
 def _too_deep(payload: dict) -> str | None:
     """The top-level field in which arrays and objects nest deeper than
-    `MAX_NESTING`, if one does (one pass, no recursion)."""
+    `MAX_NESTING`, if one does."""
     for key, value in payload.items():
-        pending = [(value, 2)]
-        while pending:
-            node, depth = pending.pop()
-            if isinstance(node, (dict, list)):
-                if depth > MAX_NESTING:
-                    return key
-                children = node.values() if isinstance(node, dict) else node
-                pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        if (type(value) is dict or type(value) is list) and _nests_past(value, 2):
+            return key
     return None
+
+
+def _nests_past(node: dict | list, depth: int) -> bool:
+    """Whether `node`, at `depth`, holds arrays or objects deeper than
+    `MAX_NESTING`. It recurses at most `MAX_NESTING` calls deep, one per
+    level, and looks at each value once: a quarter of the CPU of walking
+    an explicit stack of (value, depth) pairs, on a coding agent's 300 KB
+    request (bench/README.md, "A coding agent's long request")."""
+    if depth > MAX_NESTING:
+        return True
+    for child in node.values() if type(node) is dict else node:
+        if (type(child) is dict or type(child) is list) and _nests_past(child, depth + 1):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gateway.api.request import MAX_NESTING
 from gateway.app import create_app
 from gateway.ops.config import Config
 from parsers import tool_call_parser_names, tool_format
@@ -100,6 +101,27 @@ def test_bad_input_is_a_400_naming_the_field(gateway, fake, model, body, param, 
     error = orjson.loads(text)["error"]
     assert error["param"] == param and error["type"] == "invalid_request_error"
     assert fake.requests == []
+
+
+def nested_objects(levels: int) -> object:
+    value: object = "deep"
+    for _ in range(levels):
+        value = {"n": 1, "x": value}
+    return value
+
+
+@pytest.mark.parametrize("nest", [nested, nested_objects])
+def test_nesting_is_refused_one_level_past_the_bound(gateway, fake, nest):
+    """The request object is level 1, so `metadata` may hold MAX_NESTING - 1
+    levels of arrays or objects; one more is a 400 naming it."""
+    within = {"model": "qwen3_coder", "messages": [USER], "metadata": nest(MAX_NESTING - 1)}
+    status, text = post(gateway, within)
+    assert status == 200, text
+    assert len(fake.requests) == 1
+    status, text = post(gateway, {**within, "metadata": nest(MAX_NESTING)})
+    assert status == 400, text
+    assert orjson.loads(text)["error"]["param"] == "metadata"
+    assert len(fake.requests) == 1
 
 
 LEAVES = st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "x", "f", "#/$defs/x"])
