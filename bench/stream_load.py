@@ -167,7 +167,8 @@ async def run(args: argparse.Namespace) -> dict:
     host, port = url.hostname or "", url.port or 80
     if host not in LOOPBACK and not host.startswith("127."):
         sys.exit("stream_load only sends to loopback addresses")
-    raw = request_bytes(host, port, url.path, args.body.encode())
+    body = Path(args.body[1:]).read_bytes() if args.body.startswith("@") else args.body.encode()
+    raw = request_bytes(host, port, url.path, body)
     end_marker = args.end_marker.encode()
     loop = asyncio.get_running_loop()
     outcomes: list[Outcome] = []
@@ -251,7 +252,9 @@ async def run(args: argparse.Namespace) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", required=True)
-    parser.add_argument("--body", required=True, help="the JSON request body, sent as it is")
+    parser.add_argument(
+        "--body", required=True, help="the JSON request body, sent as it is; @PATH: the file's (for a long body)"
+    )
     parser.add_argument("--end-marker", default="", help="text the stream's final event holds (checked when set)")
     parser.add_argument("-c", "--concurrency", type=int, default=32)
     parser.add_argument("-n", "--requests", type=int, default=256)

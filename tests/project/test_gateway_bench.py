@@ -40,6 +40,14 @@ def test_the_gateway_bench_measures_every_surface_paced_and_searches_capacity():
     assert capacity == [("2", "500")], out  # two workers: their CPU summed, each pinned
 
 
+def test_the_agent_turn_bench_prices_each_agents_turn_against_the_pass_through():
+    out = run("bench.agent_turn_bench", "--smoke")
+    rows = re.findall(rf"^\| ([a-z-]+) \| (\d+) \| \d+ \| {NUMBER} \| {NUMBER} \| {NUMBER}× \| (\d+) \|$", out, re.M)
+    assert rows == [(name, turns, "0") for turns in ("0", "5") for name in ("claude-code", "codex", "template")], out
+    slopes = re.findall(rf"^([a-z-]+): each KB of history adds {NUMBER} µs to parsegate, {NUMBER} µs to the", out, re.M)
+    assert slopes == ["claude-code", "codex", "template"], out
+
+
 def test_the_server_side_bench_prices_each_layer():
     out = run("bench.server_side_bench", "--quick")
     layers = re.findall(rf"^\| ([^|]+) \| {NUMBER} \| [+-]\d+\.\d+ \| {NUMBER} \| [+-]\d+\.\d+ \|$", out, re.M)
