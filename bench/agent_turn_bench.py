@@ -35,14 +35,12 @@ import orjson
 
 from bench.gateway_bench import QUICK, cpu_plan, servers, taskset
 from bench.surface_requests import REPO
-from gateway.api.conversion import ItemBound
 from gateway.api.messages_request import read_messages_request
 from gateway.api.request import read_object
 from gateway.api.responses_request import chat_request, responses_fields
 
 _SENTENCE = "The tool reads files and runs commands in the working tree, and reports what it found. "
 _LISTING = "total 48\n" + "\n".join(f"-rw-r--r-- 1 dev dev {i * 37:6d} Nov 25 09:13 file_{i:03d}.py" for i in range(30))
-_ANY = ItemBound("", lambda model: sys.maxsize)
 
 
 @dataclass(frozen=True)
@@ -116,11 +114,11 @@ def codex_turn(turns: int) -> dict:
     return {"model": "fake", "stream": True, "store": False, "input": items, "tools": tools, "tool_choice": "auto"}
 
 
-def as_chat(surface: str, body: dict) -> dict:
+def chat_equivalent(surface: str, body: dict) -> dict:
     """The chat request parsegate sends upstream for `body`."""
     raw = orjson.dumps(body)
     if surface == "messages":
-        return read_messages_request(raw, items=_ANY)[1]
+        return read_messages_request(raw)[1]
     request = read_object(raw)
     return chat_request(responses_fields(request), request, [])[0]
 
@@ -145,7 +143,9 @@ PATHS = {"messages": "/v1/messages", "responses": "/v1/responses", "chat": "/v1/
 END = {"messages": "message_stop", "responses": "response.completed", "chat": "[DONE]"}
 
 
-def cpu_per_turn(python: str, url: str, body: dict, end: str, pid: int, sizes: Sizes, folder: Path) -> tuple:
+def cpu_per_turn(
+    python: str, url: str, body: dict, end: str, pid: int, sizes: Sizes, folder: Path
+) -> tuple[float | None, int]:
     """(CPU ms of process `pid` per request, errors) for `body` sent one at a time."""
     path = folder / "body.json"
     path.write_bytes(orjson.dumps(body))
@@ -174,7 +174,7 @@ def measure(python: str, sizes: Sizes) -> dict[tuple[str, int], dict]:
                     row["kb"] = len(orjson.dumps(body)) / 1024
                     url = bench.urls["gateway"] + PATHS[target.surface]
                     ms, errors = cpu_per_turn(python, url, body, END[target.surface], gateway, sizes, folder)
-                    relayed = as_chat(target.surface, {**body, "model": "fake"})
+                    relayed = chat_equivalent(target.surface, {**body, "model": "fake"})
                     pt_url = bench.urls["pt-sse"] + PATHS["chat"]
                     pt_ms, pt_errors = cpu_per_turn(python, pt_url, relayed, END["chat"], relay, sizes, folder)
                     row["ms"].append(ms)

@@ -313,15 +313,19 @@ def servers(python: str, workers: int, sizes: Sizes, delay_ms: int, preset: str,
                     process.wait(timeout=10)
 
 
-def median(rows: list[dict], key: str) -> float:
-    return statistics.median(row[key] for row in rows if row.get(key) is not None)
-
-
 def measured(rows: list[dict], key: str) -> float | None:
     """The median of `key` over the rows that have it; None when none has
     (a load with no stream that ended well, or no CPU time counted)."""
     values = [row[key] for row in rows if row.get(key) is not None]
     return statistics.median(values) if values else None
+
+
+def median(rows: list[dict], key: str) -> float:
+    """`measured`, for a figure every load gives."""
+    value = measured(rows, key)
+    if value is None:
+        raise statistics.StatisticsError(f"no row has {key}")
+    return value
 
 
 def ratio_table(rows: dict[str, list[dict]], key: str, unit: str, goal: float | None) -> list[str]:
