@@ -123,6 +123,31 @@ def test_a_chain_survives_a_restart_with_sqlite(gateway_process, fake_backend_se
     assert openai_client(after.url).responses.retrieve(first.id).output_text == "Answer 1."
 
 
+def test_reads_go_on_while_another_worker_writes_to_sqlite(gateway_process, fake_backend_server, fake, tmp_path):
+    """Workers share the SQLite file, whose WAL journal lets readers go on
+    while one of them writes: with another connection in the middle of a
+    write, a stored response is retrieved and its input items listed
+    (before, each read took the write lock, waited for it up to SQLite's
+    5 s busy timeout, then answered 503). Once the write ends, the chain
+    goes on."""
+    fake.answer = numbered_answers
+    store = {"backend": "sqlite", "url": str(tmp_path / "store.db")}
+    client = openai_client(gateway_process(config(fake_backend_server, store)).url)
+    first = client.responses.create(model="qwen3", input="Say 1")
+    other_worker = sqlite3.connect(store["url"], isolation_level=None)
+    other_worker.execute("BEGIN IMMEDIATE")  # holds the write lock, as a worker does while it writes
+    reader = client.with_options(max_retries=0)  # a 503 is the answer, not retried
+    try:
+        assert reader.responses.retrieve(first.id).output_text == "Answer 1."
+        listed = reader.responses.input_items.list(first.id)
+        assert [item.content[0].text for item in listed.data] == ["Say 1"]
+    finally:
+        other_worker.execute("ROLLBACK")
+        other_worker.close()
+    second = client.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
+    assert second.output_text == "Answer 2."
+
+
 def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_backend_server, fake, tmp_path):
     fake.script("<think>Long thought.</think>A long answer that never ends", chunk_size=3)
     fake.hold_after = 6

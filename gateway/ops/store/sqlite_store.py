@@ -1,7 +1,11 @@
 """The default store: one SQLite file (Python's sqlite3), written on a
 thread of its own so the event loop never waits on the disk. WAL journal,
 so readers do not wait on the writer, and several processes on one machine
-may share the file (https://www.sqlite.org/wal.html)."""
+may share the file (https://www.sqlite.org/wal.html). A write is a
+transaction that takes the write lock at its start (`BEGIN IMMEDIATE`),
+so that what it checks holds until it commits; a read is one `SELECT`,
+a transaction of its own on the last commit, which takes no lock a writer
+holds (https://www.sqlite.org/lang_transaction.html)."""
 
 from __future__ import annotations
 
@@ -34,13 +38,15 @@ class SqliteStorage(Storage):
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parsegate-store")
         self._db: sqlite3.Connection | None = None
 
-    async def _run(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
+    async def _run(self, work: Callable[[sqlite3.Connection], _Result], *, writes: bool = True) -> _Result:
+        """`work`'s result, on the store's thread: in a write transaction,
+        or (`writes` false: one `SELECT`) as it is."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_thread, work)
+            return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_thread, work, writes)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"the SQLite store {self._path} failed: {error}") from error
 
-    def _in_thread(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
+    def _in_thread(self, work: Callable[[sqlite3.Connection], _Result], writes: bool) -> _Result:
         if self._db is None:
             db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)
             db.execute("PRAGMA journal_mode=WAL")
@@ -48,6 +54,8 @@ class SqliteStorage(Storage):
             db.executescript(_SCHEMA)
             self._db = db
         db = self._db
+        if not writes:
+            return work(db)
         db.execute("BEGIN IMMEDIATE")
         try:
             result = work(db)
@@ -62,7 +70,7 @@ class SqliteStorage(Storage):
             row = db.execute("SELECT value FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone()
             return row[0] if row else None
 
-        return await self._run(read)
+        return await self._run(read, writes=False)
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -102,14 +110,14 @@ class SqliteStorage(Storage):
         def read(db: sqlite3.Connection) -> list[bytes]:
             return [row[0] for row in db.execute("SELECT value FROM items WHERE key = ? ORDER BY seq", (key,))]
 
-        return await self._run(read)
+        return await self._run(read, writes=False)
 
     async def item(self, key: str, item_id: str) -> bytes | None:
         def read(db: sqlite3.Connection) -> bytes | None:
             row = db.execute("SELECT value FROM items WHERE key = ? AND item_id = ?", (key, item_id)).fetchone()
             return row[0] if row else None
 
-        return await self._run(read)
+        return await self._run(read, writes=False)
 
     async def remove(self, key: str, item_id: str) -> bool:
         def drop(db: sqlite3.Connection) -> bool:
