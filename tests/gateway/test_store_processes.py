@@ -375,6 +375,47 @@ def test_expired_responses_are_missing_then_purged(request, tmp_path, backend):
     assert asyncio.run(_expire_and_purge(store_config)) == (True, 1, 0)
 
 
+async def _a_response_stored_during_a_purge(path: str, expired: int) -> tuple[bool, list[bool], int]:
+    """`expired` records past their retention and one live one; a response
+    stored while they are purged: whether the purge was still going when
+    the response was stored, which of the responses read back, and the
+    records left."""
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+    store = open_store(StoreConfig.model_validate({"backend": "sqlite", "url": path}))
+    assert store is not None
+    await store.save_response("", StoredResponse({"id": "resp_live", "output": []}, [], []))
+    with sqlite3.connect(path) as db:
+        value = db.execute("SELECT value FROM records").fetchone()[0]
+        db.executemany("INSERT INTO records VALUES (?, ?, 0)", ((f"response:resp_{i}", value) for i in range(expired)))
+    begun = asyncio.Event()
+
+    async def purge() -> None:
+        begun.set()
+        await store.purge_expired()  # its first delete is with the store's thread before the task yields
+
+    purging = asyncio.create_task(purge())
+    await begun.wait()
+    await store.save_response("", StoredResponse({"id": "resp_during", "output": []}, [], []))
+    purge_going_on = not purging.done()
+    await purging
+    found = [await store.response("", name) is not None for name in ("resp_live", "resp_during", "resp_7")]
+    await store.close()
+    return purge_going_on, found, await _rows({"backend": "sqlite", "url": path})
+
+
+def test_a_long_purge_lets_responses_be_stored_meanwhile(tmp_path):
+    """The hourly purge deletes expired records a batch at a time, each
+    batch a transaction of its own: a response stored meanwhile waits for
+    one batch, not for the whole purge (which holds SQLite's write lock
+    for seconds on a busy store, past the 5 s busy timeout of the other
+    workers' writes); and the purge still deletes every expired record."""
+    purge_going_on, found, left = asyncio.run(_a_response_stored_during_a_purge(str(tmp_path / "store.db"), 20_000))
+    assert purge_going_on
+    assert found == [True, True, False]
+    assert left == 2
+
+
 class Clock:
     """`time.time()` for the store, moved by the test."""
 

