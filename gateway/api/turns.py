@@ -126,6 +126,11 @@ class _Choice:
         self.finished = False
 
 
+def _is_finish_reason(value: object) -> bool:
+    """A backend's finish_reason: a string, or null while a choice goes on."""
+    return value is None or type(value) is str
+
+
 def _finished(reader: ChoiceReader, cut: bool) -> tuple[list[Event], frozenset[int]]:
     """The events that end a choice, and the calls they end (or open)
     that the end cut, when it was a cut."""
@@ -179,10 +184,17 @@ class Turn:
         except ApiError as error:
             self.record.upstream_failed(upstream_error_kind(error))
             raise
-        choices, readers = [], []
+        choices: list[ChoiceAnswer] = []
+        readers = []
         for choice in upstream["choices"]:
-            if type(choice) is not dict or type(index := choice.get("index", 0)) is not int:
-                self.record.upstream_failed("invalid_response")  # as a stream's chunk would be malformed
+            # malformed as a stream's chunk would be, or a second choice at one index
+            if (
+                type(choice) is not dict
+                or type(index := choice.get("index", 0)) is not int
+                or not _is_finish_reason(choice.get("finish_reason"))
+                or any(other.index == index for other in choices)
+            ):
+                self.record.upstream_failed("invalid_response")
                 raise self.backend.invalid_answer()
             message = choice.get("message")
             reader = ChoiceReader(self.plan)
@@ -325,6 +337,8 @@ class TurnStream:
         update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
         reason = choice.get("finish_reason")
         if reason is not None:
+            if not _is_finish_reason(reason):
+                raise self.turn.backend.malformed_chunk()
             ending, update.cut_calls = self._finish(state, cut=reason == CUT_REASON)
             update.events = events + ending
             made_call = state.reader.made_call

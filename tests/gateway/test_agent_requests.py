@@ -169,3 +169,37 @@ def test_a_backend_answer_with_no_choice_fails_the_same_streamed_or_not(client, 
     assert "ended the stream early" in events[-1].response.error.message
     with pytest.raises(anthropic.APIStatusError, match="ended the stream early"):
         list(messages_client.messages.create(model="qwen3", max_tokens=10, messages=[USER], stream=True))
+
+
+ODD_FINISH = {"a": 1}  # a finish_reason that is not a string
+
+
+def test_a_finish_reason_that_is_not_a_string_is_a_malformed_answer_on_every_surface(client, messages_client, fake):
+    """The backend's finish_reason is a string or null; anything else is
+    an invalid answer (502) or, streamed, a malformed chunk that ends the
+    stream with the surface's own failure, what came before it kept. It
+    used to be a 500 on Responses and Messages, and a stream cut with no
+    final event."""
+    answer = {"id": "up-1", "choices": [{"index": 0, "message": {"content": "Hi"}, "finish_reason": ODD_FINISH}]}
+    fake.error = (200, orjson.dumps(answer))
+    with pytest.raises(openai.APIStatusError) as raised:
+        client.chat.completions.create(model="qwen3", messages=[USER])
+    assert raised.value.status_code == 502 and raised.value.body["code"] == "upstream_invalid_response"
+    with pytest.raises(openai.APIStatusError) as raised:
+        client.responses.create(model="qwen3", input="Hi")
+    assert raised.value.status_code == 502 and raised.value.body["code"] == "upstream_invalid_response"
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        messages_client.messages.create(model="qwen3", max_tokens=10, messages=[USER])
+    assert caught.value.status_code == 502 and caught.value.body["error"]["type"] == "api_error"
+
+    fake.error = None
+    good = {"choices": [{"index": 0, "delta": {"content": "</think>Partial"}, "finish_reason": None}]}
+    odd = {"choices": [{"index": 0, "delta": {}, "finish_reason": ODD_FINISH}]}
+    fake.raw_stream = [b"data: " + orjson.dumps(chunk) + b"\n\n" for chunk in (good, odd)] + [b"data: [DONE]\n\n"]
+    with pytest.raises(openai.APIError, match="malformed chunk"):
+        list(client.chat.completions.create(model="qwen3", messages=[USER], stream=True))
+    events = list(client.responses.create(model="qwen3", input="Hi", stream=True))
+    assert events[-1].type == "response.failed" and events[-1].response.error.code == "upstream_malformed"
+    assert events[-1].response.output[0].content[0].text == "Partial"
+    with pytest.raises(anthropic.APIStatusError, match="malformed chunk"):
+        list(messages_client.messages.create(model="qwen3", max_tokens=10, messages=[USER], stream=True))
