@@ -137,7 +137,11 @@ class TemplateBackend(Backend):
             code = error.body["error"]["code"]
             if code in _PASSED_ON:
                 raise
-            answered = str(error) if code == "upstream_malformed" else f"it answered HTTP {error.status}: {error}"
+            answered = (
+                str(error)
+                if code == "upstream_malformed"
+                else f"it answered HTTP {error.backend_status or error.status}: {error}"
+            )
             raise ApiError(502, f"{problem}: {answered}", type=UPSTREAM_ERROR, code="upstream_no_template") from None
         try:
             template = props_template(props, self.config, PROPS_PATH)

@@ -1,7 +1,8 @@
 """A backend's failures as the client's errors: its error statuses relayed
-with their OpenAI error details (every field redacted, then cut), its
-credentials refusal as the operator's problem, and a connection that
-failed or timed out (transport.py) as a 502 or 504.
+with their OpenAI error details (every field redacted, then cut), its 500
+as a 502 (a 500 is the gateway's own fault), its credentials refusal as
+the operator's problem, and a connection that failed or timed out
+(transport.py) as a 502 or 504.
 
 An error body is read up to `ERROR_BODY_LIMIT` bytes; `Retry-After` is
 passed on with a 429 or 503 when it is seconds or an HTTP date (RFC 9110
@@ -81,7 +82,8 @@ class UpstreamErrors:
             return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_auth_failed")
         if status == 400 and VLLM_REFUSES_AUTO_TOOL_CHOICE in details["message"]:
             return self._vllm_refused_auto_tool_choice()
-        error = self.relayed_error(status if status >= 400 else 502, details)
+        error = self.relayed_error(_client_status(status), details)
+        error.backend_status = status
         retry_after = response.headers.get("retry-after", "")
         if status in _RETRY_AFTER_STATUSES and _RETRY_AFTER.fullmatch(retry_after):
             error.headers["Retry-After"] = retry_after
@@ -115,3 +117,11 @@ class UpstreamErrors:
             param=param[:_FIELD_LIMIT] if isinstance(param, str) else None,
             code=None if code is None else self.redact(str(code))[:_FIELD_LIMIT],
         )
+
+
+def _client_status(status: int) -> int:
+    """The status a backend's error answers the client with: its own, but
+    a 500, which from the gateway says the gateway failed, is a 502 (Bad
+    Gateway, RFC 9110 section 15.6.3), and so is a success status that
+    came with an error."""
+    return status if status >= 400 and status != 500 else 502

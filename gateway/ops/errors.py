@@ -44,6 +44,7 @@ class ApiError(Exception):
         self.status = status
         self.body = error_body(message, type=type, param=param, code=code)
         self.headers = headers or {}
+        self.backend_status: int | None = None  # the backend's own HTTP status, when this relays its error
 
     def response(self) -> Response:
         return Response(

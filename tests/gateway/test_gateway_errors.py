@@ -98,6 +98,16 @@ def test_backend_plain_text_error_keeps_its_status(http, fake):
     assert error["message"] == "server overloaded, retry later" and error["type"] == "upstream_error"
 
 
+def test_backend_500_is_a_502_with_its_message(http, fake):
+    """A 500 from the gateway is a fault of its own; the backend's is a bad gateway."""
+    fake.error = (500, orjson.dumps({"error": {"message": "CUDA error: out of memory", "type": "InternalServerError"}}))
+    error = error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 502)
+    assert error["message"] == "CUDA error: out of memory" and error["type"] == "InternalServerError"
+    fake.error = (500, b"")
+    error = error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 502)
+    assert error["type"] == "upstream_error"
+
+
 def test_backend_key_never_reaches_the_client(http, fake):
     fake.error = (400, orjson.dumps({"error": {"message": f"bad key {BACKEND_KEY}"}}))
     error = error_of(http.post("/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}), 400)
