@@ -7,8 +7,11 @@ message, calls) fold into one assistant message, leading system and
 developer messages into one system message. Reasoning items are replayed
 as the assistant's `reasoning_content`. Tools are converted in
 responses_tools.py; the converted request goes through chat's check
-(request.py). A content part the conversion would drop (a file, an image
-without a URL) is a 400.
+(request.py). Whatever the conversion would drop or could not read is a
+400 naming it: a content part it does not pass on (a file, an image
+without a URL, an image in a tool's output), a content or output that is
+neither text nor a list of parts, a call or tool output without its
+`call_id`, a call without its `name`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ _CHAT_EXTENSIONS = (
     "stream_reasoning",
 )
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
+_TEXT_OF = {"refusal": "refusal"}  # the key holding a text part's text, where it is not "text"
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
 
 
@@ -70,16 +74,30 @@ def _list(value: object) -> list:
 
 
 def _text(content: object) -> str:
-    """The text of a message's content: a string, or its text parts joined."""
+    """The text of a message's content (checked): a string, or its text parts joined."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        part.get("text") or ""
-        for part in content
-        if isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str)
-    )
+    return "".join(part[_TEXT_OF.get(part["type"], "text")] for part in _list(content) if part["type"] in _TEXT_PARTS)
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _required_string(item: dict, key: str, where: str) -> str:
+    """`item[key]`, which must be a string that is not empty (400 naming it)."""
+    value = item.get(key)
+    if not isinstance(value, str) or not value:
+        place = f"{where}.{key}"
+        raise ApiError(400, f"{place} must be a non-empty string, got {_kind(value)}", param=place)
+    return value
+
+
+def _check_content(content: object, where: str) -> None:
+    """400 unless `content` is text or a list of content parts."""
+    if not isinstance(content, str | list):
+        message = f"{where} must be a string or a list of content parts, got {_kind(content)}"
+        raise ApiError(400, message, param=where)
 
 
 def _content(content: object) -> str | list[dict]:
@@ -92,20 +110,24 @@ def _content(content: object) -> str | list[dict]:
         if part["type"] == "input_image":
             parts.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
         else:
-            parts.append({"type": "text", "text": part.get("text") or ""})
+            parts.append({"type": "text", "text": part[_TEXT_OF.get(part["type"], "text")]})
     return parts
 
 
-def _check_parts(content: object, where: str, role: object) -> None:
-    """400 naming a content part the conversion would drop: a file (this
+def _check_parts(content: object, path: str, role: object) -> None:
+    """400 naming a content part the conversion would drop or could not
+    read: a text part whose text is not a string, a file (this
     gateway keeps no files, and passes on only text and image URLs), an
     image given by `file_id` instead of `image_url` or outside a user
     message (as chat, which takes images from the user only), or a part
     whose type it does not know."""
     for index, part in enumerate(_list(content)):
         kind = part.get("type") if isinstance(part, dict) else None
-        place = f"{where}.content[{index}]"
-        if kind == "input_file":
+        place = f"{path}[{index}]"
+        text_key = _TEXT_OF.get(kind, "text")
+        if kind in _TEXT_PARTS and not isinstance(part.get(text_key), str):
+            message = f"a {kind} part needs its {text_key} as a string"
+        elif kind == "input_file":
             message = "input_file parts are not supported (this gateway keeps no files): send the file's text"
         elif kind == "input_image" and not (isinstance(part.get("image_url"), str) and part["image_url"]):
             message = "an input_image needs an image_url (this gateway keeps no files, so file_id is not supported)"
@@ -130,18 +152,21 @@ class _Conversation:
         if kind == "message":
             self._message(item, where)
         elif kind in _ASSISTANT_ITEMS:
-            self._assistant_item(kind, item)
+            self._assistant_item(kind, item, where)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            self._flush_system()
+            call_id = _required_string(item, "call_id", where)
             output = item.get("output")
-            text = output if isinstance(output, str) else _text(output)
-            self.messages.append({"role": "tool", "tool_call_id": str(item.get("call_id") or ""), "content": text})
+            _check_content(output, f"{where}.output")
+            _check_parts(output, f"{where}.output", "tool")  # a tool message is text
+            self._flush_system()
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": _text(output)})
         else:
             raise ApiError(400, f"{where}: items of type {kind!r} are not supported by this gateway", param=where)
 
     def _message(self, item: dict, where: str) -> None:
         role = item.get("role")
-        _check_parts(item.get("content"), where, role)
+        _check_content(item.get("content"), f"{where}.content")
+        _check_parts(item.get("content"), f"{where}.content", role)
         if role in ("system", "developer"):
             text = _text(item.get("content"))
             if not self.messages:
@@ -157,23 +182,34 @@ class _Conversation:
         else:
             raise ApiError(400, f"{where}: messages with role {role!r} are not supported", param=where)
 
-    def _assistant_item(self, kind: str, item: dict) -> None:
-        message = self._assistant()
+    def _assistant_item(self, kind: str, item: dict, where: str) -> None:
         if kind == "reasoning":
+            for key in ("content", "summary"):
+                if item.get(key) is not None:
+                    _check_content(item[key], f"{where}.{key}")
+                    _check_parts(item[key], f"{where}.{key}", "assistant")
             text = _text(item.get("content")) or "\n".join(
-                str(part.get("text") or "") for part in _list(item.get("summary")) if isinstance(part, dict)
+                part["text"] for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
             )
             if text:
+                message = self._assistant()
                 message["reasoning_content"] = (message.get("reasoning_content") or "") + text
             return
+        call_id, name = _required_string(item, "call_id", where), _required_string(item, "name", where)
         if kind == "function_call":
             arguments = item.get("arguments")
-            arguments = arguments if isinstance(arguments, str) else orjson.dumps(arguments or {}).decode()
+            if not isinstance(arguments, str | dict):
+                place = f"{where}.arguments"
+                raise ApiError(400, f"{place} must be a JSON string, got {_kind(arguments)}", param=place)
+            arguments = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
         else:
-            arguments = orjson.dumps({"input": item.get("input") or ""}).decode()
-        call: dict[str, object] = {"id": str(item.get("call_id") or ""), "type": "function"}
-        call["function"] = {"name": str(item.get("name") or ""), "arguments": arguments}
-        message.setdefault("tool_calls", []).append(call)
+            given = item.get("input")
+            if not isinstance(given, str):
+                place = f"{where}.input"
+                raise ApiError(400, f"{place} must be a string, got {_kind(given)}", param=place)
+            arguments = orjson.dumps({"input": given}).decode()
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        self._assistant().setdefault("tool_calls", []).append(call)
 
     def _assistant(self) -> dict:
         """The assistant message being built, or a new one."""

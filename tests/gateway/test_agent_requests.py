@@ -125,6 +125,53 @@ def test_a_content_part_the_gateway_would_drop_is_a_400_naming_it(client, fake, 
     assert fake.requests == []
 
 
+CALL = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"}
+
+
+def output_of(output: object) -> list[dict]:
+    return [CALL, {"type": "function_call_output", "call_id": "call_1", "output": output}]
+
+
+@pytest.mark.parametrize(
+    ("items", "param"),
+    [
+        ([{"type": "message", "role": "user", "content": 5}], "input[0].content"),
+        ([{"type": "message", "role": "user", "content": {"text": "Hi"}}], "input[0].content"),
+        ([{"type": "message", "role": "user", "content": None}], "input[0].content"),
+        ([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": 5}]}], "input[0].content[0]"),
+        ([{"type": "message", "role": "assistant", "content": [{"type": "refusal"}]}], "input[0].content[0]"),
+        ([{**CALL, "call_id": None}], "input[0].call_id"),
+        ([{**CALL, "name": 5}], "input[0].name"),
+        ([{**CALL, "arguments": 5}], "input[0].arguments"),
+        ([{"type": "custom_tool_call", "call_id": "call_1", "name": "apply_patch", "input": 5}], "input[0].input"),
+        ([CALL, {"type": "function_call_output", "output": "done"}], "input[1].call_id"),
+        (output_of(5), "input[1].output"),
+        (output_of({"text": "done"}), "input[1].output"),
+        (output_of(None), "input[1].output"),
+        (output_of([{"type": "input_image", "image_url": "https://example.com/cat.png"}]), "input[1].output[0]"),
+        ([{"type": "reasoning", "summary": 5}], "input[0].summary"),
+        ([{"type": "reasoning", "summary": [{"type": "summary_text"}]}], "input[0].summary[0]"),
+    ],
+)
+def test_an_item_the_gateway_could_not_read_whole_is_a_400_naming_it(client, fake, items, param):
+    """What the conversion could not read (a content that is neither text
+    nor parts, a call or tool output without its call_id) used to become
+    empty text, and an image in a tool's output was dropped."""
+    error = responses_400(client, input=items)
+    assert error["param"] == param and error["message"].startswith(param)
+    assert fake.requests == []
+
+
+def test_a_refusal_and_a_tools_text_parts_reach_the_backend(client, fake):
+    refused = {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "I can't."}]}
+    parts = [{"type": "input_text", "text": "line 1\n"}, {"type": "output_text", "text": "line 2"}]
+    again = {"type": "message", "role": "user", "content": "Try the tool."}
+    client.responses.create(model="qwen3", input=[*user_parts(), refused, again, *output_of(parts)])
+    sent = fake.last_body["messages"]
+    assert sent[1] == {"role": "assistant", "content": "I can't."}
+    assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "line 1\nline 2"}
+
+
 def test_an_image_outside_a_user_message_is_a_400(client, fake):
     image = {"type": "input_image", "image_url": "https://example.com/cat.png"}
     developer = {"type": "message", "role": "developer", "content": [image]}

@@ -317,6 +317,8 @@ def test_a_conversation_refuses_items_no_response_could_continue(gateway, client
         ([file_part], "items[0].content[0]"),
         ([{"role": "user", "content": "Two"}, {"type": "item_reference", "id": "msg_1"}], "items[1]"),
         ([{"type": "message", "role": "tool", "content": "x"}], "items[0]"),
+        ([{"type": "message", "role": "user", "content": 5}], "items[0].content"),
+        ([{"type": "function_call_output", "output": "done"}], "items[0].call_id"),
     ):
         assert refusal(gateway, "POST", "/v1/conversations", {"items": items})["param"] == param
         assert (
