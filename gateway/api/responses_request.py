@@ -124,7 +124,7 @@ def _check_parts(content: object, path: str, role: object) -> None:
     for index, part in enumerate(_list(content)):
         kind = part.get("type") if isinstance(part, dict) else None
         place = f"{path}[{index}]"
-        text_key = _TEXT_OF.get(kind, "text")
+        text_key = _TEXT_OF.get(str(kind), "text")
         if kind in _TEXT_PARTS and not isinstance(part.get(text_key), str):
             message = f"a {kind} part needs its {text_key} as a string"
         elif kind == "input_file":

@@ -39,6 +39,8 @@ _TEXT_KEYS = {
     "refusal": "refusal",
     "thinking": "thinking",
 }
+TEXT_PART_TYPES = frozenset(_TEXT_KEYS)
+
 # The names a message's reasoning may come under, the first one found wins
 # (transformers' order).
 _REASONING_NAMES = ("reasoning_content", "thinking", "reasoning")

@@ -19,6 +19,7 @@ import dataclasses
 
 import orjson
 
+from gateway.backend.chat_messages import TEXT_PART_TYPES
 from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
 from gateway.backend.completion_request import ADDS_BOS_ITSELF, as_chat, completion_body
 from gateway.backend.once import Once
@@ -32,6 +33,7 @@ from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.secrets import Secrets
 
 PROPS_PATH = "/props"
+_IMAGE_PARTS = ("image_url", "input_image", "image")
 _PASSED_ON = ("upstream_unreachable", "upstream_timeout", "upstream_auth_failed")  # /props failures said as they are
 
 
@@ -85,9 +87,14 @@ class TemplateBackend(Backend):
         template = await self.template()
         chat = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         chat.update(plan.upstream)
-        if _has_images(chat["messages"]):
-            message = f"model {self.name!r} is served in template mode, whose prompt is text: it takes no images"
-            raise ApiError(400, message, param="messages", code="images_not_supported")
+        found = _part_not_text(chat["messages"])
+        if found is not None:
+            place, kind = found
+            served = f"model {self.name!r} is served in template mode, whose prompt is text"
+            if kind in _IMAGE_PARTS:
+                raise ApiError(400, f"{served}: it takes no images", param="messages", code="images_not_supported")
+            message = f"{served}: it takes no {kind!r} parts ({place})"
+            raise ApiError(400, message, param="messages", code="content_not_supported")
         check_template_kwargs(chat)
         try:
             prompt = await self._renderer.render(template, chat, self.name)
@@ -182,14 +189,15 @@ def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplat
     )
 
 
-def _has_images(messages: object) -> bool:
-    """Whether any message holds a part that is not text (an image)."""
-    return isinstance(messages, list) and any(
-        isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image")
-        for message in messages
-        if isinstance(message, dict) and isinstance(message.get("content"), list)
-        for part in message["content"]
-    )
+def _part_not_text(messages: object) -> tuple[str, object] | None:
+    """The place and type of the first content part that is not text (an
+    image, audio, a file): a rendered prompt could only drop it."""
+    for index, message in enumerate(messages if isinstance(messages, list) else ()):
+        content = message.get("content") if isinstance(message, dict) else None
+        for position, part in enumerate(content if isinstance(content, list) else ()):
+            if isinstance(part, dict) and part.get("type") not in TEXT_PART_TYPES:
+                return f"messages[{index}].content[{position}]", part.get("type")
+    return None
 
 
 def _text(value: object) -> str | None:

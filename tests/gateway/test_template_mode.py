@@ -237,6 +237,25 @@ def test_render_matches_transformers_on_every_fixture(fixture):
     assert done.stdout == expected.encode()
 
 
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+        {"type": "file", "file": {"file_id": "file-1"}},
+        {"type": "weird", "text": "hello"},
+    ],
+)
+def test_a_part_that_is_not_text_in_template_mode_is_a_400_naming_it(client, fake, part):
+    sent_before = len(fake.requests)
+    text = {"type": "text", "text": "And this?"}
+    messages = [*MESSAGES, {"role": "assistant", "content": "Sunny."}, {"role": "user", "content": [text, part]}]
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="qwen3-t", messages=messages)
+    assert raised.value.body["code"] == "content_not_supported"
+    assert raised.value.message.endswith(f"it takes no {part['type']!r} parts (messages[2].content[1])")
+    assert len(fake.requests) == sent_before
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_an_image_in_template_mode_is_a_400_not_silently_dropped(client, fake, stream):
     sent_before = len(fake.requests)
