@@ -65,6 +65,9 @@ def failures() -> Iterator[None]:
         yield
     except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
         raise TransportFailure(error, connect=True, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+    except aiohttp.ClientPayloadError:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
+        closed = ConnectionError("the connection closed before the answer's end")
+        raise TransportFailure(closed, connect=False, timed_out=False) from None
     except aiohttp.ClientError as error:
         raise TransportFailure(error, connect=False, timed_out=isinstance(error, asyncio.TimeoutError)) from None
 

@@ -1,7 +1,9 @@
 """A backend stream delimited by the connection's close (HTTP/1.0 style: no
 chunked encoding, no Content-Length) that is cut inside an event: the half
 event never reaches the client; the stream ends with an error event and
-`[DONE]`, as a cut chunked stream does (test_gateway_faults.py)."""
+`[DONE]`, as a cut chunked stream does (test_gateway_faults.py). And a
+whole answer whose connection closes before its Content-Length: a 502
+that says so in words, not in the HTTP client's."""
 
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ HALF_EVENT = b'data: {"id": "cmpl-1", "object": "text_completion", "choices": [{
 
 
 class _CutStream(socketserver.StreamRequestHandler):
-    """Reads one request, answers an event stream with no framing (the body
-    ends where the connection closes), and closes it inside an event."""
+    """Reads one request, and closes the connection inside its answer: an
+    event stream with no framing (the body ends where the connection
+    closes), cut inside an event; or a whole answer, cut before its
+    Content-Length."""
 
     def handle(self) -> None:
         length = 0
@@ -30,9 +34,12 @@ class _CutStream(socketserver.StreamRequestHandler):
             name, _, value = line.decode("latin-1").partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value)
-        self.rfile.read(length)
-        self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-        self.wfile.write(WHOLE_EVENT + HALF_EVENT)
+        if orjson.loads(self.rfile.read(length)).get("stream"):
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+            self.wfile.write(WHOLE_EVENT + HALF_EVENT)
+        else:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n")
+            self.wfile.write(b'{"id": "chatcmpl-1", "choices": [{"index": 0, "mess')
         self.wfile.flush()
 
 
@@ -67,3 +74,15 @@ def test_a_close_delimited_text_stream_cut_mid_event_drops_the_half_event(gatewa
     assert error["type"] == "upstream_error" and "'base'" in error["message"]
     assert "ended the stream early" in error["message"]
     assert payloads[2] == "[DONE]"
+
+
+def test_a_whole_answer_cut_before_its_length_is_a_502_said_in_words(gateway):
+    body = {"model": "base", "messages": [{"role": "user", "content": "Hi"}]}
+    response = httpx.post(f"{gateway}/v1/chat/completions", json=body, timeout=10)
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert error["type"] == "upstream_error" and error["code"] == "upstream_unreachable"
+    assert (
+        error["message"]
+        == "the backend for model 'base' connection failed: the connection closed before the answer's end"
+    )
