@@ -39,6 +39,7 @@ from parsers.core.json_writer import json_string_body
 from parsers.core.markers import marker_set
 
 NAMESPACE = "]<]minimax[>["
+_TOKEN_HEAD = NAMESPACE[: NAMESPACE.index(">")]  # a token's text before its own `>`
 _BLANKS = always_matching(r"\s*")
 _INVOKE = re.compile(r"invoke\s+name\s*=\s*\"?(?P<name>[^\">]+?)\"?", re.DOTALL)
 _OPEN, _CLOSE, _NOT_A_TAG = "open", "close", "text"
@@ -112,6 +113,8 @@ def read_tag(buf: str, pos: int):
     if buf[start] != "<":
         return _NOT_A_TAG, "", pos
     end = buf.index(">", start)
+    if _TOKEN_HEAD in buf[start:end]:  # that `>` is the next token's: `<` and the text up to it are no tag
+        return _NOT_A_TAG, "", pos
     inner = buf[start + 1 : end]
     if inner.startswith("/"):
         return _CLOSE, inner[1:].strip(), end + 1

@@ -177,3 +177,11 @@ def test_any_mix_of_tags_loses_no_text_and_parses_alike_at_any_split(pieces, dat
     text = "".join(pieces)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
     assert_lossless_at_any_split(text, cuts, "minimax-m3", TOOLS)
+
+
+def test_a_lone_angle_bracket_before_the_next_token_is_text():
+    """`<α` then a namespace token: the `>` inside the token closes no tag
+    of `<α`'s (it used to, and `α` and the token vanished as a tag name)."""
+    text = f"{OPENING}{N}<lines>{N}<α{N}</invoke>"
+    result = assert_lossless_at_any_split(text, list(range(len(text))), "minimax-m3", TOOLS)
+    assert result.tool_calls == [("write", f'{{"lines": "{N}<α"}}')]
