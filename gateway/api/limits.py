@@ -1,5 +1,5 @@
-"""Request limits: the body size (413) and the number of requests in
-flight (429 with `Retry-After`). Both read the current config on every
+"""Request limits: the body size (413), its encoding (415), and the number
+of requests in flight (429 with `Retry-After`). Both read the current config on every
 request, so a reload changes them."""
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ _UNLIMITED_PATHS = ("/health", "/metrics")  # probes and scrapes get through a f
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, or 413 as soon as it is longer than `limit` bytes."""
+    """The request body, or 413 as soon as it is longer than `limit` bytes;
+    415 for a compressed one, which would otherwise read as bad JSON."""
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        message = f"Content-Encoding {encoding!r} is not supported: send the body uncompressed"
+        raise ApiError(415, message, code="unsupported_content_encoding")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)

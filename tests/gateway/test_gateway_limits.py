@@ -3,7 +3,10 @@ on text the parsers hold back."""
 
 from __future__ import annotations
 
+import gzip
+
 import httpx
+import orjson
 import pytest
 
 from gateway.app import create_app
@@ -52,6 +55,21 @@ def test_a_body_over_the_limit_is_413(gateway, fake):
     assert (
         httpx.post(f"{gateway}/v1/chat/completions", json={"model": "qwen3", "messages": MESSAGES}).status_code == 200
     )
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/completions"])
+def test_a_compressed_body_is_415_in_the_surfaces_shape(gateway, fake, path):
+    body = {"model": "qwen3", "messages": MESSAGES, "input": "Hi", "prompt": "Hi", "max_tokens": 5}
+    headers = {"content-type": "application/json", "content-encoding": "gzip"}
+    response = httpx.post(f"{gateway}{path}", content=gzip.compress(orjson.dumps(body)), headers=headers)
+    assert response.status_code == 415, response.text
+    error = response.json()["error"]
+    message = "Content-Encoding 'gzip' is not supported: send the body uncompressed"
+    if path == "/v1/messages":
+        assert error == {"type": "invalid_request_error", "message": message}
+    else:
+        assert error["message"] == message and error["code"] == "unsupported_content_encoding"
+    assert fake.requests == []
 
 
 def test_a_text_completion_over_the_limit_is_413(gateway, fake):
