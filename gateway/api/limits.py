@@ -1,6 +1,6 @@
 """Request limits: the body size (413), its encoding (415), and the number
-of requests in flight (429 with `Retry-After`). Both read the current config on every
-request, so a reload changes them."""
+of requests in flight (429 with `Retry-After`). The size and the number
+read the current config on every request, so a reload changes them."""
 
 from __future__ import annotations
 

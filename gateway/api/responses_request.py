@@ -77,7 +77,12 @@ def _text(content: object) -> str:
     """The text of a message's content (checked): a string, or its text parts joined."""
     if isinstance(content, str):
         return content
-    return "".join(part[_TEXT_OF.get(part["type"], "text")] for part in _list(content) if part["type"] in _TEXT_PARTS)
+    return "".join(_part_text(part) for part in _list(content) if part["type"] in _TEXT_PARTS)
+
+
+def _part_text(part: dict) -> str:
+    """A checked text part's text."""
+    return part[_TEXT_OF.get(part["type"], "text")]
 
 
 def _kind(value: object) -> str:
@@ -110,7 +115,7 @@ def _content(content: object) -> str | list[dict]:
         if part["type"] == "input_image":
             parts.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
         else:
-            parts.append({"type": "text", "text": part[_TEXT_OF.get(part["type"], "text")]})
+            parts.append({"type": "text", "text": _part_text(part)})
     return parts
 
 
@@ -189,7 +194,7 @@ class _Conversation:
                     _check_content(item[key], f"{where}.{key}")
                     _check_parts(item[key], f"{where}.{key}", "assistant")
             text = _text(item.get("content")) or "\n".join(
-                part["text"] for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
+                _part_text(part) for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
             )
             if text:
                 message = self._assistant()

@@ -151,6 +151,7 @@ def output_of(output: object) -> list[dict]:
         (output_of([{"type": "input_image", "image_url": "https://example.com/cat.png"}]), "input[1].output[0]"),
         ([{"type": "reasoning", "summary": 5}], "input[0].summary"),
         ([{"type": "reasoning", "summary": [{"type": "summary_text"}]}], "input[0].summary[0]"),
+        ([{"type": "reasoning", "summary": [{"type": "refusal", "text": "no"}]}], "input[0].summary[0]"),
     ],
 )
 def test_an_item_the_gateway_could_not_read_whole_is_a_400_naming_it(client, fake, items, param):
@@ -162,13 +163,14 @@ def test_an_item_the_gateway_could_not_read_whole_is_a_400_naming_it(client, fak
     assert fake.requests == []
 
 
-def test_a_refusal_and_a_tools_text_parts_reach_the_backend(client, fake):
+def test_refusal_parts_and_a_tools_text_parts_reach_the_backend(client, fake):
     refused = {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "I can't."}]}
+    thought = {"type": "reasoning", "summary": [{"type": "refusal", "refusal": "Not this."}]}
     parts = [{"type": "input_text", "text": "line 1\n"}, {"type": "output_text", "text": "line 2"}]
     again = {"type": "message", "role": "user", "content": "Try the tool."}
-    client.responses.create(model="qwen3", input=[*user_parts(), refused, again, *output_of(parts)])
+    client.responses.create(model="qwen3", input=[*user_parts(), thought, refused, again, *output_of(parts)])
     sent = fake.last_body["messages"]
-    assert sent[1] == {"role": "assistant", "content": "I can't."}
+    assert sent[1]["content"] == "I can't." and sent[1]["reasoning_content"] == "Not this."
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "line 1\nline 2"}
 
 
