@@ -131,6 +131,12 @@ def _is_finish_reason(value: object) -> bool:
     return value is None or type(value) is str
 
 
+def _is_content(message: object) -> bool:
+    """A backend's message whose `content` is text or null (or no message)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return content is None or type(content) is str
+
+
 def _finished(reader: ChoiceReader, cut: bool) -> tuple[list[Event], frozenset[int]]:
     """The events that end a choice, and the calls they end (or open)
     that the end cut, when it was a cut."""
@@ -192,6 +198,7 @@ class Turn:
                 type(choice) is not dict
                 or type(index := choice.get("index", 0)) is not int
                 or not _is_finish_reason(choice.get("finish_reason"))
+                or not _is_content(choice.get("message"))
                 or any(other.index == index for other in choices)
             ):
                 self.record.upstream_failed("invalid_response")
@@ -332,8 +339,12 @@ class TurnStream:
         part = choice.get("delta")
         part = part if isinstance(part, dict) else {}
         events = state.reader.read(part)
-        if events or part.get("content"):
+        if events:
             self._carried_text = True
+        elif (text := part.get("content")) is not None:  # a piece that made no event (yet)
+            if type(text) is not str:
+                raise self.turn.backend.malformed_chunk()
+            self._carried_text = self._carried_text or bool(text)
         update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
         reason = choice.get("finish_reason")
         if reason is not None:

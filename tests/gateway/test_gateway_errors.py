@@ -126,8 +126,9 @@ def test_backend_invalid_json_is_502(http, fake):
         [5],
         [{"index": "0", "message": {"content": "Hi"}, "finish_reason": "stop"}],
         [{"index": 0, "message": {"content": "Hi"}, "finish_reason": "stop"}] * 2,
+        [{"index": 0, "message": {"content": 5}, "finish_reason": "stop"}],
     ],
-    ids=["a choice not an object", "index a string", "two choices at one index"],
+    ids=["a choice not an object", "index a string", "two choices at one index", "content a number"],
 )
 def test_backend_answer_with_malformed_choices_is_502(http, fake, choices):
     fake.error = (200, orjson.dumps({"id": "up-1", "object": "chat.completion", "choices": choices}))

@@ -139,8 +139,22 @@ def test_malformed_sse_chunk_ends_the_stream_with_an_error_event(http, fake):
 
 @pytest.mark.parametrize(
     "choices",
-    [[5], 7, {"index": 0}, [{"index": "0", "delta": {"content": "more"}}], [{"index": None, "delta": {}}]],
-    ids=["a choice not an object", "choices not a list", "choices an object", "index a string", "index null"],
+    [
+        [5],
+        7,
+        {"index": 0},
+        [{"index": "0", "delta": {"content": "more"}}],
+        [{"index": None, "delta": {}}],
+        [{"index": 0, "delta": {"content": 5}}],
+    ],
+    ids=[
+        "a choice not an object",
+        "choices not a list",
+        "choices an object",
+        "index a string",
+        "index null",
+        "content a number",
+    ],
 )
 def test_chunk_with_malformed_choices_ends_the_stream_with_an_error_event(http, fake, choices):
     good = {"choices": [{"index": 0, "delta": {"content": "</think>Partial"}, "finish_reason": None}]}
