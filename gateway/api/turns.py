@@ -27,6 +27,7 @@ from typing import final
 
 from fastapi import Request
 
+from gateway.api.choice_fields import finish_reason, matched_stop, message_content, request_stops, text_or_null
 from gateway.api.request import ChatRequest
 from gateway.backend.backend_parsed import ChoiceReader
 from gateway.backend.catch_all import route
@@ -44,33 +45,6 @@ from parsers import CallStart, Event, ParseResult
 
 DRAIN_SECONDS = 1.0
 CUT_REASON = "length"  # the finish reason of a turn the token limit cut
-
-
-def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
-    """A turn that stopped after tool calls finished with `tool_calls`;
-    any other reason (`length` included) stays as the backend said."""
-    return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
-
-
-def request_stops(payload: dict) -> tuple[str, ...]:
-    """The stop strings of a chat payload (`stop`: a string or a list)."""
-    stop = payload.get("stop")
-    if isinstance(stop, str):
-        return (stop,)
-    return tuple(item for item in stop if isinstance(item, str)) if isinstance(stop, list) else ()
-
-
-def matched_stop(choice: dict, reason: str | None, stops: tuple[str, ...]) -> str | None:
-    """The request's stop string the backend stopped on: vLLM names it in
-    the choice's `stop_reason`, SGLang in `matched_stop` (either may hold
-    a stop token's id instead, which is no stop string)."""
-    if reason != "stop" or not stops:
-        return None
-    for key in ("stop_reason", "matched_stop"):
-        value = choice.get(key)
-        if isinstance(value, str) and value in stops:
-            return value
-    return None
 
 
 @final
@@ -124,17 +98,6 @@ class _Choice:
     def __init__(self, reader: ChoiceReader) -> None:
         self.reader = reader
         self.finished = False
-
-
-def _is_finish_reason(value: object) -> bool:
-    """A backend's finish_reason: a string, or null while a choice goes on."""
-    return value is None or type(value) is str
-
-
-def _is_content(message: object) -> bool:
-    """A backend's message whose `content` is text or null (or no message)."""
-    content = message.get("content") if isinstance(message, dict) else None
-    return content is None or type(content) is str
 
 
 def _finished(reader: ChoiceReader, cut: bool) -> tuple[list[Event], frozenset[int]]:
@@ -197,13 +160,12 @@ class Turn:
             if (
                 type(choice) is not dict
                 or type(index := choice.get("index", 0)) is not int
-                or not _is_finish_reason(choice.get("finish_reason"))
-                or not _is_content(choice.get("message"))
+                or not text_or_null(choice.get("finish_reason"))
+                or not text_or_null(message_content(message := choice.get("message")))
                 or any(other.index == index for other in choices)
             ):
                 self.record.upstream_failed("invalid_response")
                 raise self.backend.invalid_answer()
-            message = choice.get("message")
             reader = ChoiceReader(self.plan)
             readers.append(reader)
             events = reader.read(message if isinstance(message, dict) else {})
@@ -342,13 +304,13 @@ class TurnStream:
         if events:
             self._carried_text = True
         elif (text := part.get("content")) is not None:  # a piece that made no event (yet)
-            if type(text) is not str:
+            if not text_or_null(text):
                 raise self.turn.backend.malformed_chunk()
             self._carried_text = self._carried_text or bool(text)
         update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
         reason = choice.get("finish_reason")
         if reason is not None:
-            if not _is_finish_reason(reason):
+            if not text_or_null(reason):
                 raise self.turn.backend.malformed_chunk()
             ending, update.cut_calls = self._finish(state, cut=reason == CUT_REASON)
             update.events = events + ending
