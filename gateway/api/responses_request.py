@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload
 from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
+from gateway.backend.chat_messages import text_key
 from gateway.ops.errors import ApiError
 from gateway.ops.validation_errors import describe_errors, key_path
 
@@ -43,7 +44,6 @@ _CHAT_EXTENSIONS = (
     "stream_reasoning",
 )
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
-_TEXT_OF = {"refusal": "refusal"}  # the key holding a text part's text, where it is not "text"
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
 
 
@@ -82,7 +82,7 @@ def _text(content: object) -> str:
 
 def _part_text(part: dict) -> str:
     """A checked text part's text."""
-    return part[_TEXT_OF.get(part["type"], "text")]
+    return part[text_key(part["type"])]
 
 
 def _kind(value: object) -> str:
@@ -129,9 +129,9 @@ def _check_parts(content: object, path: str, role: object) -> None:
     for index, part in enumerate(_list(content)):
         kind = part.get("type") if isinstance(part, dict) else None
         place = f"{path}[{index}]"
-        text_key = _TEXT_OF.get(str(kind), "text")
-        if kind in _TEXT_PARTS and not isinstance(part.get(text_key), str):
-            message = f"a {kind} part needs its {text_key} as a string"
+        key = text_key(kind)
+        if kind in _TEXT_PARTS and not isinstance(part.get(key), str):
+            message = f"a {kind} part needs its {key} as a string"
         elif kind == "input_file":
             message = "input_file parts are not supported (this gateway keeps no files): send the file's text"
         elif kind == "input_image" and not (isinstance(part.get("image_url"), str) and part["image_url"]):

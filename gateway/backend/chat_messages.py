@@ -41,6 +41,12 @@ _TEXT_KEYS = {
 }
 TEXT_PART_TYPES = frozenset(_TEXT_KEYS)
 
+
+def text_key(part_type: object) -> str:
+    """The key a text part of `part_type` holds its text under (`text` but for `refusal` and `thinking`)."""
+    return _TEXT_KEYS.get(part_type, "text") if isinstance(part_type, str) else "text"
+
+
 # The names a message's reasoning may come under, the first one found wins
 # (transformers' order).
 _REASONING_NAMES = ("reasoning_content", "thinking", "reasoning")
