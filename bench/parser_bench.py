@@ -76,8 +76,8 @@ def label(name: str, names: list[str], lookup) -> str:
 
 def derived_rows(source: str, sizes: list[int], chunk: int, repeats: int) -> None:
     """The start-up cost of deriving `source`'s parsers, and the derived formats' rows."""
-    from gateway.backend.template_analysis import derive
-    from gateway.backend.template_sources import load_chat_template
+    from gateway.templates.analysis import derive
+    from gateway.templates.sources import load_chat_template
 
     loading, analysis = [], []
     for _ in range(5):

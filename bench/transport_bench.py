@@ -12,7 +12,7 @@ the figure is the process's CPU time (`time.process_time`: user + system,
 not wall time) per chunk, the median over `--rounds`.
 
 - `httpx aiter_bytes`: parsegate before, `AsyncClient.stream` and its
-  line splitter (gateway/backend/sse_reader.py) over `aiter_bytes`;
+  line splitter (gateway/upstream/sse_reader.py) over `aiter_bytes`;
 - `httpx aiter_raw`: the same without httpx's content decoders;
 - `httpx aiter_lines`: httpx's own text and line decoders;
 - `aiohttp iter_any`: aiohttp's client (C HTTP parser), the same splitter

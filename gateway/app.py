@@ -47,9 +47,6 @@ from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
 from gateway.api.stream import stream_completion
 from gateway.api.turns import backend_for, chat_turn
-from gateway.backend.backends import close_backends, open_backends
-from gateway.backend.catch_all import served_models
-from gateway.backend.derived_parsers import known_template_parsers, with_template_parsers
 from gateway.ops import collector
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.errors import ApiError, install_error_handlers
@@ -60,6 +57,9 @@ from gateway.ops.secrets import Secrets
 from gateway.ops.store import open_store
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
+from gateway.upstream.backends import close_backends, open_backends
+from gateway.upstream.derived_parsers import known_template_parsers, with_template_parsers
+from gateway.upstream.routing import served_models
 
 
 def _json(payload: dict) -> Response:

@@ -49,10 +49,10 @@ def _config_path(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from gateway.backend.derived_parsers import with_template_parsers
-    from gateway.backend.template_backend import check_templates
     from gateway.ops.config import ConfigError, load_config
     from gateway.ops.logs import logging_config
+    from gateway.upstream.derived_parsers import with_template_parsers
+    from gateway.upstream.template_backend import check_templates
 
     path, named_by = _config_path(args)
     try:
@@ -107,8 +107,8 @@ def _parsers_for(model: str, as_json: bool) -> int:
 
 def _derived_parsers(source: str, as_json: bool) -> int:
     """What a chat template implies (docs/derived-parsers.md)."""
-    from gateway.backend.derived_parsers import derivation_of
     from gateway.ops.config import ConfigError
+    from gateway.upstream.derived_parsers import derivation_of
 
     try:
         found = derivation_of(source)

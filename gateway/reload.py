@@ -21,14 +21,14 @@ from pathlib import Path
 import anyio
 from fastapi import FastAPI
 
-from gateway.backend.backends import open_backend
-from gateway.backend.derived_parsers import with_template_parsers
-from gateway.backend.template_backend import check_templates
 from gateway.ops.config import Config, ConfigError, load_config
 from gateway.ops.logs import redact_in_logs
 from gateway.ops.secrets import Secrets
 from gateway.ops.startup import log_startup
 from gateway.ops.tracing import trace_clients
+from gateway.upstream.backends import open_backend
+from gateway.upstream.derived_parsers import with_template_parsers
+from gateway.upstream.template_backend import check_templates
 
 logger = logging.getLogger("parsegate.reload")
 

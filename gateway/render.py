@@ -10,14 +10,14 @@ from __future__ import annotations
 import anyio
 import orjson
 
-from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
-from gateway.backend.prompt_render import render_prompt
-from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.template_backend import TemplateBackend, check_template_kwargs, model_template
-from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import ConfigError, ModelConfig, load_config
 from gateway.ops.errors import ApiError
 from gateway.ops.extra_body import with_extra_body
+from gateway.plan.reasoning_switch import with_thinking_switch
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
+from gateway.templates.prompt_render import render_prompt
+from gateway.templates.sources import load_chat_template
+from gateway.upstream.template_backend import TemplateBackend, check_template_kwargs, model_template
 
 
 class RenderError(Exception):

@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from gateway.api.sse import DONE, EventStream, data_event, relayed_event
-from gateway.backend.transport import UpstreamResponse
-from gateway.backend.upstream import Backend
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind
+from gateway.upstream.backend import Backend
+from gateway.upstream.transport import UpstreamResponse
 
 
 class CompletionRequest(BaseModel):

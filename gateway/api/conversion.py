@@ -25,7 +25,7 @@ import anyio.to_thread
 from fastapi import Request
 
 from gateway.api.request import ItemBound
-from gateway.backend.catch_all import route
+from gateway.upstream.routing import route
 
 CONVERTING_AT_ONCE = 2
 INLINE_BODY_BYTES = 8 << 10

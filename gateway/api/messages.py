@@ -1,7 +1,7 @@
 """The Anthropic Messages surface (what Claude Code speaks):
 
     POST /v1/messages               a turn, streamed (SSE with `event:` lines) or not
-    POST /v1/messages/count_tokens  `{"input_tokens": N}` (backend/token_count.py)
+    POST /v1/messages/count_tokens  `{"input_tokens": N}` (upstream/token_count.py)
 
 The request becomes the internal chat request (messages_request.py), the
 turn runs through the shared pipeline (turns.py), and its parser events
@@ -29,7 +29,7 @@ from gateway.api.messages_request import CountTokensRequest, MessagesRequest, re
 from gateway.api.messages_stream import PING, message_events, message_object
 from gateway.api.sse import EventStream
 from gateway.api.turns import backend_for, chat_turn
-from gateway.backend.token_count import count_prompt_tokens
+from gateway.upstream.token_count import count_prompt_tokens
 
 
 def _json(payload: dict) -> Response:

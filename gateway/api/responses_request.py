@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload
 from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
-from gateway.backend.chat_messages import text_key
 from gateway.ops.errors import ApiError
 from gateway.ops.validation_errors import describe_errors, key_path
+from gateway.templates.chat_messages import text_key
 
 # fields of a Responses request passed on to the backend under the same name
 _SAMPLING = ("temperature", "top_p", "parallel_tool_calls")

@@ -13,7 +13,7 @@ concatenated per delta (`head + orjson.dumps(value) + tail`).
 given the stream, which sends the opening and closing events with `send`
 from the request's task, and writes the events of the backend's body with
 `write`, from a callback of the loop's as the body arrives
-(backend/body_push.py). `write` steps the ASGI `send` there and then, as a
+(upstream/body_push.py). `write` steps the ASGI `send` there and then, as a
 task would step it, so that a paced chunk wakes no task: when the
 client's flow control holds the send, `write` returns its future, and the
 push stops reading the backend until it is done. The events between the
@@ -126,7 +126,7 @@ class ClientStalled(Exception):
 class EventStream(Response):
     """A `text/event-stream` response whose events `produce` writes: with
     `send` from its own task, or with `write` from a callback (the
-    backend's body pushed as it arrives, backend/body_push.py)."""
+    backend's body pushed as it arrives, upstream/body_push.py)."""
 
     media_type = "text/event-stream"
 

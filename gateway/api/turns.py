@@ -7,14 +7,14 @@ and renders what the turn yields in its own shapes: one parsing path,
 several renderers. Streamed, `TurnStream.run` hands the surface's
 `deliver` a `TurnUpdate` per choice per upstream chunk (and a `UsageUpdate`
 when the backend reports usage), a list per piece of the backend's body, in
-a callback of the loop's as the piece arrives (backend/body_push.py); a
+a callback of the loop's as the piece arrives (upstream/body_push.py); a
 backend that fails or cuts the stream leaves its `ApiError` in
 `TurnStream.failure` once the run ends, after what the parsers still held.
 Not streamed, `Turn.answer()` gives each choice's `ParseResult`.
 
 A turn cut short (the stream broke, or the backend stopped at the token
 limit) names the calls it cut in `cut_calls`: their arguments are as far as
-the model got. Usage is read here, once (backend/usage.py: malformed fields
+the model got. Usage is read here, once (upstream/usage.py: malformed fields
 dropped, reasoning tokens filled in).
 """
 
@@ -29,18 +29,18 @@ from fastapi import Request
 
 from gateway.api.choice_fields import finish_reason, matched_stop, message_content, request_stops, text_or_null
 from gateway.api.request import ChatRequest
-from gateway.backend.backend_parsed import ChoiceReader
-from gateway.backend.catch_all import route
-from gateway.backend.derived_parsers import with_server_template_parsers
-from gateway.backend.parse_plan import ParsePlan
-from gateway.backend.reasoning_switch import with_thinking_switch
-from gateway.backend.server_kind import with_server_kind
-from gateway.backend.transport import UpstreamResponse
-from gateway.backend.upstream import Backend
-from gateway.backend.usage import checked_usage, with_reasoning_tokens
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
+from gateway.plan.choice_reader import ChoiceReader
+from gateway.plan.parse_plan import ParsePlan
+from gateway.plan.reasoning_switch import with_thinking_switch
+from gateway.upstream.backend import Backend
+from gateway.upstream.derived_parsers import with_server_template_parsers
+from gateway.upstream.routing import route
+from gateway.upstream.server_kind import with_server_kind
+from gateway.upstream.transport import UpstreamResponse
+from gateway.upstream.usage import checked_usage, with_reasoning_tokens
 from parsers import CallStart, Event, ParseResult
 
 DRAIN_SECONDS = 1.0
@@ -205,7 +205,7 @@ class TurnStream:
     """The updates of one streamed turn, handed to a surface's `deliver` as
     the backend's stream arrives, a list for each piece of it (a surface
     writes each list to its client at once, and returns the future of a
-    write its client has not taken yet: backend/body_push.py); `run` once.
+    write its client has not taken yet: upstream/body_push.py); `run` once.
     The upstream response is released when the run ends, or is cancelled."""
 
     def __init__(self, turn: Turn, response: UpstreamResponse) -> None:

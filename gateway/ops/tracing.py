@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # this module is imported by config checks, before the web stack
     from fastapi import FastAPI
 
-    from gateway.backend.transport import Transport
+    from gateway.upstream.transport import Transport
 
 UNTRACED_ROUTES = "health,metrics"
 

@@ -1,6 +1,6 @@
 """Formats built from markers read off a chat template (docs/derived-parsers.md).
 
-`gateway.backend.template_analysis` renders a model's chat template and
+`gateway.templates.analysis` renders a model's chat template and
 reads where its reasoning and tool calls are written; what it finds is
 data (`ReasoningMarkers`, `ToolMarkers`), turned here into the same
 `ReasoningFormat` / `ToolFormat` the built-in tables hold, over the same

@@ -1,4 +1,4 @@
-"""The GBNF grammars parsegate makes from JSON schemas (gateway.backend.gbnf),
+"""The GBNF grammars parsegate makes from JSON schemas (gateway.plan.gbnf),
 run by a real llama-server: its random model, sampling freely under each
 grammar with several seeds, must write JSON that the schema accepts, every
 time. jsonschema-rs is the judge.
@@ -17,8 +17,8 @@ import httpx
 import jsonschema_rs
 import pytest
 
-from gateway.backend.constraints import call_array_schema
-from gateway.backend.gbnf import schema_grammar
+from gateway.plan.constraints import call_array_schema
+from gateway.plan.gbnf import schema_grammar
 from tests.e2e.tiny_gguf import byte_token_id
 
 WEATHER = {

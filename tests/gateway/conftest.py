@@ -7,8 +7,8 @@ import time
 import openai
 import pytest
 
-from gateway.backend import once
-from gateway.backend.once import FAILURE_KEPT_SECONDS
+from gateway.upstream import asked_once
+from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
 from tests.sdk_clients import openai_client
 
 
@@ -18,7 +18,7 @@ def client(gateway_url: str) -> openai.OpenAI:
 
 
 class FailureClock:
-    """`time.monotonic()` for once.py, whose failures are kept
+    """`time.monotonic()` for asked_once.py, whose failures are kept
     `FAILURE_KEPT_SECONDS`: still until the test moves it."""
 
     def __init__(self) -> None:
@@ -35,7 +35,7 @@ class FailureClock:
 @pytest.fixture
 def failure_clock(monkeypatch: pytest.MonkeyPatch) -> FailureClock:
     """The clock of the failures kept of `/props` and the server-kind probe
-    (once.py), moved only by the test, on the served gateway's thread too."""
+    (asked_once.py), moved only by the test, on the served gateway's thread too."""
     clock = FailureClock()
-    monkeypatch.setattr(once, "time", clock)
+    monkeypatch.setattr(asked_once, "time", clock)
     return clock

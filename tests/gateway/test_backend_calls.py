@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from gateway.app import create_app
-from gateway.backend.once import FAILURE_KEPT_SECONDS
 from gateway.ops.config import Config
 from gateway.render import render_request
+from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
 from tests.scripted_backend import HANG, ScriptedBackend, completion_answer
 from tests.sdk_clients import anthropic_client
 

@@ -32,7 +32,7 @@ def _reads_schema(name: str) -> bool:
 
 SCHEMA_READERS = sorted({tool_format(name).name for name in tool_call_parser_names() if _reads_schema(name)})
 GUIDED = "guided-qwen25"  # required/named tool_choice becomes a JSON-schema constraint
-GBNF = "gbnf-qwen25"  # ... or a llama.cpp grammar (gateway/backend/gbnf.py)
+GBNF = "gbnf-qwen25"  # ... or a llama.cpp grammar (gateway/plan/gbnf.py)
 USER = {"role": "user", "content": "Hi"}
 
 

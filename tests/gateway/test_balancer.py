@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.backend.balancer import Balancer
+from gateway.upstream.balancer import Balancer
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""A streamed body pushed to its reader (gateway/backend/body_push.py),
+"""A streamed body pushed to its reader (gateway/upstream/body_push.py),
 against a real aiohttp connection on uvloop, the gateway's loop (libuv
 reads a busy socket up to 32 times per turn of the loop, which the push
 must not take in unbounded): a held write stops the connection from
@@ -12,7 +12,7 @@ import aiohttp
 import uvloop
 from aiohttp import web
 
-from gateway.backend.body_push import BodyPush
+from gateway.upstream.body_push import BodyPush
 
 PIECE = 16384
 PIECES = 4096  # 64 MB: more than loopback's socket buffers can hold (Linux: up to 32 MB received, 4 MB sent)

@@ -9,9 +9,9 @@ import orjson
 import pytest
 
 from gateway.app import create_app
-from gateway.backend.sse_reader import MAX_LINE_BYTES, EventLines, LineTooLong
 from gateway.ops.config import Config
 from gateway.ops.metrics import MAX_ROUTED_MODELS, OTHER_MODELS
+from gateway.upstream.sse_reader import MAX_LINE_BYTES, EventLines, LineTooLong
 from tests.cpu_cost import least_costs, thread_cpu_seconds
 from tests.gateway.test_gateway_faults import wait_until_steady
 

@@ -10,9 +10,9 @@ import openai
 import pytest
 
 from gateway.app import create_app
-from gateway.backend.catch_all import route
-from gateway.backend.upstream import Backend
 from gateway.ops.config import Config, ModelConfig
+from gateway.upstream.backend import Backend
+from gateway.upstream.routing import route
 from tests.fake_backend import BACKEND_KEY
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
 from tests.sdk_clients import openai_client

@@ -23,14 +23,14 @@ import pytest
 pytest.importorskip("transformers")
 from transformers.utils import chat_template_utils as hf
 
-from gateway.backend import chat_template as pg
-from gateway.backend.chat_messages import template_messages
-from gateway.backend.chat_template import (
+from gateway.templates import chat_template as pg
+from gateway.templates.chat_messages import template_messages
+from gateway.templates.chat_template import (
     ChatTemplate,
     ChatTemplateError,
     prompt_opens_reasoning,
 )
-from gateway.backend.template_sources import load_chat_template
+from gateway.templates.sources import load_chat_template
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from gateway.app import create_app
-from gateway.backend.derived_parsers import FROM_SERVER
 from gateway.ops.config import Config, load_config
+from gateway.upstream.derived_parsers import FROM_SERVER
 from parsers import parse_text
 from tests.gateway.test_template_derivation import MISTRAL_NEMO, QWEN3, R1_DISTILL, TEMPLATES, renamed
 from tests.scripted_backend import ScriptedBackend, chat_answer

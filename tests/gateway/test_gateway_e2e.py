@@ -10,8 +10,8 @@ import openai
 import orjson
 import pytest
 
-from gateway.backend.upstream import Backend
 from gateway.ops.config import ModelConfig
+from gateway.upstream.backend import Backend
 from tests.fake_backend import BACKEND_KEY, USAGE
 
 WEATHER_TOOL = {

@@ -1,5 +1,5 @@
 """A client whose socket is full: the gateway's write to it is held by flow
-control while the backend's stream goes on (backend/body_push.py,
+control while the backend's stream goes on (upstream/body_push.py,
 `EventStream.write`). Whatever arrives meanwhile, in the same piece of the
 backend's body or later, goes out after the held write, in order, and the
 stream ends as it would for a fast client.

@@ -1,4 +1,4 @@
-"""The per-stream idle deadline (gateway/backend/idle.py, as the transport
+"""The per-stream idle deadline (gateway/upstream/idle.py, as the transport
 reads a streamed body): only time spent waiting for the backend counts,
 and an expired wait is the backend's 504. On a virtual clock
 (tests/virtual_clock.py), so that a loaded machine neither fires the
@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.backend.transport import Transport, UpstreamResponse
-from gateway.backend.upstream_errors import UpstreamErrors
 from gateway.ops.errors import ApiError
+from gateway.upstream.errors import UpstreamErrors
+from gateway.upstream.transport import Transport, UpstreamResponse
 from tests import virtual_clock
 
 SECONDS = 0.05

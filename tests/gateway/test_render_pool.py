@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from bench.stream_load import cpu_seconds, process_tree
-from gateway.backend.chat_template import ChatTemplate
-from gateway.backend.render_pool import WORKER_MODULE, RenderPool
+from gateway.templates.chat_template import ChatTemplate
+from gateway.templates.render_pool import WORKER_MODULE, RenderPool
 from tests.gateway.test_template_mode import QWEN3
 
 SPIN = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"  # minutes of CPU

@@ -9,7 +9,7 @@ import pytest
 from starlette.background import BackgroundTask
 
 from gateway.api.sse import PING, SEND_TIMEOUT, ClientStalled, EventStream
-from gateway.backend.sse_reader import EventLines
+from gateway.upstream.sse_reader import EventLines
 from tests import virtual_clock
 
 STREAM = b'data: {"a": "caf\xc3\xa9"}\n\n: comment\r\nevent: x\r\ndata:[DONE]\r\n\r\ndata: last'

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.backend.chat_template import ChatTemplate
-from gateway.backend.template_analysis import Derivation, derive
-from gateway.backend.template_sources import load_chat_template
 from gateway.cli import main
+from gateway.templates.analysis import Derivation, derive
+from gateway.templates.chat_template import ChatTemplate
+from gateway.templates.sources import load_chat_template
 from parsers import reasoning_format, tool_format
 from tests.corpus import load_cases
 from tests.parsers.test_conformance import parse_with as parse

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from gateway.app import create_app
-from gateway.backend.template_sources import load_chat_template
 from gateway.ops.config import Config, ConfigError, load_config
+from gateway.templates.sources import load_chat_template
 from tests.gateway.test_chat_template import CONVERSATIONS, MODELS, _transformers
 from tests.gateway.test_gateway_e2e import TOOLS
 from tests.sdk_clients import openai_client

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from gateway.backend.template_sandbox import TemplateSandbox
+from gateway.templates.sandbox import TemplateSandbox
 
 
 class _WithAttribute(dict):

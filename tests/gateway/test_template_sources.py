@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.backend.chat_template import ChatTemplateError
-from gateway.backend.template_sources import load_chat_template
+from gateway.templates.chat_template import ChatTemplateError
+from gateway.templates.sources import load_chat_template
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 QWEN3 = (FIXTURES / "Qwen-Qwen3-0.6B.jinja").read_text(encoding="utf-8")

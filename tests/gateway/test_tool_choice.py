@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from gateway.app import create_app
-from gateway.backend.gbnf import schema_grammar
 from gateway.ops.config import Config
+from gateway.plan.gbnf import schema_grammar
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TIME_TOOL, TOOLS, TWO_CALLS, WEATHER_TOOL, both_ways
 from tests.sdk_clients import openai_client
 

@@ -12,7 +12,7 @@ import openai
 import orjson
 import pytest
 
-from gateway.backend import usage as usage_module
+from gateway.upstream import usage as usage_module
 from tests.sdk_clients import anthropic_client, openai_client
 
 ASK = [{"role": "user", "content": "Hi"}]

@@ -67,9 +67,17 @@ LOWER_TO_UPPER = [
     ("parsers.grammars", "parsers.stages"),
     ("parsers.stages", "parsers.formats"),
     ("parsers.grammars", "parsers.formats"),
-    ("gateway.ops", "gateway.backend"),
+    ("gateway.ops", "gateway.plan"),
+    ("gateway.ops", "gateway.templates"),
+    ("gateway.ops", "gateway.upstream"),
     ("gateway.ops", "gateway.api"),
-    ("gateway.backend", "gateway.api"),
+    ("gateway.plan", "gateway.templates"),
+    ("gateway.templates", "gateway.plan"),
+    ("gateway.plan", "gateway.upstream"),
+    ("gateway.templates", "gateway.upstream"),
+    ("gateway.plan", "gateway.api"),
+    ("gateway.templates", "gateway.api"),
+    ("gateway.upstream", "gateway.api"),
 ]
 
 

@@ -50,7 +50,7 @@ from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 
-from gateway.backend.idle import IdleExpired, Silence
+from gateway.upstream.idle import IdleExpired, Silence
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
 

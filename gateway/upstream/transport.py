@@ -11,7 +11,7 @@ and whether it timed out. The body is read whole, piece by piece or as
 the `data:` payloads of an event stream (sse_reader.py), each piece due
 within `idle_timeout` of the last (idle.py); a streamed chat body is pushed
 to its reader as it arrives instead (`push_payloads`, body_push.py). There
-the failures come out as the client's errors (upstream_errors.py). Retries
+the failures come out as the client's errors (errors.py). Retries
 over the backend's URLs are upstream.py's. A demo backend
 (demo_backend.py) answers in-process instead, through the same response
 type.
@@ -23,21 +23,18 @@ import asyncio
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
-from gateway.backend.body_push import BodyPush
-from gateway.backend.demo_backend import demo_answer
-from gateway.backend.idle import IdleExpired, IdleWatch
-from gateway.backend.sse_reader import EventLines, LineTooLong
 from gateway.ops.deadline import Deadline
-
-if TYPE_CHECKING:
-    from gateway.backend.upstream_errors import UpstreamErrors
+from gateway.upstream.body_push import BodyPush
+from gateway.upstream.demo import demo_answer
+from gateway.upstream.idle import IdleExpired, IdleWatch
+from gateway.upstream.sse_reader import EventLines, LineTooLong
 
 _Item = TypeVar("_Item")
 MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
@@ -46,6 +43,15 @@ MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
 # buffer fills, and beside its model server a gateway gains nothing by it.
 # A body that comes compressed anyway is still decoded.
 UNCOMPRESSED = {"Accept-Encoding": "identity"}
+
+
+class ClientErrors(Protocol):
+    """How a read's failures reach the client (errors.py's `UpstreamErrors`
+    for one model): the transport knows the failure, the caller its words."""
+
+    def transport_error(self, failure: TransportFailure) -> Exception: ...
+
+    def line_too_long(self) -> Exception: ...
 
 
 class TransportFailure(Exception):
@@ -242,7 +248,7 @@ class Transport:
             found = self._proxies[origin] = environment_proxy(url)
         return found
 
-    async def read(self, response: UpstreamResponse, errors: UpstreamErrors) -> bytes:
+    async def read(self, response: UpstreamResponse, errors: ClientErrors) -> bytes:
         """A response's whole (decoded) body, due within `idle_seconds`."""
         try:
             with within_deadline(self.idle_seconds, "stopped sending"):
@@ -250,7 +256,7 @@ class Transport:
         except TransportFailure as failure:
             raise errors.transport_error(failure) from None
 
-    def payloads(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[list[bytes]]:
+    def payloads(self, response: UpstreamResponse, errors: ClientErrors) -> AsyncIterator[list[bytes]]:
         """The `data:` payloads of a streamed response, a list per read, each
         read due within `idle_seconds` of the last."""
         return self._within_idle(response, errors, EventLines().feed)
@@ -258,7 +264,7 @@ class Transport:
     async def push_payloads(
         self,
         response: UpstreamResponse,
-        errors: UpstreamErrors,
+        errors: ClientErrors,
         deliver: Callable[[list[bytes]], asyncio.Future[None] | None],
         drain_seconds: float,
     ) -> None:
@@ -283,13 +289,13 @@ class Transport:
         with self._read_failures(errors):
             await push.run(response.content, response.aiter_bytes())
 
-    def pieces(self, response: UpstreamResponse, errors: UpstreamErrors) -> AsyncIterator[bytes]:
+    def pieces(self, response: UpstreamResponse, errors: ClientErrors) -> AsyncIterator[bytes]:
         """A streamed response's body as it comes, decoded (no gzip left),
         each piece due within `idle_seconds` of the last."""
         return self._within_idle(response, errors, _as_read)
 
     async def _within_idle(
-        self, response: UpstreamResponse, errors: UpstreamErrors, taken: Callable[[bytes], _Item]
+        self, response: UpstreamResponse, errors: ClientErrors, taken: Callable[[bytes], _Item]
     ) -> AsyncIterator[_Item]:
         """What `taken` makes of each piece of the body (nothing when empty),
         in one generator, the reads' deadline (idle.py) and their failures
@@ -318,7 +324,7 @@ class Transport:
             watch.stop()
 
     @contextmanager
-    def _read_failures(self, errors: UpstreamErrors) -> Iterator[None]:
+    def _read_failures(self, errors: ClientErrors) -> Iterator[None]:
         """A streamed body's failures as the client's errors: a backend that
         stops sending for `idle_seconds` is a 504, a failed connection a
         502, an endless line a 502."""

@@ -15,15 +15,15 @@ import logging
 
 import anyio
 
-from gateway.backend.chat_template import ChatTemplateError
-from gateway.backend.derivation_process import derive_within
-from gateway.backend.template_analysis import Derivation
-from gateway.backend.template_backend import PROPS_PATH, props_template
-from gateway.backend.template_sources import load_chat_template
-from gateway.backend.upstream import Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, Config, ConfigError, ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.ops.request_bounds import RENDER_TIMEOUT
+from gateway.templates.analysis import Derivation
+from gateway.templates.chat_template import ChatTemplateError
+from gateway.templates.derivation_process import derive_within
+from gateway.templates.sources import load_chat_template
+from gateway.upstream.backend import Backend
+from gateway.upstream.template_backend import PROPS_PATH, props_template
 
 logger = logging.getLogger("parsegate.startup")
 FROM_SERVER = "template: the server's, read at the first request"

@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 import orjson
 
-from gateway.backend.sse_reader import MAX_LINE_BYTES
-from gateway.backend.transport import TransportFailure, UpstreamResponse
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.servers import VLLM_REFUSES_AUTO_TOOL_CHOICE
+from gateway.upstream.sse_reader import MAX_LINE_BYTES
+from gateway.upstream.transport import TransportFailure, UpstreamResponse
 
 ERROR_BODY_LIMIT = 64 << 10  # bytes of a backend's error body read; the rest is dropped
 _ERROR_TEXT_LIMIT = 500  # characters of a relayed error message

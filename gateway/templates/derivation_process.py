@@ -2,7 +2,7 @@
 bounded as template mode's renders are (docs/derived-parsers.md): the
 template is code from a model's files or its server, which jinja's sandbox
 keeps from touching anything but not from looping or writing without end.
-So the analysis runs in `python -m gateway.backend.derivation_process
+So the analysis runs in `python -m gateway.templates.derivation_process
 MEMORY_BYTES`, which caps its own address space and is killed past the
 model's `render_timeout` (counted once it has started and read its job,
 as template mode's workers are started outside it); a template that runs
@@ -24,11 +24,11 @@ import sys
 
 import orjson
 
-from gateway.backend.chat_template import ChatTemplate
-from gateway.backend.prompt_render import BASE_MEMORY_BYTES
-from gateway.backend.template_analysis import Derivation, derive
+from gateway.templates.analysis import Derivation, derive
+from gateway.templates.chat_template import ChatTemplate
+from gateway.templates.prompt_render import BASE_MEMORY_BYTES
 
-_WORKER_MODULE = "gateway.backend.derivation_process"
+_WORKER_MODULE = "gateway.templates.derivation_process"
 _READY = b"+"  # the worker's first byte: started, job read
 
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 
-from gateway.backend.upstream import Backend
 from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import ServerKind
+from gateway.upstream.backend import Backend
 
 logger = logging.getLogger("parsegate.backend")
 OWNERS: dict[object, ServerKind] = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llamacpp"}

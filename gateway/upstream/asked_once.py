@@ -25,7 +25,7 @@ _Value = TypeVar("_Value")
 FAILURE_KEPT_SECONDS = 5.0
 
 
-class Once(Generic[_Value]):
+class AskedOnce(Generic[_Value]):
     def __init__(self) -> None:
         self._kept: list[_Value] = []
         self._failure: Exception | None = None  # the error kept (None with a deadline: None was answered)

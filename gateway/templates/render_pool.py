@@ -20,12 +20,12 @@ import sys
 
 import orjson
 
-from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
-from gateway.backend.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
 from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
+from gateway.templates.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
 
-WORKER_MODULE = "gateway.backend.prompt_render"
+WORKER_MODULE = "gateway.templates.prompt_render"
 MEMORY_BYTES_PER_PROMPT_CHAR = 16  # a worker's address space: BASE_MEMORY_BYTES, plus this a prompt character
 _WORKER_GONE = (asyncio.IncompleteReadError, ConnectionError)
 

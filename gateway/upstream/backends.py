@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gateway.backend.template_backend import TemplateBackend
-from gateway.backend.upstream import Backend
 from gateway.ops.config import Config, ModelConfig
 from gateway.ops.secrets import Secrets
+from gateway.upstream.backend import Backend
+from gateway.upstream.template_backend import TemplateBackend
 
 
 def open_backend(model: ModelConfig, secrets: Secrets) -> Backend:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from gateway.backend.gbnf import schema_grammar
 from gateway.ops.errors import ApiError
+from gateway.plan.gbnf import schema_grammar
 
 # Per tool-call format: (begin with NAME, end, trigger) of SGLang's structural tags (docs/api.md, "tool_choice").
 _STRUCTURES: dict[str, tuple[str, str, str]] = {

@@ -24,9 +24,9 @@ import math
 
 import orjson
 
-from gateway.backend.server_kind import with_server_kind
-from gateway.backend.upstream import Backend
 from gateway.ops.errors import ApiError
+from gateway.upstream.backend import Backend
+from gateway.upstream.server_kind import with_server_kind
 
 logger = logging.getLogger("parsegate.tokens")
 CHARS_PER_TOKEN = 4

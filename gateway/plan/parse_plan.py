@@ -9,9 +9,9 @@ import string
 import uuid
 from dataclasses import dataclass, field
 
-from gateway.backend.history import history_fields
-from gateway.backend.tool_choice import ToolChoicePlan, plan_tool_choice
 from gateway.ops.config import ModelConfig
+from gateway.plan.history import history_fields
+from gateway.plan.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
 from parsers.pipeline import end_of_turn_tokens
 from parsers.stages.call_filter import CallFilter

@@ -13,16 +13,16 @@ from collections.abc import AsyncIterator, Callable
 
 import orjson
 
-from gateway.backend.balancer import Balancer
-from gateway.backend.once import Once
-from gateway.backend.parse_plan import ParsePlan
-from gateway.backend.transport import Transport, TransportFailure, UpstreamResponse
-from gateway.backend.upstream_errors import ERROR_BODY_LIMIT, UpstreamErrors
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
 from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
+from gateway.plan.parse_plan import ParsePlan
+from gateway.upstream.asked_once import AskedOnce
+from gateway.upstream.balancer import Balancer
+from gateway.upstream.errors import ERROR_BODY_LIMIT, UpstreamErrors
+from gateway.upstream.transport import Transport, TransportFailure, UpstreamResponse
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
@@ -70,8 +70,10 @@ class Backend:
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
-        self.server_kind: Once[ServerKind | None] = Once()  # detected when `backend.server` is unset (server_kind.py)
-        self.template_parsers: Once = Once()  # derived from the server's template (derived_parsers.py)
+        self.server_kind: AskedOnce[ServerKind | None] = (
+            AskedOnce()
+        )  # detected when `backend.server` is unset (server_kind.py)
+        self.template_parsers: AskedOnce = AskedOnce()  # derived from the server's template (derived_parsers.py)
         self.client = Transport(
             backend.connect_seconds,
             backend.timeout,

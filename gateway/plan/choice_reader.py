@@ -17,7 +17,7 @@ import dataclasses
 
 import orjson
 
-from gateway.backend.parse_plan import ParsePlan
+from gateway.plan.parse_plan import ParsePlan
 from parsers import CallArgs, CallEnd, CallOutcomes, CallStart, Content, Event, Pipeline, Reasoning
 from parsers.stages.call_filter import CallFilter
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.backend.constraints import DIALECTS, call_array_schema, has_strict_tool, structural_tag
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import SERVERS
+from gateway.plan.constraints import DIALECTS, call_array_schema, has_strict_tool, structural_tag
 from parsers import tool_format
 from parsers.stages.tool_calls import ToolFormat
 

@@ -25,10 +25,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
-from gateway.backend.template_call_ids import NOT_WRITTEN, call_id_pattern
-from gateway.backend.template_markers import call_markers, closing_token, common_prefix, opening_token
 from gateway.ops.model_families import FAMILIES
+from gateway.templates.call_ids import NOT_WRITTEN, call_id_pattern
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
+from gateway.templates.markers import call_markers, closing_token, common_prefix, opening_token
 from parsers import ParseResult, make_pipeline
 from parsers.formats import REASONING_FORMATS, TOOL_FORMATS
 from parsers.formats.derived import (

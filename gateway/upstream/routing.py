@@ -7,10 +7,10 @@ the requested name is what goes upstream): those are the names it can serve.
 
 from __future__ import annotations
 
-from gateway.backend.upstream import Backend
 from gateway.ops.config import CATCH_ALL
 from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
+from gateway.upstream.backend import Backend
 
 LISTING_TIMEOUT = 5.0
 

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gateway.backend.chat_template import ChatTemplate, ChatTemplateError
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
 
 TOKENIZER_CONFIG = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"

@@ -37,8 +37,8 @@ import jinja2.ext
 import jinja2.nodes
 import jinja2.utils
 
-from gateway.backend.chat_messages import template_messages
-from gateway.backend.template_sandbox import TemplateSandbox
+from gateway.templates.chat_messages import template_messages
+from gateway.templates.sandbox import TemplateSandbox
 
 # The variables the renderer passes itself, from the request's own fields:
 # `chat_template_kwargs` may not name them (transformers' `apply_chat_template`

@@ -1,6 +1,6 @@
 """The one way a chat request becomes a prompt (`render_prompt`), and the
 worker process that renders prompts for the gateway (`python -m
-gateway.backend.prompt_render MEMORY_BYTES`).
+gateway.templates.prompt_render MEMORY_BYTES`).
 
 A render runs a template from a model's files or its server: untrusted
 code in jinja's sandbox, which bounds what it may touch but not how long
@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from gateway.backend.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
 
 LENGTH_BYTES = 4
 BASE_MEMORY_BYTES = 1 << 30  # a worker's address space, before what its longest prompt needs (render_pool.py)

@@ -19,18 +19,18 @@ import dataclasses
 
 import orjson
 
-from gateway.backend.chat_messages import TEXT_PART_TYPES
-from gateway.backend.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
-from gateway.backend.completion_request import ADDS_BOS_ITSELF, as_chat, completion_body
-from gateway.backend.once import Once
-from gateway.backend.parse_plan import ParsePlan
-from gateway.backend.render_pool import RenderPool
-from gateway.backend.template_sources import load_chat_template
-from gateway.backend.transport import TransportFailure, UpstreamResponse, within_deadline
-from gateway.backend.upstream import GATEWAY_ONLY_FIELDS, Backend
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, ConfigError, ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.secrets import Secrets
+from gateway.plan.parse_plan import ParsePlan
+from gateway.templates.chat_messages import TEXT_PART_TYPES
+from gateway.templates.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
+from gateway.templates.render_pool import RenderPool
+from gateway.templates.sources import load_chat_template
+from gateway.upstream.asked_once import AskedOnce
+from gateway.upstream.backend import GATEWAY_ONLY_FIELDS, Backend
+from gateway.upstream.completion_request import ADDS_BOS_ITSELF, as_chat, completion_body
+from gateway.upstream.transport import TransportFailure, UpstreamResponse, within_deadline
 
 PROPS_PATH = "/props"
 _IMAGE_PARTS = ("image_url", "input_image", "image")
@@ -72,7 +72,7 @@ class TemplateBackend(Backend):
     def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
         super().__init__(model, secrets)
         self._file_template = model_template(model)
-        self._server_template: Once[ChatTemplate] = Once()
+        self._server_template: AskedOnce[ChatTemplate] = AskedOnce()
         self._renderer = RenderPool(model.render_workers, model.render_timeout, model.max_prompt_chars)
 
     async def template(self) -> ChatTemplate:
