@@ -53,7 +53,7 @@ from starlette.routing import Route, Router
 from bench.sse_library_bench import written
 from bench.surface_requests import BODIES, REPO
 from gateway.api.auth import require_api_key
-from gateway.api.chunks import ChunkEncoder
+from gateway.api.chat import ChunkEncoder
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.request import read_request

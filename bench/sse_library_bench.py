@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Callable
 
 from sse_starlette import EventSourceResponse
 
-from gateway.api.chunks import ChunkEncoder
+from gateway.api.chat import ChunkEncoder
 from gateway.api.sse import EventStream, Produce
 
 EVENT = ChunkEncoder("demo").choice(0, {"content": "abcd"})

@@ -22,7 +22,6 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import orjson
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
@@ -30,25 +29,23 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.api.anthropic_errors import surface_error
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
+from gateway.api.chat import chat_completions
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.conversations import add_conversation_routes
-from gateway.api.conversion import converted, converting_limiter, item_bound
+from gateway.api.conversion import converting_limiter
 from gateway.api.disconnect import unless_client_leaves
+from gateway.api.json_body import json_response
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.messages import messages_router
+from gateway.api.models import list_models
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
-from gateway.api.request import ItemBound, read_checked, read_object, read_request
-from gateway.api.respond import completion
-from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
-from gateway.api.responses_shapes import ResponseEnvelope
-from gateway.api.responses_state import recall
-from gateway.api.responses_stream import stream_response, whole_response
+from gateway.api.request import read_checked
+from gateway.api.responses import responses
 from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
-from gateway.api.stream import stream_completion
-from gateway.api.turns import backend_for, chat_turn
+from gateway.api.turns import backend_for
 from gateway.ops import collector
-from gateway.ops.config import Config, ModelConfig
+from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
 from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
 from gateway.ops.metrics import Metrics
@@ -58,48 +55,7 @@ from gateway.ops.store import open_store
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
 from gateway.upstream.backends import close_backends, open_backends
-from gateway.upstream.derived_parsers import known_template_parsers, with_template_parsers
-from gateway.upstream.routing import served_models
-
-
-def _json(payload: dict) -> Response:
-    return Response(orjson.dumps(payload), media_type="application/json")
-
-
-async def chat_completions(request: Request) -> Response:
-    server = request.app.state.config.server
-    raw = await read_body(request, server.max_body_bytes)
-    payload, chat = await converted(request, len(raw), read_request, raw, item_bound(request, "messages"))
-    turn = await chat_turn(request, payload, chat)
-    if chat.stream:
-        return await unless_client_leaves(request, stream_completion(turn))
-    return _json(completion(await unless_client_leaves(request, turn.answer()), turn))
-
-
-def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:
-    raw = read_object(body, items)
-    return raw, responses_fields(raw)
-
-
-async def responses(request: Request) -> Response:
-    server = request.app.state.config.server
-    body = await read_body(request, server.max_body_bytes)
-    raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
-    memory = await recall(request, asked)
-    history = memory.history if memory is not None else []
-    size = None if history else len(body)  # a history is as long as the chain it continues
-    payload, chat, tools = await converted(request, size, chat_request, asked, raw, history)
-    turn = await chat_turn(request, payload, chat)
-    if memory is None:
-        envelope = ResponseEnvelope(asked, raw)
-    else:
-        envelope = ResponseEnvelope(asked, raw, stored=memory.keeps, conversation=memory.conversation)
-    if chat.stream:
-        return await unless_client_leaves(request, stream_response(turn, envelope, tools, memory))
-    response = whole_response(await unless_client_leaves(request, turn.answer()), turn, envelope, tools)
-    if memory is not None:
-        await memory.keep(response)
-    return _json(response)
+from gateway.upstream.derived_parsers import with_template_parsers
 
 
 async def completions(request: Request) -> Response:
@@ -115,41 +71,12 @@ async def completions(request: Request) -> Response:
         raise
 
 
-async def list_models(request: Request) -> Response:
-    """The configured models; a catch-all entry adds what its backend lists."""
-    served = await served_models(request.app.state.backends)
-    created = request.app.state.created
-    data = [
-        {
-            "id": name,
-            "object": "model",
-            "created": created,
-            "owned_by": "parsegate-demo" if backend.config.backend.demo else "parsegate",
-            "parsers": served_parsers(
-                known_template_parsers(backend) if name == backend.config.name else backend.config.routed(name)
-            ),
-        }
-        for name, backend in served
-    ]
-    return _json({"object": "list", "data": data})
-
-
-def served_parsers(model: ModelConfig) -> dict:
-    """A model's parsers as GET /v1/models lists them: each stage's name
-    (`derived` for a format derived from the template) and where they come
-    from (docs/derived-parsers.md)."""
-    stages = {"reasoning_parser": model.reasoning_stage, "tool_call_parser": model.tool_stage}
-    named = {key: stage if isinstance(stage, str | None) else stage.name for key, stage in stages.items()}
-    origin = "response_template" if model.response_template is not None else model.parsers_origin
-    return {**named, "origin": origin}
-
-
 async def health() -> Response:
-    return _json({"status": "ok"})
+    return json_response({"status": "ok"})
 
 
 async def openapi(request: Request) -> Response:
-    return _json(request.app.openapi())
+    return json_response(request.app.openapi())
 
 
 class Gateway(FastAPI):

@@ -2,7 +2,7 @@
 
 The environment is transformers' (`utils/chat_template_utils.py`,
 `_compile_jinja_template`): jinja2's `ImmutableSandboxedEnvironment` (with
-two shortcuts that change no outcome, template_sandbox.py) with
+two shortcuts that change no outcome, sandbox.py) with
 `trim_blocks`, `lstrip_blocks` and the `loopcontrols` extension; a
 `{% generation %}…{% endgeneration %}` block that renders its body (it only
 marks assistant text for training masks); a `tojson` filter that does not

@@ -259,7 +259,7 @@ class Backend:
 
     @property
     def errors(self) -> UpstreamErrors:
-        """This backend's failures as the client's errors (upstream_errors.py)."""
+        """This backend's failures as the client's errors (errors.py)."""
         return UpstreamErrors(self.name, self.config.backend.server, self.redact)
 
     def transport_error(self, failure: TransportFailure) -> ApiError:

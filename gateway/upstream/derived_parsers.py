@@ -4,7 +4,7 @@
 analysed once, at start-up and at each reload (`template_analysis.derive`);
 the server's own template (`backend`, llama.cpp's `GET /props`) at the
 first chat request, as template mode reads it, and kept once answered;
-a server that cannot say is not asked again for a few seconds (once.py).
+a server that cannot say is not asked again for a few seconds (asked_once.py).
 Each analysis runs in a process of its own within the model's
 `render_timeout` (`derivation_process.py`), off the event loop.
 """
@@ -67,7 +67,7 @@ async def with_server_template_parsers(backend: Backend) -> Backend:
     """`backend` served by the parsers its server's template implies, for
     an entry that takes them from `backend`; itself otherwise, or while the
     server cannot say (asked again, and warned of again, once the few
-    seconds its failure is kept are over: once.py)."""
+    seconds its failure is kept are over: asked_once.py)."""
     if backend.config.parsers_origin != FROM_SERVER:
         return backend
     found = await backend.template_parsers.get(lambda: _ask_server(backend))

@@ -13,7 +13,7 @@ server may still be loading:
 A server that answers neither as one of these is `other`. A server that
 cannot be asked now (unreachable, no answer within the first-byte
 deadline, a 5xx such as llama.cpp's 503 while loading) is `other` for a
-few seconds (once.py), then asked again. What was found is logged once
+few seconds (asked_once.py), then asked again. What was found is logged once
 per backend.
 """
 

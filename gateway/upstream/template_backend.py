@@ -3,11 +3,11 @@ backend's `/v1/completions`, with the prompt rendered here from the model's
 own Hugging Face chat template (`chat_template.py`), so that a server
 without a chat template, or a base model, still serves chat requests.
 
-The template comes from a file (`template_sources.py`), or, with
+The template comes from a file (`templates/sources.py`), or, with
 `chat_template: backend`, from the server itself: llama.cpp's `GET /props`
 (`chat_template`, `bos_token`, `eos_token`), asked on first use within the
 backend's first-byte deadline, kept once it answered, and a failure kept
-a few seconds (once.py).
+a few seconds (asked_once.py).
 What is sent, and how the answer is read back, is `completion_request.py`.
 A prompt that ends inside a reasoning block the template opened makes the
 reasoning stage start in reasoning.
@@ -78,7 +78,7 @@ class TemplateBackend(Backend):
     async def template(self) -> ChatTemplate:
         """The file's template, else the server's: a request waits for it at
         most the first-byte deadline, then fails with a 504; a failure is
-        answered again for a few seconds without asking (once.py)."""
+        answered again for a few seconds without asking (asked_once.py)."""
         if self._file_template is not None:
             return self._file_template
         return await self._server_template.get(self._ask_template)
@@ -126,7 +126,7 @@ class TemplateBackend(Backend):
 
     async def _ask_template(self) -> ChatTemplate:
         """The server's template within the first-byte deadline, its failure
-        (a 504 past it) kept a few seconds as every failure of it (once.py)."""
+        (a 504 past it) kept a few seconds as every failure of it (asked_once.py)."""
         try:
             with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
                 return await self._props_template()

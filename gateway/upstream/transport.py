@@ -12,8 +12,8 @@ the `data:` payloads of an event stream (sse_reader.py), each piece due
 within `idle_timeout` of the last (idle.py); a streamed chat body is pushed
 to its reader as it arrives instead (`push_payloads`, body_push.py). There
 the failures come out as the client's errors (errors.py). Retries
-over the backend's URLs are upstream.py's. A demo backend
-(demo_backend.py) answers in-process instead, through the same response
+over the backend's URLs are backend.py's. A demo backend
+(demo.py) answers in-process instead, through the same response
 type.
 """
 

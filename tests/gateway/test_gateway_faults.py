@@ -375,7 +375,7 @@ def test_retries_end_with_the_last_error(serve, fake_backend_server, fake):
 def test_other_statuses_are_not_retried(serve, fake_backend_server, fake, status, answered):
     fake.error = (status, b"no")
     gateway = spread_gateway(serve, [f"{fake_backend_server[1]}/v1"], retries=3)
-    assert ask(gateway).status_code == answered  # a backend's 500 is answered 502 (upstream_errors.py)
+    assert ask(gateway).status_code == answered  # a backend's 500 is answered 502 (upstream/errors.py)
     assert len(fake.requests) == 1
 
 

@@ -1,4 +1,10 @@
-"""Streamed Responses: a turn's parser events rendered as the Responses
+"""The OpenAI Responses API, `POST /v1/responses`: the request read and
+turned into the internal chat request (responses_request.py), what it
+continues recalled from the store (responses_state.py), its turn, and the
+turn's parser events rendered as the Responses API's server-sent events or
+as one whole `response`.
+
+Streamed Responses: a turn's parser events rendered as the Responses
 API's server-sent events.
 
 `response.created` and `response.in_progress` open the stream; each output
@@ -25,8 +31,16 @@ from collections.abc import Callable
 from functools import partial
 
 import orjson
+from fastapi import Request
+from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
+from gateway.api.conversion import converted, item_bound
+from gateway.api.disconnect import unless_client_leaves
+from gateway.api.json_body import json_response
+from gateway.api.limits import read_body
+from gateway.api.request import ItemBound, read_object
+from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
 from gateway.api.responses_shapes import (
     ResponseEnvelope,
     call_item,
@@ -36,11 +50,11 @@ from gateway.api.responses_shapes import (
     output_text,
     reasoning_item,
 )
-from gateway.api.responses_state import Memory
+from gateway.api.responses_state import Memory, recall
 from gateway.api.responses_tools import Tools
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
-from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
+from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
 from gateway.ops.errors import ApiError
 from parsers import Content, Event
 
@@ -276,3 +290,29 @@ async def stream_response(
     stream = await turn.stream()
     events = ResponseEvents(envelope, tools, turn.plan.call_id)
     return EventStream(partial(_events, stream, events, memory), background=BackgroundTask(stream.release))
+
+
+def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:
+    raw = read_object(body, items)
+    return raw, responses_fields(raw)
+
+
+async def responses(request: Request) -> Response:
+    server = request.app.state.config.server
+    body = await read_body(request, server.max_body_bytes)
+    raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
+    memory = await recall(request, asked)
+    history = memory.history if memory is not None else []
+    size = None if history else len(body)  # a history is as long as the chain it continues
+    payload, chat, tools = await converted(request, size, chat_request, asked, raw, history)
+    turn = await chat_turn(request, payload, chat)
+    if memory is None:
+        envelope = ResponseEnvelope(asked, raw)
+    else:
+        envelope = ResponseEnvelope(asked, raw, stored=memory.keeps, conversation=memory.conversation)
+    if chat.stream:
+        return await unless_client_leaves(request, stream_response(turn, envelope, tools, memory))
+    response = whole_response(await unless_client_leaves(request, turn.answer()), turn, envelope, tools)
+    if memory is not None:
+        await memory.keep(response)
+    return json_response(response)

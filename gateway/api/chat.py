@@ -1,0 +1,196 @@
+"""OpenAI chat completions, `POST /v1/chat/completions`: the request read
+and checked, its turn, and the turn's parser events rendered as OpenAI
+shapes, streamed as `chat.completion.chunk` events or whole as one
+`chat.completion`.
+
+Streamed, per upstream chunk and choice at most one chunk goes out (plus
+the finish chunk); this runs once per upstream chunk, so it stays plain:
+dicts and orjson, no pydantic, and each chunk's envelope is encoded once
+per request (sse.Envelope). A stream the backend cuts short still sends
+what the parsers held, then ends with an OpenAI error event before
+`[DONE]`. Not streamed, the turn reads the whole message as the streamed
+deltas would be read, so the two paths cannot drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from functools import partial
+
+import orjson
+from fastapi import Request
+from fastapi.responses import Response
+from starlette.background import BackgroundTask
+
+from gateway.api.conversion import converted, item_bound
+from gateway.api.disconnect import unless_client_leaves
+from gateway.api.json_body import json_response
+from gateway.api.limits import read_body
+from gateway.api.request import read_request
+from gateway.api.sse import DONE, Envelope, EventStream, data_event
+from gateway.api.turns import Answer, ChoiceAnswer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
+from parsers import CallArgs, CallStart, Content, Event, Reasoning
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+class ChunkEncoder:
+    """Encodes the chunks of one streamed completion; the shared envelope
+    (id, object, created, model) is serialised once."""
+
+    def __init__(self, model: str) -> None:
+        envelope = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time())}
+        envelope["model"] = model
+        choice = Envelope(None, {**envelope, "choices": [None]})
+        self._head, self._tail = choice.head, choice.tail
+        self._usage = Envelope(None, {**envelope, "choices": [], "usage": None})
+
+    def choice(
+        self, index: int, delta: dict, reason: str | None = None, logprobs: object = None, extra: dict | None = None
+    ) -> bytes:
+        body = {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
+        if extra:
+            body.update(extra)
+        return self._head + orjson.dumps(body) + self._tail
+
+    def usage(self, usage: dict) -> bytes:
+        return self._usage.head + orjson.dumps(usage) + self._usage.tail
+
+
+class ChoiceStream:
+    """One streamed choice's chat deltas, and what it has sent so far."""
+
+    __slots__ = ("call_id", "reasoning_keys", "role_sent")
+
+    def __init__(
+        self, call_id: Callable[[str, int], str], reasoning_keys: tuple[str, ...] = ("reasoning_content",)
+    ) -> None:
+        self.call_id = call_id
+        self.reasoning_keys = reasoning_keys
+        self.role_sent = False
+
+    def delta(self, events: list[Event]) -> dict:
+        """One OpenAI delta for a chunk's events; empty when there is
+        nothing to say (except the choice's first delta, which carries the role)."""
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: list[dict] = []
+        for event in events:
+            if type(event) is Content:
+                content.append(event.text)
+            elif type(event) is Reasoning:
+                reasoning.append(event.text)
+            elif type(event) is CallStart:
+                function = {"name": event.name, "arguments": ""}
+                calls.append(
+                    {
+                        "index": event.index,
+                        "id": self.call_id(event.name, event.index),
+                        "type": "function",
+                        "function": function,
+                    }
+                )
+            elif type(event) is CallArgs:
+                if calls and calls[-1]["index"] == event.index:
+                    calls[-1]["function"]["arguments"] += event.text
+                else:
+                    calls.append({"index": event.index, "function": {"arguments": event.text}})
+        delta: dict = {}
+        if not self.role_sent:
+            self.role_sent = True
+            delta["role"] = "assistant"
+            if not content and not reasoning and not calls:
+                delta["content"] = ""
+        if content:
+            delta["content"] = "".join(content)
+        if reasoning:
+            text = "".join(reasoning)
+            for key in self.reasoning_keys:
+                delta[key] = text
+        if calls:
+            delta["tool_calls"] = calls
+        return delta
+
+
+async def _chunks(stream: TurnStream, encoder: ChunkEncoder, out: EventStream) -> None:
+    plan = stream.turn.plan
+    choices: dict[int, ChoiceStream] = {}
+
+    def deliver(batch: list[TurnUpdate | UsageUpdate]) -> asyncio.Future[None] | None:
+        events: list[bytes] = []  # one write per piece of the backend's stream
+        for update in batch:
+            if type(update) is UsageUpdate:
+                events.append(encoder.usage(update.usage))
+                continue
+            index = update.choice
+            choice = choices.get(index)
+            if choice is None:
+                choice = choices[index] = ChoiceStream(plan.call_id, plan.reasoning_keys)
+            delta = choice.delta(update.events)
+            if delta or update.logprobs:
+                events.append(encoder.choice(index, delta, logprobs=update.logprobs))
+            if update.finish_reason is not None:
+                events.append(encoder.choice(index, {}, update.finish_reason, extra=update.unmet))
+        return out.write(b"".join(events)) if events else None
+
+    await stream.run(deliver)
+    if stream.failure is not None:
+        await out.send(data_event(stream.failure.body))
+    await out.send(DONE)
+
+
+async def stream_completion(turn: Turn) -> EventStream:
+    """Open the backend stream (errors before the first byte are plain HTTP
+    errors) and relay it as parsed SSE chunks."""
+    stream = await turn.stream()
+    produce = partial(_chunks, stream, ChunkEncoder(turn.model))
+    return EventStream(produce, background=BackgroundTask(stream.release))
+
+
+def _choice(choice: ChoiceAnswer, turn: Turn) -> dict:
+    plan, result = turn.plan, choice.result
+    calls = [
+        {"id": plan.call_id(name, index), "type": "function", "function": {"name": name, "arguments": arguments}}
+        for index, (name, arguments) in enumerate(result.tool_calls)
+    ]
+    message: dict[str, object] = {"role": "assistant", "content": result.content or (None if calls else "")}
+    for key in plan.reasoning_keys:
+        message[key] = result.reasoning_content
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "index": choice.index,
+        "message": message,
+        "logprobs": choice.logprobs,
+        "finish_reason": choice.finish_reason,
+        **(choice.unmet or {}),
+    }
+
+
+def completion(answer: Answer, turn: Turn) -> dict:
+    """The client's `chat.completion` for the turn's `answer`."""
+    body = {
+        "id": completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": turn.model,
+        "choices": [_choice(choice, turn) for choice in answer.choices],
+    }
+    if answer.usage is not None:
+        body["usage"] = answer.usage
+    return body
+
+
+async def chat_completions(request: Request) -> Response:
+    server = request.app.state.config.server
+    raw = await read_body(request, server.max_body_bytes)
+    payload, chat = await converted(request, len(raw), read_request, raw, item_bound(request, "messages"))
+    turn = await chat_turn(request, payload, chat)
+    if chat.stream:
+        return await unless_client_leaves(request, stream_completion(turn))
+    return json_response(completion(await unless_client_leaves(request, turn.answer()), turn))
