@@ -84,7 +84,7 @@ async def stream_loop(url: str, until: float, timeout: float, outcomes: Counter)
         while time.monotonic() < until:
             try:
                 error = await asyncio.wait_for(one_stream(client, url), timeout)
-            except (httpx.HTTPError, asyncio.TimeoutError) as failure:
+            except (TimeoutError, httpx.HTTPError) as failure:
                 error = type(failure).__name__
             outcomes[error or "ok"] += 1
 

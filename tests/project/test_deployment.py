@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,11 +28,6 @@ from packaging.version import Version
 from gateway.ops.config import Config, load_config
 from parsers import reasoning_parser_names, tool_call_parser_names
 from tests.project import ROOT
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
 
 DOCKER = ROOT / "docker"
 K8S = DOCKER / "k8s"
