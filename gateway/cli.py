@@ -157,6 +157,37 @@ def _read(path: str) -> str:
         return file.read()
 
 
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, without the path (the caller names it)."""
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {error.start})"
+    return error.strerror or str(error)
+
+
+def _tools(path: str, parser: argparse.ArgumentParser) -> list:
+    """The OpenAI tools array of `parse --tools PATH`; a usage error that
+    names the flag, the file and what is wrong with it."""
+    where = f"--tools {path}"
+    try:
+        tools = json.loads(_read(path))
+    except (OSError, UnicodeDecodeError) as error:
+        parser.error(f"{where}: cannot read the file: {_reason(error)}")
+    except json.JSONDecodeError as error:
+        parser.error(f"{where}: not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}")
+    expected = "a JSON array of OpenAI tools"
+    if not isinstance(tools, list):
+        parser.error(f"{where}: the file must hold {expected}, not a JSON {_json_kind(tools)}")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            parser.error(f"{where}: item {index} is a JSON {_json_kind(tool)}; the file must hold {expected}")
+    return tools
+
+
+def _json_kind(value: object) -> str:
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else kinds[type(value)]
+
+
 def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for flag, name, allowed in (
         (
@@ -176,11 +207,9 @@ def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--stream-chunk: must be at least 1")
     try:
         text = _read(args.file)
-        tools = json.loads(_read(args.tools)) if args.tools else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        parser.error(str(error))
-    if tools is not None and not isinstance(tools, list):
-        parser.error("--tools: the file must hold a JSON array of OpenAI tools")
+    except (OSError, UnicodeDecodeError) as error:
+        parser.error(f"{args.file}: cannot read the raw text: {_reason(error)}")
+    tools = _tools(args.tools, parser) if args.tools else None
     result = parse_text(text, args.reasoning_parser, args.tool_call_parser, tools=tools, chunk_size=args.stream_chunk)
     print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     return 0

@@ -124,6 +124,30 @@ def test_parse_reads_a_tools_file(tmp_path, capsys, monkeypatch):
     assert code == 2 and "--tools" in error
 
 
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            '[{"type": "function",\n',
+            "not valid JSON: Expecting property name enclosed in double quotes at line 2, column 1",
+        ),
+        ('{"type": "function"}', "the file must hold a JSON array of OpenAI tools, not a JSON object"),
+        (
+            '[{"type": "function"}, "get_weather"]',
+            "item 1 is a JSON string; the file must hold a JSON array of OpenAI tools",
+        ),
+        (None, "cannot read the file: No such file or directory"),
+    ],
+)
+def test_a_bad_tools_file_is_named_with_its_flag_and_what_is_wrong(tmp_path, content, problem):
+    tools = tmp_path / "bad.json"
+    if content is not None:
+        tools.write_text(content)
+    result = parsegate("parse", *QWEN, "--tools", str(tools), stdin=RAW)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1] == f"parsegate parse: error: --tools {tools}: {problem}"
+
+
 def test_parse_rejects_unknown_parser_names(capsys, monkeypatch):
     result = parsegate("parse", "--tool-call-parser", "no-such-parser", stdin=RAW)
     assert result.returncode == 2
