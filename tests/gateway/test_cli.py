@@ -218,7 +218,6 @@ CONFIG_ERRORS = [
         "models:\n  - {name: m, backend: {url: 'http://x', api_key: '${PARSEGATE_UNSET_VAR}'}}\n",
         ["models[0].backend.api_key", "PARSEGATE_UNSET_VAR"],
     ),
-    ("models: [\n", ["not valid YAML"]),
 ]
 
 
@@ -231,6 +230,25 @@ def test_serve_rejects_bad_config_with_one_clear_line(tmp_path, capsys, monkeypa
     assert error.count("\n") == 1 and error.startswith(f"parsegate: {path}: ")
     for fragment in expected:
         assert fragment in error
+
+
+def test_a_yaml_syntax_error_names_the_file_line_and_column_and_shows_the_place(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "bad.yaml"
+    path.write_text("server:\n  port: 8080\n models:\n  - name: m\n")
+    code, _, error = in_process(capsys, monkeypatch, "serve", "--config", str(path))
+    assert code == 2
+    assert "<unicode string>" not in error
+    assert error.splitlines() == [
+        f"parsegate: {path}: not valid YAML at line 3, column 2: expected <block end>, but found '<block mapping start>'",
+        "  while parsing a block mapping",
+        f'    in "{path}", line 1, column 1:',
+        "      server:",
+        "      ^",
+        "  expected <block end>, but found '<block mapping start>'",
+        f'    in "{path}", line 3, column 2:',
+        "       models:",
+        "       ^",  # under the `m`, the column the first line names
+    ]
 
 
 def test_serve_config_error_exits_2_from_the_command_line(tmp_path):
