@@ -70,16 +70,20 @@ def _serve(args: argparse.Namespace) -> int:
         logging.getLogger("parsegate.cli").warning(
             "no ./%s here: serving the built-in demo model; %s", DEFAULT_CONFIG, HOW_TO_CONFIGURE
         )
-    from gateway.serve import serve  # the web stack loads only once there is something to serve
+    from gateway.serve import CannotListen, serve  # the web stack loads only once there is something to serve
 
-    serve(
-        config,
-        path,
-        args.host or config.server.host,
-        args.port or config.server.port,
-        workers=args.workers,
-        log_format=log_format,
-    )
+    try:
+        serve(
+            config,
+            path,
+            args.host or config.server.host,
+            args.port or config.server.port,
+            workers=args.workers,
+            log_format=log_format,
+        )
+    except CannotListen as error:
+        print(f"parsegate: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

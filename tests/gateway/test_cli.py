@@ -324,6 +324,21 @@ def test_serve_outside_the_repository_serves_the_demo_and_says_so(tmp_path):
         server.wait(timeout=10)
 
 
+def test_serve_on_a_port_in_use_says_so_and_exits_non_zero(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = parsegate("serve", "--port", str(port), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"parsegate: cannot listen on 127.0.0.1:{port}: the port is already in use (another process listens "
+        "there); stop it, or serve on another port with --port, server.port or PARSEGATE_SERVER__PORT"
+    )
+    assert "startup complete" not in result.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing was opened
+
+
 def test_the_demo_line_follows_the_log_format(tmp_path):
     server, lines = started("--port", str(_free_port()), "--log-format", "json", cwd=tmp_path)
     try:
