@@ -26,7 +26,8 @@ RUN pip install --no-cache-dir --no-deps .
 COPY config.yaml /etc/parsegate/config.yaml
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin parsegate \
     && mkdir /var/lib/parsegate && chown 10001 /var/lib/parsegate
-# The working directory holds the default SQLite store, parsegate-store.db (docs/state.md).
+# The working directory holds the default SQLite store, parsegate-store.db, of a
+# config that sets no store.url (the shipped demo config keeps its store in memory; docs/state.md).
 WORKDIR /var/lib/parsegate
 USER 10001
 

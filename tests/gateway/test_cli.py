@@ -339,6 +339,23 @@ def test_serve_on_a_port_in_use_says_so_and_exits_non_zero(tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing was opened
 
 
+@pytest.mark.parametrize("config", [[], ["--config", str(REPO / "config.yaml")]], ids=["built-in", "shipped"])
+def test_the_demo_keeps_its_responses_in_memory_and_leaves_no_file(tmp_path, config):
+    port = _free_port()
+    server, lines = started("--port", str(port), *config, cwd=tmp_path)
+    try:
+        assert server.poll() is None, "".join(lines)
+        base = f"http://127.0.0.1:{port}/v1"
+        first = httpx.post(f"{base}/responses", json={"model": "demo", "input": "hi"}, timeout=30).json()
+        assert httpx.get(f"{base}/responses/{first['id']}").json()["id"] == first["id"]  # stored
+        follow = {"model": "demo", "input": "and then?", "previous_response_id": first["id"]}
+        assert httpx.post(f"{base}/responses", json=follow, timeout=30).status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_demo_line_follows_the_log_format(tmp_path):
     server, lines = started("--port", str(_free_port()), "--log-format", "json", cwd=tmp_path)
     try:
