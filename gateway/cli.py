@@ -5,6 +5,7 @@ parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--l
 parsegate parsers [--json] [--for MODEL | --derive SOURCE]
 parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                   [--tools FILE.json] [--stream-chunk N] [FILE|-]
+parsegate health  [--config PATH] [--host HOST] [--port PORT] [--timeout SECONDS]
 parsegate render  (--tokenizer-config PATH | --template FILE | --gguf FILE | --config PATH --model NAME)
                   [--bos-token S] [--eos-token S]  < request.json
 """
@@ -85,6 +86,33 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"parsegate: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _health(args: argparse.Namespace) -> int:
+    """Exit 0 when the gateway the config describes answers `GET /health`,
+    else 1 (a container healthcheck: Docker reads any other code as 1)."""
+    from urllib.error import URLError
+    from urllib.request import urlopen
+
+    from gateway.ops.config import ConfigError, load_config
+
+    path, _ = _config_path(args)
+    try:
+        server = load_config(path).server
+    except ConfigError as error:
+        print(f"parsegate health: {error}", file=sys.stderr)
+        return 1
+    host = args.host or server.host
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # every interface: loopback
+    url = f"http://{f'[{host}]' if ':' in host else host}:{args.port or server.port}/health"
+    try:
+        with urlopen(url, timeout=args.timeout) as answer:
+            status = answer.status
+    except (URLError, OSError) as error:
+        print(f"parsegate health: {url}: {getattr(error, 'reason', None) or error}", file=sys.stderr)
+        return 1
+    print(f"{url}: {status}")
+    return 0 if status == 200 else 1
 
 
 def _parsers_for(model: str, as_json: bool) -> int:
@@ -316,6 +344,23 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     )
     parse.add_argument("--stream-chunk", type=int, metavar="N", help="feed the text N characters at a time")
     parse.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="raw text (default: stdin)")
+    health = commands.add_parser(
+        "health",
+        help="check that the gateway answers GET /health (exit 0, else 1)",
+        description="Call GET /health of the gateway `parsegate serve` runs with the same config "
+        "(--config, else $PARSEGATE_CONFIG, else ./config.yaml, PARSEGATE_*__* variables applied) "
+        "on loopback; exit 0 when it answers 200, else 1. The image's HEALTHCHECK runs it.",
+    )
+    health.add_argument(
+        "--config", metavar="PATH", help=f"config file (default: ${CONFIG_FILE_VARIABLE}, else ./{DEFAULT_CONFIG})"
+    )
+    health.add_argument(
+        "--host", help="the address serve was given (default: server.host; 0.0.0.0 is called on loopback)"
+    )
+    health.add_argument("--port", type=int, help="the port serve was given (default: server.port)")
+    health.add_argument(
+        "--timeout", type=float, default=2.0, metavar="SECONDS", help="how long to wait for the answer (default: 2)"
+    )
     render = commands.add_parser(
         "render",
         help="print the prompt a chat request (JSON on stdin) renders to",
@@ -329,7 +374,7 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     render.add_argument("--model", metavar="NAME", help="the model entry of --config to render as")
     render.add_argument("--bos-token", metavar="S", help="the BOS text (replaces the source's)")
     render.add_argument("--eos-token", metavar="S", help="the EOS text (replaces the source's)")
-    return parser, {"serve": serve, "parsers": listing, "parse": parse, "render": render}
+    return parser, {"serve": serve, "parsers": listing, "parse": parse, "health": health, "render": render}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -339,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args)
     if args.command == "parsers":
         return _list_parsers(args)
+    if args.command == "health":
+        return _health(args)
     if args.command == "render":
         return _render(args, commands["render"])
     return _parse(args, commands["parse"])
