@@ -1,6 +1,6 @@
 """Soak test: N concurrent streams through the gateway for T minutes, in
-front of the shared fake backend (../shared/bench/fake_backend.py), on
-loopback only. Reports completed streams, errors by kind, and the
+front of the repo's fake backend (bench/fake_backend.py, or
+$PARSEGATE_BENCH/fake_backend.py), on loopback only. Reports completed streams, errors by kind, and the
 gateway's RSS over time with its trend (MB per minute after warm-up).
 Not run in CI; it stops by itself after --minutes.
 
@@ -29,7 +29,7 @@ import httpx
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT.parent / "shared" / "bench")) / "fake_backend.py"
+FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT / "bench")) / "fake_backend.py"  # the repo's own copy
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 BODY = {"model": "fake", "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS, "stream": True}
 
