@@ -1,4 +1,5 @@
-# parsegate: the gateway alone, listening on 8080. Config: the shipped demo
+# parsegate: the gateway alone, listening on the config's server.port (8080 in the
+# shipped one). Config: the shipped demo
 # config.yaml, replaced by a mount at /etc/parsegate/config.yaml or pointed
 # elsewhere with PARSEGATE_CONFIG; ${VAR} references in it expand from the
 # container's environment (backend keys, say). Python 3.11: the one
@@ -14,7 +15,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 # The dependencies (runtime and the speed extra) at the versions and hashes
 # of requirements.lock, generated from pyproject.toml by pip-compile (the
-# command is at the top of the lock; tests/test_deployment.py checks the
+# command is at the top of the lock; tests/project/test_deployment.py checks the
 # two agree), then the project itself, whose dependencies are all locked.
 COPY requirements.lock ./
 RUN pip install --no-cache-dir --require-hashes -r requirements.lock
@@ -26,12 +27,16 @@ RUN pip install --no-cache-dir --no-deps .
 COPY config.yaml /etc/parsegate/config.yaml
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin parsegate \
     && mkdir /var/lib/parsegate && chown 10001 /var/lib/parsegate
-# The working directory holds the default SQLite store, parsegate-store.db (docs/state.md).
+# The working directory holds the default SQLite store, parsegate-store.db, of a
+# config that sets no store.url (the shipped demo config keeps its store in memory; docs/state.md).
 WORKDIR /var/lib/parsegate
 USER 10001
 
+# The port is the config's (server.port, or PARSEGATE_SERVER__PORT): no CMD names
+# one, and the healthcheck calls the port the same config gives (`parsegate health`).
+# The host is every interface, as a container's must be; PARSEGATE_SERVER__HOST changes it.
+ENV PARSEGATE_SERVER__HOST=0.0.0.0
 EXPOSE 8080
-HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health', timeout=2)"]
+HEALTHCHECK --interval=15s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["parsegate", "health"]
 ENTRYPOINT ["parsegate", "serve"]
-CMD ["--host", "0.0.0.0", "--port", "8080"]

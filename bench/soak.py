@@ -1,6 +1,6 @@
 """Soak test: N concurrent streams through the gateway for T minutes, in
-front of the shared fake backend (../shared/bench/fake_backend.py), on
-loopback only. Reports completed streams, errors by kind, and the
+front of the repo's fake backend (bench/fake_backend.py, or
+$PARSEGATE_BENCH/fake_backend.py), on loopback only. Reports completed streams, errors by kind, and the
 gateway's RSS over time with its trend (MB per minute after warm-up).
 Not run in CI; it stops by itself after --minutes.
 
@@ -29,7 +29,7 @@ import httpx
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT.parent / "shared" / "bench")) / "fake_backend.py"
+FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT / "bench")) / "fake_backend.py"  # the repo's own copy
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 BODY = {"model": "fake", "messages": [{"role": "user", "content": "Weather?"}], "tools": TOOLS, "stream": True}
 
@@ -84,7 +84,7 @@ async def stream_loop(url: str, until: float, timeout: float, outcomes: Counter)
         while time.monotonic() < until:
             try:
                 error = await asyncio.wait_for(one_stream(client, url), timeout)
-            except (httpx.HTTPError, asyncio.TimeoutError) as failure:
+            except (TimeoutError, httpx.HTTPError) as failure:
                 error = type(failure).__name__
             outcomes[error or "ok"] += 1
 

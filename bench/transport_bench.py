@@ -49,7 +49,7 @@ import httptools
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT.parent / "shared" / "bench")) / "fake_backend.py"
+FAKE_BACKEND = Path(os.environ.get("PARSEGATE_BENCH", ROOT / "bench")) / "fake_backend.py"  # the repo's own copy
 BODY = b'{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}'
 WHOLE_BODY = BODY.replace(b'"stream":true', b'"stream":false')
 HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}

@@ -5,6 +5,7 @@ parsegate serve   [--config PATH] [--host HOST] [--port PORT] [--workers N] [--l
 parsegate parsers [--json] [--for MODEL | --derive SOURCE]
 parsegate parse   [--tool-call-parser NAME] [--reasoning-parser NAME]
                   [--tools FILE.json] [--stream-chunk N] [FILE|-]
+parsegate health  [--config PATH] [--host HOST] [--port PORT] [--timeout SECONDS]
 parsegate render  (--tokenizer-config PATH | --template FILE | --gguf FILE | --config PATH --model NAME)
                   [--bos-token S] [--eos-token S]  < request.json
 """
@@ -70,17 +71,48 @@ def _serve(args: argparse.Namespace) -> int:
         logging.getLogger("parsegate.cli").warning(
             "no ./%s here: serving the built-in demo model; %s", DEFAULT_CONFIG, HOW_TO_CONFIGURE
         )
-    from gateway.serve import serve  # the web stack loads only once there is something to serve
+    from gateway.serve import CannotListen, serve  # the web stack loads only once there is something to serve
 
-    serve(
-        config,
-        path,
-        args.host or config.server.host,
-        args.port or config.server.port,
-        workers=args.workers,
-        log_format=log_format,
-    )
+    try:
+        serve(
+            config,
+            path,
+            args.host or config.server.host,
+            args.port or config.server.port,
+            workers=args.workers,
+            log_format=log_format,
+        )
+    except CannotListen as error:
+        print(f"parsegate: {error}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _health(args: argparse.Namespace) -> int:
+    """Exit 0 when the gateway the config describes answers `GET /health`,
+    else 1 (a container healthcheck: Docker reads any other code as 1)."""
+    from urllib.error import URLError
+    from urllib.request import urlopen
+
+    from gateway.ops.config import ConfigError, load_config
+
+    path, _ = _config_path(args)
+    try:
+        server = load_config(path).server
+    except ConfigError as error:
+        print(f"parsegate health: {error}", file=sys.stderr)
+        return 1
+    host = args.host or server.host
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # every interface: loopback
+    url = f"http://{f'[{host}]' if ':' in host else host}:{args.port or server.port}/health"
+    try:
+        with urlopen(url, timeout=args.timeout) as answer:
+            status = answer.status
+    except (URLError, OSError) as error:
+        print(f"parsegate health: {url}: {getattr(error, 'reason', None) or error}", file=sys.stderr)
+        return 1
+    print(f"{url}: {status}")
+    return 0 if status == 200 else 1
 
 
 def _parsers_for(model: str, as_json: bool) -> int:
@@ -157,6 +189,37 @@ def _read(path: str) -> str:
         return file.read()
 
 
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, without the path (the caller names it)."""
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {error.start})"
+    return error.strerror or str(error)
+
+
+def _tools(path: str, parser: argparse.ArgumentParser) -> list:
+    """The OpenAI tools array of `parse --tools PATH`; a usage error that
+    names the flag, the file and what is wrong with it."""
+    where = f"--tools {path}"
+    try:
+        tools = json.loads(_read(path))
+    except (OSError, UnicodeDecodeError) as error:
+        parser.error(f"{where}: cannot read the file: {_reason(error)}")
+    except json.JSONDecodeError as error:
+        parser.error(f"{where}: not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}")
+    expected = "a JSON array of OpenAI tools"
+    if not isinstance(tools, list):
+        parser.error(f"{where}: the file must hold {expected}, not a JSON {_json_kind(tools)}")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            parser.error(f"{where}: item {index} is a JSON {_json_kind(tool)}; the file must hold {expected}")
+    return tools
+
+
+def _json_kind(value: object) -> str:
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else kinds[type(value)]
+
+
 def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for flag, name, allowed in (
         (
@@ -176,11 +239,9 @@ def _parse(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--stream-chunk: must be at least 1")
     try:
         text = _read(args.file)
-        tools = json.loads(_read(args.tools)) if args.tools else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        parser.error(str(error))
-    if tools is not None and not isinstance(tools, list):
-        parser.error("--tools: the file must hold a JSON array of OpenAI tools")
+    except (OSError, UnicodeDecodeError) as error:
+        parser.error(f"{args.file}: cannot read the raw text: {_reason(error)}")
+    tools = _tools(args.tools, parser) if args.tools else None
     result = parse_text(text, args.reasoning_parser, args.tool_call_parser, tools=tools, chunk_size=args.stream_chunk)
     print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     return 0
@@ -283,6 +344,23 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     )
     parse.add_argument("--stream-chunk", type=int, metavar="N", help="feed the text N characters at a time")
     parse.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="raw text (default: stdin)")
+    health = commands.add_parser(
+        "health",
+        help="check that the gateway answers GET /health (exit 0, else 1)",
+        description="Call GET /health of the gateway `parsegate serve` runs with the same config "
+        "(--config, else $PARSEGATE_CONFIG, else ./config.yaml, PARSEGATE_*__* variables applied) "
+        "on loopback; exit 0 when it answers 200, else 1. The image's HEALTHCHECK runs it.",
+    )
+    health.add_argument(
+        "--config", metavar="PATH", help=f"config file (default: ${CONFIG_FILE_VARIABLE}, else ./{DEFAULT_CONFIG})"
+    )
+    health.add_argument(
+        "--host", help="the address serve was given (default: server.host; 0.0.0.0 is called on loopback)"
+    )
+    health.add_argument("--port", type=int, help="the port serve was given (default: server.port)")
+    health.add_argument(
+        "--timeout", type=float, default=2.0, metavar="SECONDS", help="how long to wait for the answer (default: 2)"
+    )
     render = commands.add_parser(
         "render",
         help="print the prompt a chat request (JSON on stdin) renders to",
@@ -296,7 +374,7 @@ def _arguments() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPa
     render.add_argument("--model", metavar="NAME", help="the model entry of --config to render as")
     render.add_argument("--bos-token", metavar="S", help="the BOS text (replaces the source's)")
     render.add_argument("--eos-token", metavar="S", help="the EOS text (replaces the source's)")
-    return parser, {"serve": serve, "parsers": listing, "parse": parse, "render": render}
+    return parser, {"serve": serve, "parsers": listing, "parse": parse, "health": health, "render": render}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args)
     if args.command == "parsers":
         return _list_parsers(args)
+    if args.command == "health":
+        return _health(args)
     if args.command == "render":
         return _render(args, commands["render"])
     return _parse(args, commands["parse"])

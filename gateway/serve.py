@@ -7,6 +7,8 @@ Workers are separate processes, each loading the config again: the path
 goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
 With workers, SIGHUP goes to uvicorn's supervisor, which replaces them one
 by one; a new worker gets `WORKER_START_SECONDS` to come up.
+An address that cannot be bound (a port in use) stops `serve` with
+`CannotListen` before any start-up line.
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
 Each serving process sets its garbage collector for serving as its app
 starts (ops/collector.py).
@@ -16,8 +18,10 @@ starts, and again by a process that reloads its config (reload.py).
 
 from __future__ import annotations
 
+import errno
 import logging.config
 import os
+import socket
 from typing import Any, TypedDict
 
 import uvicorn
@@ -29,6 +33,35 @@ from gateway.ops.logs import logging_config
 from gateway.ops.startup import log_startup
 
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
+
+
+class CannotListen(Exception):
+    """The address to serve on cannot be bound; the message says which and why."""
+
+
+def check_address(host: str, port: int) -> None:
+    """Raise CannotListen unless `host:port` can be bound now, as uvicorn
+    binds it (address reuse on): before the start-up lines, so that a port
+    in use is said as such, and before anything is opened."""
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise CannotListen(f"cannot listen on {shown}: {error.strerror}") from None
+    for family, kind, protocol, _, address in addresses:
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    raise CannotListen(
+                        f"cannot listen on {shown}: the port is already in use (another process listens there); "
+                        "stop it, or serve on another port with --port, server.port or PARSEGATE_SERVER__PORT"
+                    ) from None
+                raise CannotListen(f"cannot listen on {shown}: {error.strerror or error}") from None
 
 
 class _ServerOptions(TypedDict):
@@ -56,6 +89,7 @@ def serve(
         "log_config": logging_config(log_format),
         "access_log": False,
     }
+    check_address(host, port)
     logging.config.dictConfig(options["log_config"])  # uvicorn sets the same up again, after these lines
     log_startup(config, host)
     if workers == 1:

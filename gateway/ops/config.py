@@ -8,6 +8,7 @@ it accepts, so a typo never surfaces as a surprise at request time.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -44,7 +45,9 @@ NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lo
 
 
 class ConfigError(Exception):
-    """The configuration cannot be used; the message is one line for humans."""
+    """The configuration cannot be used; the message is one line for humans,
+    except a YAML syntax error, whose line is followed by PyYAML's own
+    lines: the text around the place and a caret under it."""
 
 
 class ModelConfig(Section, RequestBounds):
@@ -298,7 +301,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config file: {error.strerror or error}") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {_one_line(str(error))}") from None
+        raise ConfigError(_yaml_error(path, error)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the config must be a mapping with a 'models' list")
     try:
@@ -322,5 +325,16 @@ def _described(error: ValidationError, origin: str, overlay: Mapping[str, str]) 
     )
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _yaml_error(path: str | Path, error: yaml.YAMLError) -> str:
+    """`PATH: not valid YAML at line L, column C: PROBLEM`, then PyYAML's
+    message as it wrote it, indented: each place it names with the text
+    there and a caret under the column, in the file (PyYAML, given the
+    file's text, calls it `<unicode string>`)."""
+    for named in (error, getattr(error, "context_mark", None), getattr(error, "problem_mark", None)):
+        if named is not None and hasattr(named, "name"):
+            named.name = str(path)
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    detail = textwrap.indent(str(error).rstrip(), "  ")
+    return f"{path}: not valid YAML{where}: {problem}\n{detail}"

@@ -9,9 +9,11 @@ the cancellation comes out of the block as `TimeoutError` (`expired` is
 then set), unless somebody else cancelled the task as well.
 
 Whether a cancellation was the timer's own is told as `asyncio.timeout`
-tells it, by the task's count of cancel requests; Python 3.10 cannot
-count them, and there a cancellation that comes after the timer fired is
-taken as the timer's.
+tells it, by the task's count of cancel requests (`Task.cancelling` and
+`Task.uncancel`): a cancellation somebody else asked for as well goes
+through as a cancellation. `asyncio.timeout` itself is an `async with`
+block with no move-on form; a `Deadline` is a plain `with` block that can
+move on quietly.
 """
 
 from __future__ import annotations
@@ -21,17 +23,16 @@ from types import TracebackType
 
 
 def cancels_asked(task: asyncio.Task) -> int:
-    """How many cancellations of `task` are pending (0 on Python 3.10)."""
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11 and later
-    return 0 if cancelling is None else cancelling()
+    """How many cancellations of `task` are pending."""
+    return task.cancelling()
 
 
 def only_canceller(task: asyncio.Task, before: int = 0) -> bool:
     """Called by the one that cancelled `task`, as the cancellation is caught
     or the wait ends: withdraws its request, and tells whether nobody else
-    asked since `before` (then the catcher may swallow the cancellation)."""
-    uncancel = getattr(task, "uncancel", None)
-    return uncancel is None or uncancel() <= before
+    asked since `before` (then the catcher may swallow the cancellation), as
+    `asyncio.timeout` does on leaving its block."""
+    return task.uncancel() <= before
 
 
 class Deadline:

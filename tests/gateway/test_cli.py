@@ -124,6 +124,30 @@ def test_parse_reads_a_tools_file(tmp_path, capsys, monkeypatch):
     assert code == 2 and "--tools" in error
 
 
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            '[{"type": "function",\n',
+            "not valid JSON: Expecting property name enclosed in double quotes at line 2, column 1",
+        ),
+        ('{"type": "function"}', "the file must hold a JSON array of OpenAI tools, not a JSON object"),
+        (
+            '[{"type": "function"}, "get_weather"]',
+            "item 1 is a JSON string; the file must hold a JSON array of OpenAI tools",
+        ),
+        (None, "cannot read the file: No such file or directory"),
+    ],
+)
+def test_a_bad_tools_file_is_named_with_its_flag_and_what_is_wrong(tmp_path, content, problem):
+    tools = tmp_path / "bad.json"
+    if content is not None:
+        tools.write_text(content)
+    result = parsegate("parse", *QWEN, "--tools", str(tools), stdin=RAW)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1] == f"parsegate parse: error: --tools {tools}: {problem}"
+
+
 def test_parse_rejects_unknown_parser_names(capsys, monkeypatch):
     result = parsegate("parse", "--tool-call-parser", "no-such-parser", stdin=RAW)
     assert result.returncode == 2
@@ -194,7 +218,6 @@ CONFIG_ERRORS = [
         "models:\n  - {name: m, backend: {url: 'http://x', api_key: '${PARSEGATE_UNSET_VAR}'}}\n",
         ["models[0].backend.api_key", "PARSEGATE_UNSET_VAR"],
     ),
-    ("models: [\n", ["not valid YAML"]),
 ]
 
 
@@ -207,6 +230,25 @@ def test_serve_rejects_bad_config_with_one_clear_line(tmp_path, capsys, monkeypa
     assert error.count("\n") == 1 and error.startswith(f"parsegate: {path}: ")
     for fragment in expected:
         assert fragment in error
+
+
+def test_a_yaml_syntax_error_names_the_file_line_and_column_and_shows_the_place(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "bad.yaml"
+    path.write_text("server:\n  port: 8080\n models:\n  - name: m\n")
+    code, _, error = in_process(capsys, monkeypatch, "serve", "--config", str(path))
+    assert code == 2
+    assert "<unicode string>" not in error
+    assert error.splitlines() == [
+        f"parsegate: {path}: not valid YAML at line 3, column 2: expected <block end>, but found '<block mapping start>'",
+        "  while parsing a block mapping",
+        f'    in "{path}", line 1, column 1:',
+        "      server:",
+        "      ^",
+        "  expected <block end>, but found '<block mapping start>'",
+        f'    in "{path}", line 3, column 2:',
+        "       models:",
+        "       ^",  # under the `m`, the column the first line names
+    ]
 
 
 def test_serve_config_error_exits_2_from_the_command_line(tmp_path):
@@ -280,6 +322,38 @@ def test_serve_outside_the_repository_serves_the_demo_and_says_so(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_serve_on_a_port_in_use_says_so_and_exits_non_zero(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = parsegate("serve", "--port", str(port), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"parsegate: cannot listen on 127.0.0.1:{port}: the port is already in use (another process listens "
+        "there); stop it, or serve on another port with --port, server.port or PARSEGATE_SERVER__PORT"
+    )
+    assert "startup complete" not in result.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing was opened
+
+
+@pytest.mark.parametrize("config", [[], ["--config", str(REPO / "config.yaml")]], ids=["built-in", "shipped"])
+def test_the_demo_keeps_its_responses_in_memory_and_leaves_no_file(tmp_path, config):
+    port = _free_port()
+    server, lines = started("--port", str(port), *config, cwd=tmp_path)
+    try:
+        assert server.poll() is None, "".join(lines)
+        base = f"http://127.0.0.1:{port}/v1"
+        first = httpx.post(f"{base}/responses", json={"model": "demo", "input": "hi"}, timeout=30).json()
+        assert httpx.get(f"{base}/responses/{first['id']}").json()["id"] == first["id"]  # stored
+        follow = {"model": "demo", "input": "and then?", "previous_response_id": first["id"]}
+        assert httpx.post(f"{base}/responses", json=follow, timeout=30).status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_demo_line_follows_the_log_format(tmp_path):

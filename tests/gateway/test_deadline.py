@@ -4,7 +4,6 @@ out as TimeoutError, anybody else's cancellation as the cancellation."""
 from __future__ import annotations
 
 import asyncio
-import sys
 
 import pytest
 
@@ -58,7 +57,6 @@ class _CancelledByAnotherToo(Deadline):
         self._task.cancel()
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 cannot count a task's cancellations")
 def test_the_deadline_does_not_swallow_a_cancellation_that_came_with_its_own():
     async def scenario() -> bool:
         deadline = _CancelledByAnotherToo(0.01)

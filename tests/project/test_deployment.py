@@ -14,7 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
+import tomllib
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,11 +27,6 @@ from packaging.version import Version
 from gateway.ops.config import Config, load_config
 from parsers import reasoning_parser_names, tool_call_parser_names
 from tests.project import ROOT
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
 
 DOCKER = ROOT / "docker"
 K8S = DOCKER / "k8s"
@@ -84,12 +79,24 @@ def test_the_image_is_pinned_slim_python_run_by_a_non_root_user():
     [user] = instruction("USER")
     assert user not in ("root", "0")
     assert instruction("EXPOSE") == [str(IMAGE_PORT)]
-    [healthcheck] = instruction("HEALTHCHECK")
-    probe = exec_form(healthcheck.partition("CMD ")[2])
-    assert probe[0] == "python" and f"http://127.0.0.1:{IMAGE_PORT}/health" in probe[-1]
-    assert f"PARSEGATE_CONFIG={IMAGE_CONFIG}" in " ".join(instruction("ENV"))
+    assert image_variables()["PARSEGATE_CONFIG"] == IMAGE_CONFIG
+    # The port is the config's: no CMD overrides it, and the healthcheck asks the same config.
+    assert instruction("CMD") == [] and exec_form(instruction("ENTRYPOINT")[0]) == ["parsegate", "serve"]
+    assert image_variables()["PARSEGATE_SERVER__HOST"] == "0.0.0.0"
+    assert "PARSEGATE_SERVER__PORT" not in image_variables()
+    assert healthcheck() == ["parsegate", "health"]
     assert any(arguments.endswith(f" {IMAGE_CONFIG}") for arguments in instruction("COPY"))
     assert not (ROOT / ".dockerignore").read_text().startswith("!")
+
+
+def image_variables() -> dict[str, str]:
+    """The environment the Dockerfile's ENV instructions set."""
+    return dict(word.split("=", 1) for arguments in instruction("ENV") for word in shlex.split(arguments))
+
+
+def healthcheck() -> list[str]:
+    [arguments] = instruction("HEALTHCHECK")
+    return exec_form(arguments.partition("CMD ")[2])
 
 
 def locked_pins() -> dict[str, tuple[Requirement, list[str]]]:
@@ -158,10 +165,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _with_port(words: list[str], port: int) -> list[str]:
-    return [word.replace(str(IMAGE_PORT), str(port)) for word in words]
-
-
 def _copy(arguments: str, root: Path, workdir: Path) -> None:
     """One COPY from the repository into the image tree under `root`."""
     *sources, target = arguments.split()
@@ -180,7 +183,9 @@ def _copy(arguments: str, root: Path, workdir: Path) -> None:
 
 def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
     """COPY, `RUN pip install` (pip's cache reused), then the image's
-    ENTRYPOINT + CMD and HEALTHCHECK, in a fresh venv."""
+    ENTRYPOINT and HEALTHCHECK with its ENV, in a fresh venv: the port is
+    the mounted config's, or PARSEGATE_SERVER__PORT's when set, and the
+    healthcheck follows it."""
     root = tmp_path / "root"
     build_workdir, state_workdir = instruction("WORKDIR")  # the sources' folder; then the store's, where it runs
     assert state_workdir == "/var/lib/parsegate"
@@ -206,28 +211,40 @@ def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
         "reasoning_parsers": reasoning_parser_names(),
     }
 
-    port = _free_port()
-    [entrypoint], [cmd] = instruction("ENTRYPOINT"), instruction("CMD")
-    serve = [str(venv / "bin" / exec_form(entrypoint)[0]), *exec_form(entrypoint)[1:], *exec_form(cmd)]
-    env = {"PATH": str(venv / "bin"), "PARSEGATE_CONFIG": str(root / IMAGE_CONFIG.lstrip("/"))}
-    loopback = [word.replace("0.0.0.0", "127.0.0.1") for word in _with_port(serve, port)]
-    state = root / state_workdir.lstrip("/")  # where the image runs it: the default store file lands there
+    # The image's environment, its config file at the image's path; listening on loopback here.
+    image_env = {**image_variables(), "PARSEGATE_SERVER__HOST": "127.0.0.1"}
+    image_env["PARSEGATE_CONFIG"] = str(root / IMAGE_CONFIG.lstrip("/"))
+    state = root / state_workdir.lstrip("/")  # where the image runs it
     state.mkdir(parents=True)
-    server = subprocess.Popen(loopback, env=env, cwd=state, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while server.poll() is None and time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)  # polling a real condition: the server answering
-        probe = _with_port(exec_form(instruction("HEALTHCHECK")[0].partition("CMD ")[2]), port)
-        assert subprocess.run([str(python), *probe[1:]], env=env).returncode == 0
-        assert httpx.get(f"http://127.0.0.1:{port}/v1/models").json()["data"][0]["id"] == "demo"
-    finally:
-        server.kill()
-        server.wait()
+    [entrypoint] = instruction("ENTRYPOINT")
+    serve = [
+        str(venv / "bin" / exec_form(entrypoint)[0]),
+        *exec_form(entrypoint)[1:],
+        *sum(map(exec_form, instruction("CMD")), []),
+    ]
+    probe = [str(venv / "bin" / healthcheck()[0]), *healthcheck()[1:]]
+
+    mounted = yaml.safe_load((ROOT / "config.yaml").read_text())
+    mounted["server"]["port"] = mounted_port = _free_port()
+    (root / IMAGE_CONFIG.lstrip("/")).write_text(yaml.safe_dump(mounted))  # a config mounted over the shipped one
+    overridden_port = _free_port()
+    for port, env in (
+        (mounted_port, {"PATH": str(venv / "bin"), **image_env}),
+        (overridden_port, {"PATH": str(venv / "bin"), **image_env, "PARSEGATE_SERVER__PORT": str(overridden_port)}),
+    ):
+        server = subprocess.Popen(serve, env=env, cwd=state, stderr=subprocess.PIPE, text=True)
+        try:
+            for line in server.stderr:  # uvicorn logs to stderr; this blocks until it is up
+                if "Uvicorn running on" in line:
+                    break
+            assert server.poll() is None, "the gateway exited"
+            assert httpx.get(f"http://127.0.0.1:{port}/v1/models").json()["data"][0]["id"] == "demo"
+            assert subprocess.run(probe, env=env, capture_output=True).returncode == 0
+        finally:
+            server.kill()
+            server.wait()
+        assert subprocess.run(probe, env=env, capture_output=True).returncode == 1  # nothing answers any more
+    assert list(state.iterdir()) == []  # the shipped demo config keeps its store in memory
 
 
 def _compose(name: str) -> dict:

@@ -6,7 +6,7 @@ implements the template language the chart uses."""
 
 from __future__ import annotations
 
-import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -14,11 +14,6 @@ import yaml
 
 from gateway.ops.config import load_config
 from tests.project.helm_template import TemplateError, merged, render_chart
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "deploy" / "helm" / "parsegate"
