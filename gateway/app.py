@@ -27,17 +27,17 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope, Send
 
-from gateway.api.anthropic_errors import surface_error
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.chat import chat_completions
 from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.conversations import add_conversation_routes
-from gateway.api.conversion import converting_limiter
 from gateway.api.disconnect import unless_client_leaves
+from gateway.api.errors import surface_error
 from gateway.api.json_body import json_response
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.messages import messages_router
 from gateway.api.models import list_models
+from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
 from gateway.api.request import read_checked
 from gateway.api.responses import responses

@@ -25,10 +25,10 @@ from fastapi import Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from gateway.api.conversion import converted, item_bound
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.json_body import json_response
 from gateway.api.limits import read_body
+from gateway.api.offload import converted, item_bound
 from gateway.api.request import read_request
 from gateway.api.sse import DONE, Envelope, EventStream, data_event
 from gateway.api.turns import Answer, ChoiceAnswer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.api.anthropic_errors import surface_error
+from gateway.api.errors import surface_error
 from gateway.ops.errors import ApiError
 from gateway.ops.server_config import ServerConfig
 

@@ -20,13 +20,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from gateway.api.anthropic_errors import MESSAGES_PATH
 from gateway.api.auth import require_api_key
-from gateway.api.conversion import converted, item_bound
 from gateway.api.disconnect import unless_client_leaves
+from gateway.api.errors import MESSAGES_PATH
 from gateway.api.limits import read_body
 from gateway.api.messages_request import CountTokensRequest, MessagesRequest, read_messages_request
 from gateway.api.messages_stream import PING, message_events, message_object
+from gateway.api.offload import converted, item_bound
 from gateway.api.sse import EventStream
 from gateway.api.turns import backend_for, chat_turn
 from gateway.upstream.token_count import count_prompt_tokens

@@ -25,7 +25,7 @@ from functools import partial
 
 import orjson
 
-from gateway.api.anthropic_errors import from_api_error
+from gateway.api.errors import from_api_error
 from gateway.api.messages_ids import encode_call_id
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event

@@ -35,14 +35,14 @@ from fastapi import Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from gateway.api.conversion import converted, item_bound
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.json_body import json_response
 from gateway.api.limits import read_body
+from gateway.api.offload import converted, item_bound
 from gateway.api.request import ItemBound, read_object
 from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
 from gateway.api.responses_shapes import (
-    ResponseEnvelope,
+    ResponseObject,
     call_item,
     custom_input,
     message_item,
@@ -50,7 +50,7 @@ from gateway.api.responses_shapes import (
     output_text,
     reasoning_item,
 )
-from gateway.api.responses_state import Memory, recall
+from gateway.api.responses_state import ResponseState, load_state
 from gateway.api.responses_tools import Tools
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
@@ -92,8 +92,8 @@ class ResponseEvents:
     and its complete output items; `call_id(name, index)` names each call
     (the turn's `ParsePlan.call_id`)."""
 
-    def __init__(self, envelope: ResponseEnvelope, tools: Tools, call_id: Callable[[str, int], str]) -> None:
-        self._envelope = envelope
+    def __init__(self, response_object: ResponseObject, tools: Tools, call_id: Callable[[str, int], str]) -> None:
+        self._response = response_object
         self._tools = tools
         self._call_id = call_id
         self._sequence = 0
@@ -109,7 +109,7 @@ class ResponseEvents:
         return named_event(payload["type"], payload)
 
     def opening(self) -> bytes:
-        response = self._envelope.in_progress()
+        response = self._response.in_progress()
         return self.event({"type": "response.created", "response": response}) + self.event(
             {"type": "response.in_progress", "response": response}
         )
@@ -219,25 +219,25 @@ class ResponseEvents:
         """The events closing the items still open (cut, after a failure), and the final response."""
         self.segments.finish(cut=failure is not None)
         if failure is not None:
-            return self.sent(), self._envelope.failed(self._output, failure, usage)
-        return self.sent(), self._envelope.finished(self._output, self.finish_reason, usage)
+            return self.sent(), self._response.failed(self._output, failure, usage)
+        return self.sent(), self._response.finished(self._output, self.finish_reason, usage)
 
     def interrupted(self, usage: dict | None, open_calls: frozenset[int]) -> dict:
         """The response so far of a stream its client left: its open text
         cut, and the calls still being written (`open_calls`)."""
         self.segments.finish(cut=True, cut_calls=open_calls)
         self.out.clear()  # nobody reads them now
-        return self._envelope.interrupted(self._output, usage)
+        return self._response.interrupted(self._output, usage)
 
     def failed(self, failure: dict, usage: dict | None) -> dict:
-        return self._envelope.failed(self._output, failure, usage)
+        return self._response.failed(self._output, failure, usage)
 
     def final(self, response: dict) -> bytes:
         kind = {"failed": "response.failed", "incomplete": "response.incomplete"}.get(response["status"])
         return self.event({"type": kind or "response.completed", "response": response})
 
 
-async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | None, out: EventStream) -> None:
+async def _events(stream: TurnStream, events: ResponseEvents, state: ResponseState | None, out: EventStream) -> None:
     usage = None
 
     def deliver(batch: list[TurnUpdate | UsageUpdate]) -> asyncio.Future[None] | None:
@@ -258,38 +258,38 @@ async def _events(stream: TurnStream, events: ResponseEvents, memory: Memory | N
         await out.send(events.opening())
         await stream.run(deliver)
     except BaseException:  # the client left (cancelled), or could not be written to
-        if memory is not None:
-            memory.keep_later(events.interrupted(usage, stream.open_calls(0)))
+        if state is not None:
+            state.save_later(events.interrupted(usage, stream.open_calls(0)))
         raise
     failure = stream.failure.body if stream.failure is not None else None
     closing, response = events.ending(usage, failure)
-    if memory is not None:
+    if state is not None:
         try:
-            await memory.keep(response)  # before the final event: a client that reads it can chain at once
+            await state.save(response)  # before the final event: a client that reads it can chain at once
         except ApiError as error:
             response = events.failed(error.body, usage)
     await out.send(closing + events.final(response))
 
 
-def whole_response(answer: Answer, turn: Turn, envelope: ResponseEnvelope, tools: Tools) -> dict:
+def whole_response(answer: Answer, turn: Turn, response_object: ResponseObject, tools: Tools) -> dict:
     """The non-streamed response: the first choice's items as a stream of
     the same events would complete them, in their order."""
     choice = answer.choices[0]
-    events = ResponseEvents(envelope, tools, turn.plan.call_id)
+    events = ResponseEvents(response_object, tools, turn.plan.call_id)
     events.segments.feed(choice.events, choice.cut_calls)
     events.segments.finish(cut=choice.finish_reason == CUT_REASON)
-    return envelope.finished(events.output, choice.finish_reason, answer.usage)
+    return response_object.finished(events.output, choice.finish_reason, answer.usage)
 
 
 async def stream_response(
-    turn: Turn, envelope: ResponseEnvelope, tools: Tools, memory: Memory | None = None
+    turn: Turn, response_object: ResponseObject, tools: Tools, state: ResponseState | None = None
 ) -> EventStream:
     """Open the backend stream (errors before the first byte are plain HTTP
-    errors) and relay it as Responses events; with `memory`, the final
+    errors) and relay it as Responses events; with `state`, the final
     response is stored before its event is sent."""
     stream = await turn.stream()
-    events = ResponseEvents(envelope, tools, turn.plan.call_id)
-    return EventStream(partial(_events, stream, events, memory), background=BackgroundTask(stream.release))
+    events = ResponseEvents(response_object, tools, turn.plan.call_id)
+    return EventStream(partial(_events, stream, events, state), background=BackgroundTask(stream.release))
 
 
 def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:
@@ -301,18 +301,18 @@ async def responses(request: Request) -> Response:
     server = request.app.state.config.server
     body = await read_body(request, server.max_body_bytes)
     raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
-    memory = await recall(request, asked)
-    history = memory.history if memory is not None else []
+    state = await load_state(request, asked)
+    history = state.history if state is not None else []
     size = None if history else len(body)  # a history is as long as the chain it continues
     payload, chat, tools = await converted(request, size, chat_request, asked, raw, history)
     turn = await chat_turn(request, payload, chat)
-    if memory is None:
-        envelope = ResponseEnvelope(asked, raw)
+    if state is None:
+        response_object = ResponseObject(asked, raw)
     else:
-        envelope = ResponseEnvelope(asked, raw, stored=memory.keeps, conversation=memory.conversation)
+        response_object = ResponseObject(asked, raw, stored=state.keeps, conversation=state.conversation)
     if chat.stream:
-        return await unless_client_leaves(request, stream_response(turn, envelope, tools, memory))
-    response = whole_response(await unless_client_leaves(request, turn.answer()), turn, envelope, tools)
-    if memory is not None:
-        await memory.keep(response)
+        return await unless_client_leaves(request, stream_response(turn, response_object, tools, state))
+    response = whole_response(await unless_client_leaves(request, turn.answer()), turn, response_object, tools)
+    if state is not None:
+        await state.save(response)
     return json_response(response)

@@ -92,7 +92,7 @@ def usage(chat_usage: dict | None) -> dict | None:
     }
 
 
-class ResponseEnvelope:
+class ResponseObject:
     """The `response` object of one request, in any of its states."""
 
     def __init__(

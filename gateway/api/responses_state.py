@@ -16,7 +16,7 @@ import orjson
 from fastapi import Request
 
 from gateway.api.auth import owner_of
-from gateway.api.conversion import item_bound
+from gateway.api.offload import item_bound
 from gateway.api.responses_request import ResponsesRequest
 from gateway.api.responses_shapes import new_id
 from gateway.ops.errors import ApiError
@@ -109,7 +109,7 @@ def conversation_id(value: object) -> str:
 
 
 @dataclass
-class Memory:
+class ResponseState:
     """One request's state: the items it continues, and where its own go."""
 
     store: ResponseStore
@@ -119,7 +119,7 @@ class Memory:
     input: list[dict] = field(default_factory=list)
     conversation: str | None = None
 
-    async def keep(self, response: dict) -> None:
+    async def save(self, response: dict) -> None:
         """Store the answered (or cut) response, and add its input and
         output to the conversation; 503 if the store fails."""
         if self.keeps:
@@ -128,16 +128,16 @@ class Memory:
             added = [*self.input, *response["output"]]
             try:
                 await stored(self.store.add_items(self.conversation, added))
-            except RepeatedItemId as error:  # an id added to the conversation since `recall` checked
+            except RepeatedItemId as error:  # an id added to the conversation since `load_state` checked
                 raise already_held(added, "input", error) from None
 
-    def keep_later(self, response: dict) -> None:
-        """`keep`, for a stream its client cut: in a task of its own, which closing the store waits for."""
-        self.store.in_background(self.keep(response))
+    def save_later(self, response: dict) -> None:
+        """`save`, for a stream its client cut: in a task of its own, which closing the store waits for."""
+        self.store.in_background(self.save(response))
 
 
-async def recall(request: Request, asked: ResponsesRequest) -> Memory | None:
-    """The request's Memory; None for a stateless request (`store: false`
+async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState | None:
+    """The request's ResponseState; None for a stateless request (`store: false`
     continuing nothing, or any request when the store is `none` and it
     asks for no state)."""
     chained = asked.previous_response_id is not None or asked.conversation is not None
@@ -149,38 +149,40 @@ async def recall(request: Request, asked: ResponsesRequest) -> Memory | None:
     store = store_of(request, param)
     if asked.previous_response_id is not None and asked.conversation is not None:
         raise ApiError(400, "previous_response_id and conversation cannot both be set", param="conversation")
-    memory = Memory(store, owner_of(request), keeps=asked.store is not False, input=as_stored_items(input_items(asked)))
+    state = ResponseState(
+        store, owner_of(request), keeps=asked.store is not False, input=as_stored_items(input_items(asked))
+    )
     if asked.previous_response_id is not None:
-        previous = await stored(store.response(memory.owner, asked.previous_response_id))
+        previous = await stored(store.response(state.owner, asked.previous_response_id))
         if previous is None:
             raise not_found("Previous response", asked.previous_response_id, "previous_response_id")
-        memory.history = previous.context
+        state.history = previous.context
     elif asked.conversation is not None:
-        memory.conversation = conversation_id(asked.conversation)
-        if await stored(store.conversation(memory.owner, memory.conversation)) is None:
-            raise not_found("Conversation", memory.conversation, "conversation")
-        memory.history = await stored(store.items(memory.conversation))
-    _check_continued(request, asked.model, memory, param)
-    taken = {item["id"] for item in memory.history} if memory.conversation is not None else set()
-    check_unique_ids(memory.input, "input", taken)
-    return memory
+        state.conversation = conversation_id(asked.conversation)
+        if await stored(store.conversation(state.owner, state.conversation)) is None:
+            raise not_found("Conversation", state.conversation, "conversation")
+        state.history = await stored(store.items(state.conversation))
+    _check_continued(request, asked.model, state, param)
+    taken = {item["id"] for item in state.history} if state.conversation is not None else set()
+    check_unique_ids(state.input, "input", taken)
+    return state
 
 
-def _check_continued(request: Request, model: str, memory: Memory, param: str) -> None:
+def _check_continued(request: Request, model: str, state: ResponseState, param: str) -> None:
     """400 naming `param` when the items a request continues are more than
     a request may send itself (docs/state.md): with its input, more than
     `max_input_items`; or more than `max_body_bytes` of JSON. Each turn of
     a chain carries the whole chain, so without this bound one request
     would load and convert a history that only ever grows."""
     limit = item_bound(request, "input").limit(model)
-    if len(memory.history) + len(memory.input) > limit:
+    if len(state.history) + len(state.input) > limit:
         message = (
-            f"{param} continues {len(memory.history)} items, and input adds {len(memory.input)}: more than the "
+            f"{param} continues {len(state.history)} items, and input adds {len(state.input)}: more than the "
             f"{limit} a request may hold (max_input_items); start a new chain or conversation"
         )
         raise ApiError(400, message, param=param, code="array_above_max_length")
     max_bytes = request.app.state.config.server.max_body_bytes
-    size = len(orjson.dumps(memory.history))
+    size = len(orjson.dumps(state.history))
     if size > max_bytes:
         message = (
             f"{param} continues {size} bytes of items: more than the {max_bytes} a request may send "
