@@ -4,6 +4,7 @@ A body grammar reads the text after a call's start marker. It reports the
 calls it reads to a `CallSink` (`start(name)`, `args(text)`, `end()`), and
 its `status` says whether it is still reading (`RUNNING`), read a whole
 body (`DONE`), or found the text is not a body (`FAILED`).
+`StateSteps` is the `step` of a grammar written as named states.
 `CallOutcomes` counts what the stage made of its text.
 """
 
@@ -36,6 +37,26 @@ class CallBody(Protocol):
 
     def step(self, buf: str, pos: int) -> int: ...
     def finish(self) -> None: ...
+
+
+class StateSteps:
+    """`step` for a body grammar written as a state machine: `_state` names
+    the method that reads on from `pos`, `_step_<state>(buf, pos)`, which
+    returns where it stopped, or None while it needs more text. The states
+    run until the body is done or failed, the text is all read, or a state
+    waits. (The dispatch is one attribute lookup per state run, as cheap as
+    writing the loop in each grammar.)"""
+
+    status: str
+    _state: str
+
+    def step(self, buf: str, pos: int) -> int:
+        while self.status == RUNNING and pos < len(buf):
+            new_pos = getattr(self, "_step_" + self._state)(buf, pos)
+            if new_pos is None:
+                return pos
+            pos = new_pos
+        return pos
 
 
 class HoldingCallBody(CallBody, Protocol):

@@ -23,17 +23,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from parsers.core.always_matching import always_matching
+from parsers.core.between_calls import BetweenCalls
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, HoldingCallBody
-from parsers.core.markers import marker_set
+from parsers.core.markers import Hit, marker_set
 
 if TYPE_CHECKING:  # the inner format's markers and body are read, not its stage
     from parsers.stages.tool_calls import ToolFormat
 
 _RECIPIENT = always_matching(r"(?P<recipient>[^\s<]*)\s*")
-_WHITESPACE = " \t\r\n"
 
 
-class ChannelCall:
+class ChannelCall(BetweenCalls):
     def __init__(
         self,
         sink,
@@ -55,9 +55,11 @@ class ChannelCall:
         self._terminators = marker_set(*terminators)
         self._not_tools = frozenset(not_tools)
         self._header: list[str] | None = []  # None once the header is read
-        self._outside_section = marker_set(inner.call_start, inner.section_start, *inner.dropped_markers)
-        self._inside_section = marker_set(inner.call_start, inner.section_end, *inner.dropped_markers)
-        self._in_section = False
+        self._init_between(
+            (inner.call_start, *inner.dropped_markers),
+            (inner.section_start,) if inner.section_start else (),
+            (inner.section_end,) if inner.section_end else (),
+        )
         self._held_back = ""
         self._call: HoldingCallBody | None = None  # the body grammar of the call being read
         self._named = False  # whether that call has started
@@ -65,8 +67,6 @@ class ChannelCall:
         self._tentative_chars = 0
         self._calls = 0
         self._before_first_call: list[str] = []
-        self._gap = ""
-        self._at_boundary = True
         self._cap = sink.max_buffered_chars
 
     def step(self, buf: str, pos: int) -> int:
@@ -146,30 +146,14 @@ class ChannelCall:
         else:
             self._before_first_call.append(text)
 
-    def _step_text(self, buf: str, pos: int) -> int | None:
-        inner = self._inner
-        markers = self._inside_section if self._in_section else self._outside_section
-        hit = markers.search(buf, pos)
-        if hit is None:
-            end = markers.safe_end(buf, pos)
-            self._emit_text(buf[pos:end])
-            self._held_back = buf[end:]
-            return None
-        self._emit_text(buf[pos : hit.start])
-        if hit.marker == inner.call_start:
-            self._call = inner.body(self)
-            self._named = False
-            self._tentative = [hit.marker]
-            self._tentative_chars = len(hit.marker)
-        elif hit.marker == inner.section_start and not self._in_section:
-            self._in_section = True
-            self._at_boundary = True
-        elif hit.marker == inner.section_end and self._in_section:
-            self._in_section = False
-            self._gap = ""
-            self._at_boundary = True
-        else:
-            self._at_boundary = True
+    def _at_marker(self, hit: Hit) -> int | None:
+        if hit.marker != self._inner.call_start:
+            self._passed(hit.marker)
+            return hit.end
+        self._call = self._inner.body(self)
+        self._named = False
+        self._tentative = [hit.marker]
+        self._tentative_chars = len(hit.marker)
         return hit.end
 
     def _step_call(self, buf: str, pos: int) -> int | None:
@@ -199,14 +183,5 @@ class ChannelCall:
         self._tentative = []
         self._call = None
 
-    def _emit_text(self, text: str) -> None:
-        """Content, except a whitespace-only run between the start of the
-        body, a call or a marker, and a call or a marker."""
-        if not text:
-            return
-        if self._at_boundary:
-            if not text.strip(_WHITESPACE):
-                self._gap += text
-                return
-            text, self._gap, self._at_boundary = self._gap + text, "", False
+    def _content(self, text: str) -> None:
         self.stray(text)

@@ -25,7 +25,7 @@ streamed.
 from __future__ import annotations
 
 from parsers.core.always_matching import always_matching
-from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, StateSteps
 from parsers.core.inkling_tokens import CONTROL_TOKENS, ENDS, INVOKE_JSON, INVOKE_TEXT
 from parsers.core.json_writer import json_string_body
 from parsers.core.markers import cut_short, marker_set
@@ -42,7 +42,7 @@ _WHITESPACE = always_matching(r"\s*")
 _MAX_HEADER_CHARS = 256
 
 
-class InklingCall:
+class InklingCall(StateSteps):
     def __init__(self, sink):
         self.status = RUNNING
         self._sink = sink
@@ -55,14 +55,6 @@ class InklingCall:
         self._refused = False
         self._unnamed_payload: list[str] = []
         self._skipped: list[str] = []
-
-    def step(self, buf: str, pos: int) -> int:
-        while self.status == RUNNING and pos < len(buf):
-            new_pos = getattr(self, "_step_" + self._state)(buf, pos)
-            if new_pos is None:
-                return pos
-            pos = new_pos
-        return pos
 
     def finish(self) -> None:
         """The output ended inside the call: a named call keeps what it streamed."""

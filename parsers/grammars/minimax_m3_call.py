@@ -34,7 +34,7 @@ import orjson
 
 from parsers.core import coerce
 from parsers.core.always_matching import always_matching
-from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, StateSteps
 from parsers.core.json_writer import json_string_body
 from parsers.core.markers import marker_set
 
@@ -121,7 +121,7 @@ def read_tag(buf: str, pos: int):
     return _OPEN, inner.strip(), end + 1
 
 
-class MinimaxM3Calls:
+class MinimaxM3Calls(StateSteps):
     """Incremental reader of one `<tool_call>` block (see the module docstring)."""
 
     def __init__(self, sink):
@@ -138,14 +138,6 @@ class MinimaxM3Calls:
         self._tag = ""
         self._pending = ""
         self.held_chars = 0
-
-    def step(self, buf: str, pos: int) -> int:
-        while self.status == RUNNING and pos < len(buf):
-            new_pos = getattr(self, "_step_" + self._state)(buf, pos)
-            if new_pos is None:
-                return pos
-            pos = new_pos
-        return pos
 
     def finish(self) -> None:
         if self.status != RUNNING:

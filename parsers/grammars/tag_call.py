@@ -24,7 +24,7 @@ import orjson
 
 from parsers.core import coerce, xml_text
 from parsers.core.always_matching import always_matching
-from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING
+from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, StateSteps
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.json_writer import json_string_body
 from parsers.core.markers import marker_set
@@ -36,7 +36,7 @@ _BLANKS = " \t\r\n"
 # a trailing `&` and the start of a character reference after it.
 
 
-class TagCall:
+class TagCall(StateSteps):
     """Incremental reader of one tag-style call (see the module docstring)."""
 
     def __init__(self, sink, syntax: TagSyntax):
@@ -65,14 +65,6 @@ class TagCall:
         self._unopened_key: tuple[str, str | None] | None = None  # a key read, its value not yet opened
         self._stray: list[str] = []
         self._saw_prose = False  # text in the body that is no argument: no JSON body after it
-
-    def step(self, buf: str, pos: int) -> int:
-        while self.status == RUNNING and pos < len(buf):
-            new_pos = getattr(self, "_step_" + self._state)(buf, pos)
-            if new_pos is None:
-                return pos
-            pos = new_pos
-        return pos
 
     def finish(self) -> None:
         if self.status != RUNNING:

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import io
 
+from parsers.core.between_calls import BetweenCalls
 from parsers.core.call_body import DONE, FAILED, CallBody, CallOutcomes
 from parsers.core.coerce import function_parameters, parameter_types
 from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event
-from parsers.core.markers import MarkerSet, marker_set
+from parsers.core.markers import Hit, MarkerSet, marker_set
 from parsers.stages.tool_format import ToolFormat
 
 _WHITESPACE = " \t\r\n"
 
 
-class ToolCallParser:
+class ToolCallParser(BetweenCalls):
     """Streaming tool-call splitter: `feed(text) -> events`, `finish() -> events`.
     `outcomes` counts its calls, fallbacks and invalid arguments."""
 
@@ -47,7 +48,6 @@ class ToolCallParser:
         # passthrough block (xLAM's `<think>…</think>[{…}]`, as vLLM reads it).
         self._bare_state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
         self._state = self._bare_state
-        self._in_section = False
         self._held_back = ""
         self._events: list[Event] = []
         self._call_count = 0
@@ -59,19 +59,17 @@ class ToolCallParser:
         self._body_marked = False
         self._body_is_text = False
         self._tentative: list[str] = []
-        self._gap = ""
-        self._at_boundary = True
-        self._section_starts = (fmt.section_start, *fmt.other_section_starts) if fmt.section_start else ()
-        self._section_ends = (fmt.section_end, *fmt.other_section_ends) if fmt.section_end else ()
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
         # Call markers a bare call could be mistaken for (xLAM's `[TOOL_CALLS]` before its `[`).
         self._bare_lookalikes = tuple(marker for marker in self._call_starts if marker[:1] in fmt.bare_start)
         self._bare_anywhere = (*(fmt.bare_start if fmt.bare_start_anywhere else ()), *fmt.unmarked_starts)
         self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
         self._passthrough_end: MarkerSet | None = None
-        common = (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of)
-        self._text_markers = marker_set(*common, *self._section_starts)
-        self._section_markers = marker_set(*common, *self._section_ends)
+        self._init_between(
+            (*self._call_starts, *fmt.dropped_markers, *self._bare_anywhere, *self._passthrough_closer_of),
+            (fmt.section_start, *fmt.other_section_starts) if fmt.section_start else (),
+            (fmt.section_end, *fmt.other_section_ends) if fmt.section_end else (),
+        )
         self._fallback_drops = marker_set(*fmt.fallback_drops) if fmt.fallback_drops else None
         self._closers = [
             (marker, state)
@@ -138,6 +136,7 @@ class ToolCallParser:
         self._arguments = io.StringIO()
         self._call_count += 1
         self._call_open = False
+        self._drops_text = self.fmt.drops_text_after_calls
         self._at_boundary = True
 
     @property
@@ -151,7 +150,7 @@ class ToolCallParser:
         past any blank that may precede a call); None otherwise."""
         if self._state != "text" or self._held_back or self._in_section or self._at_boundary:
             return None
-        return None if self._call_count and self.fmt.drops_text_after_calls else Content
+        return None if self._drops_text else Content
 
     def feed(self, text: str) -> list[Event]:
         buf = self._held_back + text
@@ -196,19 +195,7 @@ class ToolCallParser:
     def _hold(self, buf: str, pos: int) -> None:
         self._held_back = buf[pos:]
 
-    def _step_text(self, buf: str, pos: int) -> int | None:
-        markers = self._section_markers if self._in_section else self._text_markers
-        if not markers.may_start_in(buf, pos):  # no marker, nor the start of one: all text (most pieces)
-            self._emit_text(buf[pos:])
-            self._hold(buf, len(buf))
-            return None
-        hit = markers.search(buf, pos)
-        if hit is None:
-            end = markers.safe_end(buf, pos)
-            self._emit_text(buf[pos:end])
-            self._hold(buf, end)
-            return None
-        self._emit_text(buf[pos : hit.start])
+    def _at_marker(self, hit: Hit) -> int | None:
         if hit.marker in self._call_starts:
             self._begin_body([hit.marker])
         elif hit.marker in self._passthrough_closer_of:
@@ -218,15 +205,8 @@ class ToolCallParser:
         elif hit.marker in self._bare_anywhere:
             self._begin_body([])
             return hit.start
-        elif hit.marker in self._section_starts and not self._in_section:
-            self._in_section = True
-            self._at_boundary = True
-        elif hit.marker in self._section_ends and self._in_section:
-            self._in_section = False
-            self._gap = ""
-            self._at_boundary = True
         else:
-            self._at_boundary = True
+            self._passed(hit.marker)
         return hit.end
 
     def _step_passthrough(self, buf: str, pos: int) -> int | None:
@@ -335,14 +315,5 @@ class ToolCallParser:
         self._begin_body([])
         return pos
 
-    def _emit_text(self, text: str) -> None:
-        """Content, except a whitespace-only run between the start of the
-        output or a call, and a call or the end of the output."""
-        if not text or (self._call_count and self.fmt.drops_text_after_calls):
-            return
-        if self._at_boundary:
-            if not text.strip(_WHITESPACE):
-                self._gap += text
-                return
-            text, self._gap, self._at_boundary = self._gap + text, "", False
+    def _content(self, text: str) -> None:
         self._events.append(Content(text))
