@@ -63,11 +63,9 @@ async def _misbehave(request: Request) -> Response:
         event = b"data: " + orjson.dumps({"error": dict.fromkeys(FIELDS, BACKEND_KEY)}) + b"\n\n"
         return StreamingResponse(_pieces([_chunk("Hi"), event]), media_type="text/event-stream")
     if case == "cut":
-        return StreamingResponse(_pieces([_chunk("AskedOnce"), _chunk(" upon")]), media_type="text/event-stream")
+        return StreamingResponse(_pieces([_chunk("Once"), _chunk(" upon")]), media_type="text/event-stream")
     if case == "reset":
-        return StreamingResponse(
-            _reset([_chunk("AskedOnce"), b'data: {"choices": [{"te']), media_type="text/event-stream"
-        )
+        return StreamingResponse(_reset([_chunk("Once"), b'data: {"choices": [{"te']), media_type="text/event-stream")
     if case == "huge-line":
         huge = [b"data: "] + [b"x" * 65536] * 160
         return StreamingResponse(_pieces([_chunk("Hi"), *huge]), media_type="text/event-stream")

@@ -11,11 +11,6 @@ def text_or_null(value: object) -> bool:
     return value is None or type(value) is str
 
 
-def message_content(message: object) -> object:
-    """A non-streamed choice's `message.content` (None without a message)."""
-    return message.get("content") if isinstance(message, dict) else None
-
-
 def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
     """A turn that stopped after tool calls finished with `tool_calls`;
     any other reason (`length` included) stays as the backend said."""

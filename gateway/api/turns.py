@@ -27,7 +27,7 @@ from typing import final
 
 from fastapi import Request
 
-from gateway.api.choice_fields import finish_reason, matched_stop, message_content, request_stops, text_or_null
+from gateway.api.choice_fields import finish_reason, matched_stop, request_stops, text_or_null
 from gateway.api.request import ChatRequest
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
@@ -118,6 +118,70 @@ def _usage(usage: object, backend: Backend, readers: list[ChoiceReader]) -> dict
     return with_reasoning_tokens(checked, reasoning, sum(reader.generated_chars for reader in readers))
 
 
+class ChoiceReads:
+    """The choices of one turn, each read by its own `ChoiceReader` as its
+    parts come: a stream's deltas (`part` "delta") or a whole answer's
+    messages ("message"), by the same code, so the two cannot drift. A
+    choice that is not an object with an integer index, or whose content
+    or finish reason is neither text nor null, raises `malformed()`."""
+
+    __slots__ = ("turn", "part", "malformed", "by_index", "carried_text")
+
+    def __init__(self, turn: Turn, part: str, malformed: Callable[[], ApiError]) -> None:
+        self.turn = turn
+        self.part = part
+        self.malformed = malformed
+        self.by_index: dict[int, _Choice] = {}
+        self.carried_text = False  # the last part read carried text (held-back content included)
+
+    def readers(self) -> list[ChoiceReader]:
+        return [choice.reader for choice in self.by_index.values()]
+
+    def read(self, choice: object) -> TurnUpdate | None:
+        """The update of one choice's part; None once the choice finished."""
+        if type(choice) is not dict or type(index := choice.get("index", 0)) is not int:
+            raise self.malformed()
+        state = self.by_index.get(index)
+        if state is None:
+            state = self.by_index[index] = _Choice(ChoiceReader(self.turn.plan))
+        if state.finished:
+            return None
+        part = choice.get(self.part)
+        part = part if isinstance(part, dict) else {}
+        events = state.reader.read(part)
+        if events:
+            self.carried_text = True
+        elif (text := part.get("content")) is not None:  # a piece that made no event (yet)
+            if not text_or_null(text):
+                raise self.malformed()
+            self.carried_text = self.carried_text or bool(text)
+        update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            if not text_or_null(reason):
+                raise self.malformed()
+            self.finish(update, choice)
+        return update
+
+    def finish(self, update: TurnUpdate, choice: dict) -> None:
+        """End `update`'s choice: the events the parsers still held, and
+        what the choice's finish reason (or none) makes of the turn."""
+        state = self.by_index[update.choice]
+        reason = choice.get("finish_reason")
+        ending, update.cut_calls = self.end(state, cut=reason == CUT_REASON)
+        update.events = update.events + ending
+        made_call = state.reader.made_call
+        update.finish_reason = finish_reason(made_call, reason)
+        update.unmet = self.turn.plan.tool_choice.unmet(made_call)
+        update.stop_sequence = matched_stop(choice, update.finish_reason, self.turn.stops)
+
+    def end(self, state: _Choice, cut: bool) -> tuple[list[Event], frozenset[int]]:
+        state.finished = True
+        ending = _finished(state.reader, cut)
+        self.turn.record.parsed(state.reader.outcomes)
+        return ending
+
+
 class Turn:
     """A chat request bound to its backend and parse plan."""
 
@@ -153,46 +217,39 @@ class Turn:
         except ApiError as error:
             self.record.upstream_failed(upstream_error_kind(error))
             raise
+        reads = ChoiceReads(self, "message", self.backend.invalid_answer)
         choices: list[ChoiceAnswer] = []
-        readers = []
         for choice in upstream["choices"]:
-            # malformed as a stream's chunk would be, or a second choice at one index
-            if (
-                type(choice) is not dict
-                or type(index := choice.get("index", 0)) is not int
-                or not text_or_null(choice.get("finish_reason"))
-                or not text_or_null(message_content(message := choice.get("message")))
-                or any(other.index == index for other in choices)
-            ):
+            if isinstance(choice, dict) and choice.get("index", 0) in reads.by_index:  # a second choice at one index
                 self.record.upstream_failed("invalid_response")
                 raise self.backend.invalid_answer()
-            reader = ChoiceReader(self.plan)
-            readers.append(reader)
-            events = reader.read(message if isinstance(message, dict) else {})
-            ending, cut_calls = _finished(reader, choice.get("finish_reason") == CUT_REASON)
-            events += ending
-            self.record.parsed(reader.outcomes)
+            try:
+                update = reads.read(choice)
+            except ApiError:
+                self.record.upstream_failed("invalid_response")
+                raise
+            assert update is not None  # a choice's first read
+            if update.finish_reason is None:  # a whole message ends its choice, with or without a reason
+                reads.finish(update, choice)
             result = ParseResult()
-            result.add(events)
-            made_call = bool(result.tool_calls)
-            reason = finish_reason(made_call, choice.get("finish_reason"))
+            result.add(update.events)
             choices.append(
                 ChoiceAnswer(
-                    index,
+                    update.choice,
                     result,
-                    reason,
-                    choice.get("logprobs"),
-                    self.plan.tool_choice.unmet(made_call),
-                    events,
-                    matched_stop(choice, reason, self.stops),
-                    cut_calls,
+                    update.finish_reason,
+                    update.logprobs,
+                    update.unmet,
+                    update.events,
+                    update.stop_sequence,
+                    update.cut_calls,
                 )
             )
         if not choices:  # as a stream that ends with no choice: a backend fault, not an empty answer
             self.record.upstream_failed("invalid_response")
             message = f"the backend for model {self.backend.name!r} answered no choices"
             raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
-        usage = _usage(upstream.get("usage"), self.backend, readers)
+        usage = _usage(upstream.get("usage"), self.backend, reads.readers())
         if usage is not None:
             self.record.usage(usage)
         return Answer(choices, usage)
@@ -213,8 +270,7 @@ class TurnStream:
         self.response = response
         self.usage: dict | None = None  # the last usage seen
         self.failure: ApiError | None = None  # set when the run ends, if the backend failed
-        self._choices: dict[int, _Choice] = {}
-        self._carried_text = False  # the current chunk carried text (held-back content included)
+        self._reads = ChoiceReads(turn, "delta", turn.backend.malformed_chunk)
 
     async def release(self) -> None:
         await self.turn.backend.release(self.response)
@@ -257,9 +313,9 @@ class TurnStream:
             )
             failure_kind = "stream_cut"
         ends: list[TurnUpdate | UsageUpdate] = []
-        for index, choice in self._choices.items():
+        for index, choice in self._reads.by_index.items():
             if not choice.finished:
-                events, cut_calls = self._finish(choice, cut=True)
+                events, cut_calls = self._reads.end(choice, cut=True)
                 ends.append(TurnUpdate(index, events, cut_calls=cut_calls))
         if ends:
             deliver(ends)
@@ -271,71 +327,37 @@ class TurnStream:
         """One backend chunk's updates, added to `updates`; a chunk whose
         `choices` is not a list of objects with integer indices is malformed."""
         backend = self.turn.backend
-        self._carried_text = False
+        reads = self._reads
+        reads.carried_text = False
         choices = chunk.get("choices")
         if type(choices) is not list:
             if choices is not None:
                 raise backend.malformed_chunk()
             choices = ()
         for choice in choices:
-            update = self._read(choice)
+            update = reads.read(choice)
             if update is not None:
                 updates.append(update)
-        if self._carried_text:
+        if reads.carried_text:
             self.turn.record.text_chunk()
         usage = chunk.get("usage")
         if usage is not None:
-            usage = _usage(usage, backend, [choice.reader for choice in self._choices.values()])
+            usage = _usage(usage, backend, reads.readers())
         if usage:
             self.usage = usage
             updates.append(UsageUpdate(usage))
 
-    def _read(self, choice: object) -> TurnUpdate | None:
-        if type(choice) is not dict or type(index := choice.get("index", 0)) is not int:
-            raise self.turn.backend.malformed_chunk()
-        state = self._choices.get(index)
-        if state is None:
-            state = self._choices[index] = _Choice(ChoiceReader(self.turn.plan))
-        if state.finished:
-            return None
-        part = choice.get("delta")
-        part = part if isinstance(part, dict) else {}
-        events = state.reader.read(part)
-        if events:
-            self._carried_text = True
-        elif (text := part.get("content")) is not None:  # a piece that made no event (yet)
-            if not text_or_null(text):
-                raise self.turn.backend.malformed_chunk()
-            self._carried_text = self._carried_text or bool(text)
-        update = TurnUpdate(index, events, logprobs=choice.get("logprobs"))
-        reason = choice.get("finish_reason")
-        if reason is not None:
-            if not text_or_null(reason):
-                raise self.turn.backend.malformed_chunk()
-            ending, update.cut_calls = self._finish(state, cut=reason == CUT_REASON)
-            update.events = events + ending
-            made_call = state.reader.made_call
-            update.finish_reason = finish_reason(made_call, reason)
-            update.unmet = self.turn.plan.tool_choice.unmet(made_call)
-            update.stop_sequence = matched_stop(choice, update.finish_reason, self.turn.stops)
-        return update
-
-    def _finish(self, choice: _Choice, cut: bool) -> tuple[list[Event], frozenset[int]]:
-        choice.finished = True
-        ending = _finished(choice.reader, cut)
-        self.turn.record.parsed(choice.reader.outcomes)
-        return ending
-
     def open_calls(self, index: int) -> frozenset[int]:
         """The calls of choice `index` still being written (a backend's own
         finished calls not among them): what the client leaving now cuts."""
-        choice = self._choices.get(index)
+        choice = self._reads.by_index.get(index)
         return choice.reader.open_calls if choice is not None and not choice.finished else frozenset()
 
     @property
     def complete(self) -> bool:
         """Every choice seen has finished (and at least one was seen)."""
-        return bool(self._choices) and all(choice.finished for choice in self._choices.values())
+        choices = self._reads.by_index.values()
+        return bool(choices) and all(choice.finished for choice in choices)
 
 
 def _backend_error(chunk: object, backend: Backend) -> ApiError:

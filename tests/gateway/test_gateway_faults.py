@@ -109,12 +109,12 @@ def test_idle_timeout_mid_stream_keeps_the_text_then_errors(http, fake):
 
 
 def test_idle_timeout_mid_text_completion_stream_errors(http, fake):
-    fake.script("AskedOnce upon a time", chunk_size=4)
+    fake.script("Once upon a time", chunk_size=4)
     fake.hold_after = 2
     body = {"model": "qwen3", "prompt": "Tell me a story", "stream": True}
     with http.stream("POST", "/v1/completions", json=body) as response:
         events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
-    assert [orjson.loads(event)["choices"][0]["text"] for event in events[:2]] == ["AskedOnce", " upo"]
+    assert [orjson.loads(event)["choices"][0]["text"] for event in events[:2]] == ["Once", " upo"]
     error = orjson.loads(events[2])["error"]
     assert error["code"] == "upstream_timeout" and "stopped sending for 0.3 s" in error["message"]
     assert events[3:] == ["[DONE]"]
@@ -397,21 +397,21 @@ def text_completion_events(http: httpx.Client) -> list[str]:
 
 
 def test_a_text_completion_stream_cut_short_ends_with_an_error_event(http, fake):
-    fake.script("AskedOnce upon a time", chunk_size=4)
+    fake.script("Once upon a time", chunk_size=4)
     fake.cut = True
     events = text_completion_events(http)
-    assert "".join(orjson.loads(event)["choices"][0]["text"] for event in events[:-2]) == "AskedOnce upon a time"
+    assert "".join(orjson.loads(event)["choices"][0]["text"] for event in events[:-2]) == "Once upon a time"
     error = orjson.loads(events[-2])["error"]
     assert error["type"] == "upstream_error" and "ended the stream early" in error["message"]
     assert events[-1] == "[DONE]"
 
 
 def test_a_text_completion_stream_reset_mid_line_is_never_glued_to_the_error(http, fake):
-    whole = b'data: {"choices": [{"index": 0, "text": "AskedOnce"}]}\n\n'
+    whole = b'data: {"choices": [{"index": 0, "text": "Once"}]}\n\n'
     fake.raw_stream = [whole, b'data: {"choices": [{"index": 0, "te', b"never sent"]
     fake.drop_after = 2
     events = text_completion_events(http)
-    assert orjson.loads(events[0])["choices"][0]["text"] == "AskedOnce"
+    assert orjson.loads(events[0])["choices"][0]["text"] == "Once"
     assert orjson.loads(events[1])["error"]["type"] == "upstream_error"
     assert events[2:] == ["[DONE]"]
 

@@ -190,7 +190,7 @@ def test_metrics_stay_open_when_api_keys_are_set(serve, gateway_config):
 
 def test_text_completions_are_counted_as_requests(serve, gateway_config, fake):
     gateway = serve(create_app(Config.model_validate(gateway_config)))
-    fake.script("AskedOnce upon a time")
+    fake.script("Once upon a time")
     assert httpx.post(f"{gateway}/v1/completions", json={"model": "plain", "prompt": "Hi"}).status_code == 200
     assert httpx.post(f"{gateway}/v1/completions", json={"model": "down", "prompt": "Hi"}).status_code == 502
     samples = scrape(gateway)

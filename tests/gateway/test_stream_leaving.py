@@ -83,7 +83,7 @@ async def leave_mid_stream(app: object, path: str, body: dict) -> list[bytes]:
 
 @pytest.mark.parametrize("path", LEAVING)
 def test_a_client_leaving_a_stream_mid_way_still_logs_its_usage(gateway_config, fake, log_lines, path):
-    fake.raw_stream = [usage_event("AskedOnce", 1), usage_event(" upon", 2), usage_event(" a time", 3)]
+    fake.raw_stream = [usage_event("Once", 1), usage_event(" upon", 2), usage_event(" a time", 3)]
     fake.hold_after = 2  # the backend stalls too: the client leaves before the stream ends
     app = create_app(Config.model_validate(gateway_config))
     got = asyncio.run(leave_mid_stream(app, path, LEAVING[path]))
