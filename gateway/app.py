@@ -33,7 +33,6 @@ from gateway.api.completions import CompletionRequest, forward_completion
 from gateway.api.conversations import add_conversation_routes
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.errors import surface_error
-from gateway.api.json_body import json_response
 from gateway.api.limits import ConcurrencyLimit, read_body
 from gateway.api.messages import messages_router
 from gateway.api.models import list_models
@@ -47,6 +46,7 @@ from gateway.api.turns import backend_for
 from gateway.ops import collector
 from gateway.ops.config import Config
 from gateway.ops.errors import ApiError, install_error_handlers
+from gateway.ops.json_body import json_response
 from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware, upstream_error_kind

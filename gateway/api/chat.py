@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from functools import partial
 
@@ -26,17 +25,14 @@ from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
 from gateway.api.disconnect import unless_client_leaves
-from gateway.api.json_body import json_response
 from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import read_request
 from gateway.api.sse import DONE, Envelope, EventStream, data_event
 from gateway.api.turns import Answer, ChoiceAnswer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
+from gateway.ops.ids import new_id
+from gateway.ops.json_body import json_response
 from parsers import CallArgs, CallStart, Content, Event, Reasoning
-
-
-def completion_id() -> str:
-    return f"chatcmpl-{uuid.uuid4().hex}"
 
 
 class ChunkEncoder:
@@ -44,7 +40,7 @@ class ChunkEncoder:
     (id, object, created, model) is serialised once."""
 
     def __init__(self, model: str) -> None:
-        envelope = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time())}
+        envelope = {"id": new_id("chatcmpl-", 32), "object": "chat.completion.chunk", "created": int(time.time())}
         envelope["model"] = model
         choice = Envelope(None, {**envelope, "choices": [None]})
         self._head, self._tail = choice.head, choice.tail
@@ -175,7 +171,7 @@ def _choice(choice: ChoiceAnswer, turn: Turn) -> dict:
 def completion(answer: Answer, turn: Turn) -> dict:
     """The client's `chat.completion` for the turn's `answer`."""
     body = {
-        "id": completion_id(),
+        "id": new_id("chatcmpl-", 32),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": turn.model,

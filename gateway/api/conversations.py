@@ -21,15 +21,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from gateway.api.auth import owner_of
-from gateway.api.json_body import json_response
 from gateway.api.limits import read_body
 from gateway.api.metadata import checked_metadata
 from gateway.api.pages import page
 from gateway.api.request import read_object
 from gateway.api.responses_request import check_continuable
-from gateway.api.responses_shapes import new_id
 from gateway.api.responses_state import already_held, as_stored_items, check_unique_ids, not_found, store_of, stored
 from gateway.ops.errors import ApiError
+from gateway.ops.ids import UNGUESSABLE, new_id
+from gateway.ops.json_body import json_response
 from gateway.ops.store import RepeatedItemId, TooManyItems
 
 _MAX_ITEMS = 20  # per create or add call, as OpenAI's API
@@ -78,7 +78,7 @@ async def _conversation(request: Request, conversation_id: str) -> dict:
 async def create_conversation(request: Request) -> Response:
     body = await _body(request)
     items, metadata = _items(body), checked_metadata(body.get("metadata"))
-    conversation_id = new_id("conv")
+    conversation_id = new_id("conv_", UNGUESSABLE)
     conversation = {
         "id": conversation_id,
         "object": "conversation",

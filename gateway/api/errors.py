@@ -11,11 +11,11 @@ the error carries (a relayed `Retry-After`, `Allow`) go out with it.
 
 from __future__ import annotations
 
-import orjson
 from fastapi import Request
 from starlette.responses import Response
 
 from gateway.ops.errors import ApiError
+from gateway.ops.json_body import json_response
 
 MESSAGES_PATH = "/v1/messages"
 _TYPES = {
@@ -52,5 +52,4 @@ def surface_error(request: Request, error: ApiError) -> Response:
     """`error` in the shape of the surface `request` came to."""
     if not is_messages_path(request.url.path):
         return error.response()
-    body = orjson.dumps(from_api_error(error))
-    return Response(body, status_code=error.status, media_type="application/json", headers=error.headers)
+    return json_response(from_api_error(error), error.status, error.headers)

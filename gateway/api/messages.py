@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from functools import partial
 
-import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
@@ -29,11 +28,8 @@ from gateway.api.messages_stream import PING, message_events, message_object
 from gateway.api.offload import converted, item_bound
 from gateway.api.sse import EventStream
 from gateway.api.turns import backend_for, chat_turn
+from gateway.ops.json_body import json_response
 from gateway.upstream.token_count import count_prompt_tokens
-
-
-def _json(payload: dict) -> Response:
-    return Response(orjson.dumps(payload), media_type="application/json")
 
 
 async def create_message(request: Request) -> Response:
@@ -46,7 +42,7 @@ async def create_message(request: Request) -> Response:
         stream = await unless_client_leaves(request, turn.stream())
         events = partial(message_events, stream, messages.model)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
-    return _json(message_object(await unless_client_leaves(request, turn.answer()), turn))
+    return json_response(message_object(await unless_client_leaves(request, turn.answer()), turn))
 
 
 async def count_tokens(request: Request) -> Response:
@@ -55,7 +51,7 @@ async def count_tokens(request: Request) -> Response:
         request, len(raw), read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
     )
     backend = backend_for(request, chat.model)
-    return _json({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(backend, payload))})
+    return json_response({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(backend, payload))})
 
 
 def _described(checked: type[MessagesRequest]) -> dict:

@@ -19,7 +19,6 @@ mid-stream ends it with an `error` event. Only the first choice is rendered
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from functools import partial
 
@@ -30,6 +29,7 @@ from gateway.api.messages_ids import encode_call_id
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
+from gateway.ops.ids import new_id
 from parsers import CallArgs, Content, Event, Reasoning
 from parsers.core.json_close import JsonCloser
 
@@ -37,10 +37,6 @@ SIGNATURE = "parsegate"  # thinking blocks are not signed; clients replay any op
 PING = named_event("ping", {"type": "ping"})
 MESSAGE_STOP = named_event("message_stop", {"type": "message_stop"})
 _STOP_REASONS = {"tool_calls": "tool_use", "length": "max_tokens"}
-
-
-def message_id() -> str:
-    return f"msg_{uuid.uuid4().hex[:24]}"
 
 
 def tool_use_ids(turn: Turn) -> Callable[[str, int], str]:
@@ -179,7 +175,7 @@ class StreamedBlocks(MessageBlocks):
 async def message_events(stream: TurnStream, model: str, out: EventStream) -> None:
     """The Anthropic event stream of one streamed turn."""
     message: dict[str, object] = {
-        "id": message_id(),
+        "id": new_id("msg_"),
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -230,7 +226,7 @@ def message_object(answer: Answer, turn: Turn) -> dict:
     segments.feed(choice.events, choice.cut_calls)
     segments.finish()
     return {
-        "id": message_id(),
+        "id": new_id("msg_"),
         "type": "message",
         "role": "assistant",
         "model": turn.model,

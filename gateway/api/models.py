@@ -6,8 +6,8 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import Response
 
-from gateway.api.json_body import json_response
 from gateway.ops.config import ModelConfig
+from gateway.ops.json_body import json_response
 from gateway.upstream.derived_parsers import known_template_parsers
 from gateway.upstream.routing import served_models
 

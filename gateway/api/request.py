@@ -155,8 +155,7 @@ def read_checked(raw: bytes, checked: type[_Request], items: ItemBound | None = 
     try:
         return payload, checked.model_validate(payload)
     except ValidationError as error:
-        param = key_path(error.errors(include_url=False)[0]["loc"]) or None
-        raise ApiError(400, describe_errors(error), param=param) from None
+        raise invalid_request(error) from None
 
 
 def checked_payload(payload: dict, places: ToolPlaces = CHAT_TOOLS) -> ChatRequest:
@@ -167,8 +166,7 @@ def checked_payload(payload: dict, places: ToolPlaces = CHAT_TOOLS) -> ChatReque
     try:
         request = ChatRequest.model_validate(payload)
     except ValidationError as error:
-        param = key_path(error.errors(include_url=False)[0]["loc"]) or None
-        raise ApiError(400, describe_errors(error), param=param) from None
+        raise invalid_request(error) from None
     check_tools(payload.get("tools"), places)
     request.check_tool_choice()
     return request
@@ -178,3 +176,10 @@ def read_request(raw: bytes, items: ItemBound | None = None) -> tuple[dict, Chat
     """A chat completion request's JSON object and its checked fields."""
     payload = read_object(raw, items)
     return payload, checked_payload(payload)
+
+
+def invalid_request(error: ValidationError) -> ApiError:
+    """A body's validation errors as the 400 every surface answers, naming
+    the first error's field."""
+    param = key_path(error.errors(include_url=False)[0]["loc"]) or None
+    return ApiError(400, describe_errors(error), param=param)

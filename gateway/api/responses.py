@@ -36,7 +36,6 @@ from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
 from gateway.api.disconnect import unless_client_leaves
-from gateway.api.json_body import json_response
 from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import ItemBound, read_object
@@ -46,7 +45,6 @@ from gateway.api.responses_shapes import (
     call_item,
     custom_input,
     message_item,
-    new_id,
     output_text,
     reasoning_item,
 )
@@ -56,6 +54,8 @@ from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import Envelope, EventStream, named_event
 from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
 from gateway.ops.errors import ApiError
+from gateway.ops.ids import UNGUESSABLE, new_id
+from gateway.ops.json_body import json_response
 from parsers import Content, Event
 
 
@@ -66,7 +66,9 @@ class _Item:
 
     def __init__(self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "") -> None:
         self.kind = kind
-        self.id = new_id({"reasoning": "rs", "message": "msg", "call": "ctc" if custom else "fc"}[kind])
+        self.id = new_id(
+            {"reasoning": "rs_", "message": "msg_", "call": "ctc_" if custom else "fc_"}[kind], UNGUESSABLE
+        )
         self.index = index
         self.parts: list[str] = []
         self.name = name

@@ -22,10 +22,9 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.api.metadata import checked_metadata
-from gateway.api.request import ChatRequest, checked_payload
+from gateway.api.request import ChatRequest, checked_payload, invalid_request
 from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
 from gateway.ops.errors import ApiError
-from gateway.ops.validation_errors import describe_errors, key_path
 from gateway.templates.chat_messages import text_key
 
 # fields of a Responses request passed on to the backend under the same name
@@ -262,8 +261,7 @@ def responses_fields(raw: dict) -> ResponsesRequest:
     try:
         request = ResponsesRequest.model_validate(raw)
     except ValidationError as error:
-        param = key_path(error.errors(include_url=False)[0]["loc"]) or None
-        raise ApiError(400, describe_errors(error), param=param) from None
+        raise invalid_request(error) from None
     if isinstance(request.input, list):
         check_item_fields(request.input, "input")
     checked_metadata(raw.get("metadata"))

@@ -3,21 +3,16 @@ them: ids, complete output items, usage and the `response` object."""
 
 from __future__ import annotations
 
-import secrets
 import time
 
 import orjson
 
 from gateway.api.responses_request import ResponsesRequest, Tools
+from gateway.ops.ids import UNGUESSABLE, new_id
 from parsers.core.json_close import closed_json
 
 # chat finish reasons that leave a response incomplete, and why
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
-
-
-def new_id(prefix: str) -> str:
-    """An unguessable id (192 random bits): a stored object's id is all it takes to read it without keys."""
-    return f"{prefix}_{secrets.token_hex(24)}"
 
 
 def reasoning_item(item_id: str, text: str, status: str = "completed") -> dict:
@@ -98,7 +93,7 @@ class ResponseObject:
     def __init__(
         self, request: ResponsesRequest, raw: dict, stored: bool = False, conversation: str | None = None
     ) -> None:
-        self.id = new_id("resp")
+        self.id = new_id("resp_", UNGUESSABLE)
         self._fields = {
             "id": self.id,
             "object": "response",

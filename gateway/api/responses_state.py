@@ -18,8 +18,8 @@ from fastapi import Request
 from gateway.api.auth import owner_of
 from gateway.api.offload import item_bound
 from gateway.api.responses_request import ResponsesRequest
-from gateway.api.responses_shapes import new_id
 from gateway.ops.errors import ApiError
+from gateway.ops.ids import UNGUESSABLE, new_id
 from gateway.ops.store import RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable
 
 _Result = TypeVar("_Result")
@@ -84,7 +84,7 @@ def as_stored_items(items: list[dict]) -> list[dict]:
 def _stored_item(item: dict) -> dict:
     kind = item.get("type", "message")
     given = {key: value for key, value in item.items() if key != "id" or value is not None}
-    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item")), "type": kind, **given}
+    stored_item = {"id": new_id(_ITEM_PREFIXES.get(kind, "item") + "_", UNGUESSABLE), "type": kind, **given}
     if kind == "message":
         stored_item.setdefault("status", "completed")
         if isinstance(item.get("content"), str):

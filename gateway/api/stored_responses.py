@@ -14,10 +14,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from gateway.api.auth import owner_of
-from gateway.api.json_body import json_response
 from gateway.api.pages import page
 from gateway.api.responses_state import not_found, store_of, stored
 from gateway.ops.errors import ApiError
+from gateway.ops.json_body import json_response
 from gateway.ops.store import StoredResponse
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
+
+from gateway.ops.json_body import json_response
 
 INVALID_REQUEST = "invalid_request_error"
 UPSTREAM_ERROR = "upstream_error"
@@ -47,9 +48,7 @@ class ApiError(Exception):
         self.backend_status: int | None = None  # the backend's own HTTP status, when this relays its error
 
     def response(self) -> Response:
-        return Response(
-            orjson.dumps(self.body), status_code=self.status, media_type="application/json", headers=self.headers
-        )
+        return json_response(self.body, self.status, self.headers)
 
 
 ErrorShape = Callable[[Request, ApiError], Response]

@@ -13,13 +13,13 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from contextvars import ContextVar
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.ops.errors import REQUEST_ID_HEADER, ApiError
+from gateway.ops.ids import new_id
 from gateway.ops.loop_histogram import LoopSeries
 from gateway.ops.metrics import UNKNOWN_MODEL, Metrics
 from parsers import CallOutcomes
@@ -164,7 +164,7 @@ class ObserveMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = _given_request_id(scope) or uuid.uuid4().hex
+        rid = _given_request_id(scope) or new_id("", 32)
         record = RequestRecord(self.metrics, rid)
         scope.setdefault("state", {})["record"] = record
         token = request_id.set(rid)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import random
 import string
-import uuid
 from dataclasses import dataclass, field
 
 from gateway.ops.config import ModelConfig
+from gateway.ops.ids import new_id
 from gateway.plan.history import history_fields
 from gateway.plan.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
@@ -95,7 +95,7 @@ class ParsePlan:
         (OpenAI's `call_…`, Anthropic's `toolu_…`)."""
         if self.call_id_template:
             return self.call_id_template.format(name=name, n=self.earlier_calls + index, random=_RANDOM)
-        return f"{prefix}{uuid.uuid4().hex[:24]}"
+        return new_id(prefix)
 
     def pipeline(self) -> Pipeline | CallFilter:
         """A fresh pipeline for one choice. Whether the reply starts inside

@@ -65,7 +65,7 @@ def test_an_unexpected_failure_is_a_500_in_each_surface_shape_with_the_request_i
         raise RuntimeError("a bug in the gateway")
 
     monkeypatch.setattr(messages_module, "read_messages_request", broken)
-    monkeypatch.setattr("gateway.app.read_request", broken)
+    monkeypatch.setattr("gateway.api.chat.read_request", broken)
     on_messages = httpx.post(f"{gateway}/v1/messages", json=MESSAGES_BODY, headers={"x-request-id": "bug-1"})
     assert anthropic_error(on_messages, 500, "api_error") == "internal error in the gateway"
     assert on_messages.headers["x-request-id"] == "bug-1"
