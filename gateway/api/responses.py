@@ -89,19 +89,71 @@ _DELTA_PLACE: dict[str, dict[str, object]] = {
 }
 
 
-class ResponseEvents:
-    """A `Segmenter` sink: the events of one response, framed into `out`,
-    and its complete output items; `call_id(name, index)` names each call
-    (the turn's `ParsePlan.call_id`)."""
+class ResponseItems:
+    """A `Segmenter` sink: the complete output items of one response, in
+    their order; `call_id(name, index)` names each call (the turn's
+    `ParsePlan.call_id`). The streamed sink (`ResponseEvents`) frames each
+    item's events too; this one, the collector, builds a non-streamed
+    response's `output`."""
 
-    def __init__(self, response_object: ResponseObject, tools: Tools, call_id: Callable[[str, int], str]) -> None:
-        self._response = response_object
+    def __init__(self, tools: Tools, call_id: Callable[[str, int], str]) -> None:
         self._tools = tools
         self._call_id = call_id
-        self._sequence = 0
         self._output: list[dict] = []
         self._items: dict[int, _Item] = {}  # the open items: calls by index, the reasoning or message at TEXT
         self.segments = Segmenter(self, calls_stay_open=True)
+
+    def open_text(self, kind: type[Event]) -> None:
+        self._items[TEXT] = self._open(_Item("message" if kind is Content else "reasoning", len(self._output)))
+
+    def open_call(self, index: int, name: str) -> None:
+        custom = name in self._tools.custom
+        self._items[index] = self._open(_Item("call", len(self._output), name, custom, self._call_id(name, index)))
+
+    def write(self, block: int, text: str) -> None:
+        self._items[block].parts.append(text)
+
+    def close_text(self, cut: bool) -> None:
+        self._close(self._items.pop(TEXT), cut)
+
+    def close_call(self, index: int, cut: bool) -> None:
+        self._close(self._items.pop(index), cut)
+
+    def _open(self, item: _Item) -> _Item:
+        self._output.append({})  # its place; the complete item lands here when it closes
+        return item
+
+    def _close(self, item: _Item, cut: bool) -> None:
+        text = "".join(item.parts)
+        status = "incomplete" if cut else "completed"
+        if item.kind == "reasoning":
+            done = reasoning_item(item.id, text, status)
+        elif item.kind == "message":
+            done = message_item(item.id, text, status)
+        elif cut:
+            done = call_item(item.id, item.call_id, item.name, text, self._tools, status)
+        else:
+            done = call_item(item.id, item.call_id, item.name, text, self._tools)
+        self._output[item.index] = done
+        self._closed(item, text, done, cut)
+
+    def _closed(self, item: _Item, text: str, done: dict, cut: bool) -> None:
+        """What closing `item` says besides its place in the output (the events a stream sends)."""
+
+    @property
+    def output(self) -> list[dict]:
+        """The complete items so far, in their order."""
+        return self._output
+
+
+class ResponseEvents(ResponseItems):
+    """The events of one response, framed into `out` as its items open,
+    grow and close, around the items `ResponseItems` builds."""
+
+    def __init__(self, response_object: ResponseObject, tools: Tools, call_id: Callable[[str, int], str]) -> None:
+        super().__init__(tools, call_id)
+        self._response = response_object
+        self._sequence = 0
         self.out: list[bytes] = []
         self.finish_reason: str | None = None
 
@@ -116,13 +168,6 @@ class ResponseEvents:
             {"type": "response.in_progress", "response": response}
         )
 
-    def open_text(self, kind: type[Event]) -> None:
-        self._items[TEXT] = self._open(_Item("message" if kind is Content else "reasoning", len(self._output)))
-
-    def open_call(self, index: int, name: str) -> None:
-        custom = name in self._tools.custom
-        self._items[index] = self._open(_Item("call", len(self._output), name, custom, self._call_id(name, index)))
-
     def write(self, block: int, text: str) -> None:
         item = self._items[block]
         item.parts.append(text)
@@ -130,15 +175,9 @@ class ResponseEvents:
             self.out.append(item.delta.head + orjson.dumps(text) + item.delta.tail % self._sequence)
             self._sequence += 1
 
-    def close_text(self, cut: bool) -> None:
-        self._close(self._items.pop(TEXT), cut)
-
-    def close_call(self, index: int, cut: bool) -> None:
-        self._close(self._items.pop(index), cut)
-
     def _open(self, item: _Item) -> _Item:
         out = self.out
-        self._output.append({})  # its place; the complete item lands here when it closes
+        super()._open(item)
         if item.kind == "reasoning":
             added = reasoning_item(item.id, "", status="in_progress")
         elif item.kind == "message":
@@ -163,13 +202,10 @@ class ResponseEvents:
             item.delta = Envelope(_DELTA_TYPES[item.kind], delta, after=b',"sequence_number":%d')
         return item
 
-    def _close(self, item: _Item, cut: bool) -> None:
+    def _closed(self, item: _Item, text: str, done: dict, cut: bool) -> None:
         out = self.out
-        text = "".join(item.parts)
         place = {"item_id": item.id, "output_index": item.index}
-        status = "incomplete" if cut else "completed"
         if item.kind == "reasoning":
-            done = reasoning_item(item.id, text, status)
             out.append(
                 self.event({"type": "response.reasoning_summary_text.done", **place, "summary_index": 0, "text": text})
             )
@@ -178,7 +214,6 @@ class ResponseEvents:
                 self.event({"type": "response.reasoning_summary_part.done", **place, "summary_index": 0, "part": part})
             )
         elif item.kind == "message":
-            done = message_item(item.id, text, status)
             out.append(
                 self.event(
                     {"type": "response.output_text.done", **place, "content_index": 0, "text": text, "logprobs": []}
@@ -189,21 +224,16 @@ class ResponseEvents:
                     {"type": "response.content_part.done", **place, "content_index": 0, "part": output_text(text)}
                 )
             )
-        elif cut:
-            done = call_item(item.id, item.call_id, item.name, text, self._tools, status)
-        else:
-            done = call_item(item.id, item.call_id, item.name, text, self._tools)
-            if item.custom:
-                value = custom_input(text)
-                out.append(self.event({"type": "response.custom_tool_call_input.delta", **place, "delta": value}))
-                out.append(self.event({"type": "response.custom_tool_call_input.done", **place, "input": value}))
-            else:
-                out.append(
-                    self.event(
-                        {"type": "response.function_call_arguments.done", **place, "name": item.name, "arguments": text}
-                    )
+        elif not cut and item.custom:
+            value = custom_input(text)
+            out.append(self.event({"type": "response.custom_tool_call_input.delta", **place, "delta": value}))
+            out.append(self.event({"type": "response.custom_tool_call_input.done", **place, "input": value}))
+        elif not cut:
+            out.append(
+                self.event(
+                    {"type": "response.function_call_arguments.done", **place, "name": item.name, "arguments": text}
                 )
-        self._output[item.index] = done
+            )
         out.append(self.event({"type": "response.output_item.done", "output_index": item.index, "item": done}))
 
     def sent(self) -> bytes:
@@ -211,11 +241,6 @@ class ResponseEvents:
         events = b"".join(self.out)
         self.out.clear()
         return events
-
-    @property
-    def output(self) -> list[dict]:
-        """The complete items so far, in their order."""
-        return self._output
 
     def ending(self, usage: dict | None, failure: dict | None) -> tuple[bytes, dict]:
         """The events closing the items still open (cut, after a failure), and the final response."""
@@ -277,10 +302,10 @@ def whole_response(answer: Answer, turn: Turn, response_object: ResponseObject, 
     """The non-streamed response: the first choice's items as a stream of
     the same events would complete them, in their order."""
     choice = answer.choices[0]
-    events = ResponseEvents(response_object, tools, turn.plan.call_id)
-    events.segments.feed(choice.events, choice.cut_calls)
-    events.segments.finish(cut=choice.finish_reason == CUT_REASON)
-    return response_object.finished(events.output, choice.finish_reason, answer.usage)
+    items = ResponseItems(tools, turn.plan.call_id)
+    items.segments.feed(choice.events, choice.cut_calls)
+    items.segments.finish(cut=choice.finish_reason == CUT_REASON)
+    return response_object.finished(items.output, choice.finish_reason, answer.usage)
 
 
 async def stream_response(
