@@ -16,19 +16,9 @@ import gateway.ops.store_config as store_config
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
-from tests.markers import markers_of
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKOUT_STORE_FILE = REPO / store_config.DEFAULT_SQLITE_FILE  # bound before `default_store_file` moves the default
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The markers of tests/markers.py, by each test's place."""
-    tests = Path(__file__).parent
-    for item in items:
-        if isinstance(item, pytest.Function) and item.path.is_relative_to(tests):
-            for marker in markers_of(item.path.relative_to(tests).as_posix(), item.originalname):
-                item.add_marker(marker)
 
 
 # CI runs the same property examples every time, so that a red build is

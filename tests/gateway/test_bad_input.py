@@ -146,6 +146,7 @@ CALLS = st.lists(st.fixed_dictionaries({"id": st.just("c1"), "type": st.just("fu
 HISTORIES = st.lists(st.fixed_dictionaries({"role": st.just("assistant"), "tool_calls": CALLS | JUNK}), max_size=2)
 
 
+@pytest.mark.slow  # 148 s
 @given(
     model=st.sampled_from([*SCHEMA_READERS, GUIDED]),
     stream=st.booleans(),

@@ -19,6 +19,8 @@ from gateway.ops.config import Config
 from parsers import reasoning_format, tool_format
 from tests.sdk_clients import openai_client
 
+pytestmark = pytest.mark.slow  # 3 to 10 s each
+
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 MESSAGES = [{"role": "user", "content": "Weather?"}]
 # Words are Greek: no marker, key or function name of any format contains a Greek letter.
