@@ -94,9 +94,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
 @pytest.mark.parametrize("reasoning_parser, tool_parser", FORMATS)
 def test_random_outputs_lose_no_text(client, fake, reasoning_parser, tool_parser):
     @given(output=outputs(reasoning_parser, tool_parser), chunk_size=st.integers(min_value=1, max_value=7))
-    @settings(
-        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     def streams_every_letter_once(output, chunk_size):
         fake.script(output, chunk_size=chunk_size)
         returned, finish_reasons = [], []

@@ -69,8 +69,6 @@ def test_any_request_gets_an_answer_below_500(gateway_schema, fake, path, method
     @given(case=operation.as_strategy(generation_mode=mode), served=st.sampled_from([None, *SERVED_MODELS]))
     @settings(
         max_examples=examples,
-        derandomize=True,
-        database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
