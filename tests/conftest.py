@@ -10,32 +10,40 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from hypothesis import settings
+from hypothesis import given, settings
 
 import gateway.ops.store_config as store_config
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY, FakeBackend
-from tests.markers import markers_of
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKOUT_STORE_FILE = REPO / store_config.DEFAULT_SQLITE_FILE  # bound before `default_store_file` moves the default
 
 
+# Every run draws the same property examples (each test's follow from its
+# code), so that a red run is always the code's doing. New examples come from
+# `python -m tests.property_sweep`, which runs every property test under the
+# "random" profile with a fresh seed per round.
+settings.register_profile("derandomized", derandomize=True, database=None)
+settings.register_profile("random", derandomize=False, database=None)
+settings.load_profile("derandomized")
+
+
+def uses_hypothesis(test: Callable[..., object]) -> bool:
+    """Whether `test` is a property test: given its examples by hypothesis
+    (`@given` on it), or calling `given` itself on a function it defines."""
+    if getattr(test, "is_hypothesis_test", False):
+        return True
+    code = getattr(test, "__code__", None)
+    return code is not None and any(test.__globals__.get(name) is given for name in code.co_names)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The markers of tests/markers.py, by each test's place."""
-    tests = Path(__file__).parent
+    """The `property` marker on every property test (pyproject.toml)."""
     for item in items:
-        if isinstance(item, pytest.Function) and item.path.is_relative_to(tests):
-            for marker in markers_of(item.path.relative_to(tests).as_posix(), item.originalname):
-                item.add_marker(marker)
-
-
-# CI runs the same property examples every time, so that a red build is
-# always this commit's doing; elsewhere every run explores new ones.
-settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+        if isinstance(item, pytest.Function) and uses_hypothesis(item.obj):
+            item.add_marker(pytest.mark.property)
 
 
 class _Server(uvicorn.Server):

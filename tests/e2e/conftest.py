@@ -21,6 +21,14 @@ from tests.e2e.smollm2 import find_smollm2
 from tests.e2e.tiny_gguf import BOS, CHAT_TEMPLATE, EOS, MARKERS, write_tiny_gguf
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of this folder is an `e2e` test (README.md's quick run leaves them out)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.e2e)
+
+
 def _required(found: tuple[Path | None, str], what: str) -> Path:
     path, why = found
     if path is None:

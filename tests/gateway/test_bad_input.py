@@ -8,11 +8,13 @@ its check."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import anthropic
-import httpx
 import openai
 import orjson
 import pytest
+from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,26 +39,33 @@ USER = {"role": "user", "content": "Hi"}
 
 
 @pytest.fixture(scope="module")
-def gateway(serve, fake_backend_server) -> str:
+def gateway(fake_backend_server) -> Iterator[TestClient]:
+    """The gateway app in this process, its start-up and shutdown run: each
+    request (hundreds per property test) goes to the app with no socket
+    between, and an error in the app reaches the client as it would from a
+    server, a 500 or a stream cut short, not raised here. The fake backend
+    is the real server on loopback."""
     url = f"{fake_backend_server[1]}/v1"
     models = [{"name": name, "backend": {"url": url}, "tool_call_parser": name} for name in SCHEMA_READERS]
     models.append({"name": GUIDED, "backend": {"url": url}, "tool_call_parser": "qwen25", "guided_decoding": "vllm"})
     models.append({"name": GBNF, "backend": {"url": url}, "tool_call_parser": "qwen25", "guided_decoding": "llamacpp"})
-    return serve(create_app(Config.model_validate({"models": models})))
+    app = create_app(Config.model_validate({"models": models}))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
-def responses(gateway) -> openai.OpenAI:
-    return openai_client(gateway)
+def responses(gateway: TestClient) -> openai.OpenAI:
+    return openai_client(str(gateway.base_url), http_client=gateway)
 
 
 @pytest.fixture(scope="module")
-def messages(gateway) -> anthropic.Anthropic:
-    return anthropic_client(gateway)
+def messages(gateway: TestClient) -> anthropic.Anthropic:
+    return anthropic_client(str(gateway.base_url), http_client=gateway)
 
 
-def post(gateway: str, body: dict) -> tuple[int, str]:
-    with httpx.stream("POST", f"{gateway}/v1/chat/completions", json=body, timeout=10) as response:
+def post(gateway: TestClient, body: dict) -> tuple[int, str]:
+    with gateway.stream("POST", "/v1/chat/completions", json=body) as response:
         return response.status_code, response.read().decode()
 
 

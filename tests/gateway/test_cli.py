@@ -374,6 +374,7 @@ def store_in(folder: Path) -> dict[str, str]:
     return environment({"PARSEGATE_STORE__URL": str(folder / "parsegate-store.db")})
 
 
+@pytest.mark.slow  # 7 s
 def test_serve_runs_the_shipped_config_with_no_flags_but_port(tmp_path):
     port = _free_port()
     server = subprocess.Popen(
@@ -397,6 +398,7 @@ def test_serve_runs_the_shipped_config_with_no_flags_but_port(tmp_path):
         server.wait(timeout=10)
 
 
+@pytest.mark.slow  # 17 s
 def test_serve_with_workers_starts_them_all_and_answers(tmp_path):
     port = _free_port()
     server = subprocess.Popen(

@@ -8,8 +8,11 @@ import threading
 
 import httpx
 import orjson
+import pytest
 
 from tests.gateway.test_metrics import scrape
+
+pytestmark = pytest.mark.slow  # 10 to 16 s each
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 

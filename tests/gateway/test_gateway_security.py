@@ -69,6 +69,7 @@ def test_a_request_cannot_choose_the_backend(serve, fake_backend_server, fake, c
     assert ask(url, None, model=elsewhere).status_code == 404
 
 
+@pytest.mark.slow  # 10 s
 def test_no_key_reaches_a_response_or_the_log(gateway_process, fake_backend_server, fake, closed_port):
     fake_url = f"{fake_backend_server[1]}/v1"
     gateway = gateway_process(

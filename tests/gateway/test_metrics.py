@@ -89,6 +89,7 @@ def test_usage_on_every_chunk_is_counted_once(serve, gateway_config, fake):
     assert value(samples, "parsegate_tokens_total", model="plain", kind="completion") == 3
 
 
+@pytest.mark.slow  # 11 s, 7 s
 @pytest.mark.parametrize("stream", [False, True])
 def test_calls_the_backend_parsed_itself_are_counted_with_ours(serve, gateway_config, fake, stream):
     """Raw call text, then the backend's own structured call: every call the
@@ -109,6 +110,7 @@ def test_calls_the_backend_parsed_itself_are_counted_with_ours(serve, gateway_co
     assert value(scrape(gateway), "parsegate_tool_calls_total", model="qwen3", parser="qwen25") == len(calls)
 
 
+@pytest.mark.slow  # 7 s
 def test_backend_parsed_reasoning_and_calls_time_the_first_token(serve, gateway_config, fake):
     """A model without parsers of ours: the backend's reasoning is its first
     text, its call is counted under `parser="none"`."""

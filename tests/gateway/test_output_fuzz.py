@@ -19,6 +19,8 @@ from gateway.ops.config import Config
 from parsers import reasoning_format, tool_format
 from tests.sdk_clients import openai_client
 
+pytestmark = pytest.mark.slow  # 3 to 10 s each
+
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 MESSAGES = [{"role": "user", "content": "Weather?"}]
 # Words are Greek: no marker, key or function name of any format contains a Greek letter.
@@ -92,9 +94,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
 @pytest.mark.parametrize("reasoning_parser, tool_parser", FORMATS)
 def test_random_outputs_lose_no_text(client, fake, reasoning_parser, tool_parser):
     @given(output=outputs(reasoning_parser, tool_parser), chunk_size=st.integers(min_value=1, max_value=7))
-    @settings(
-        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     def streams_every_letter_once(output, chunk_size):
         fake.script(output, chunk_size=chunk_size)
         returned, finish_reasons = [], []

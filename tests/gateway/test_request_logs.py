@@ -86,6 +86,7 @@ def _request_lines(process: subprocess.Popen) -> list[str]:
     return err.splitlines()
 
 
+@pytest.mark.slow  # 8 s
 def test_json_logs_give_one_object_per_request(serve_cli, fake):
     fake.script("<think>Hm.</think>Hello!")
     url, process = serve_cli("--log-format", "json")

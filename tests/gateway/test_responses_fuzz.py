@@ -43,9 +43,7 @@ def streamed_text(item: dict, deltas: list[str]) -> str:
 @pytest.mark.parametrize("reasoning_parser, tool_parser", FORMATS)
 def test_random_outputs_keep_every_letter_in_responses(client, fake, reasoning_parser, tool_parser):
     @given(output=outputs(reasoning_parser, tool_parser), chunk_size=st.integers(min_value=1, max_value=7))
-    @settings(
-        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     def every_letter_once(output, chunk_size):
         fake.script(output, chunk_size=chunk_size)
         events = list(client.responses.create(model=tool_parser, input="Weather?", tools=TOOLS, stream=True))

@@ -223,9 +223,7 @@ def test_random_outputs_stream_like_the_whole_reply(request, fake, surface, pair
     client = request.getfixturevalue(client_fixture)
     markers, calls = vocabulary(*pair)
 
-    @settings(
-        max_examples=MIXES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=MIXES, deadline=None, suppress_health_check=list(HealthCheck))
     @given(output=outputs(markers, calls), size=st.integers(1, 6))
     def streams_like_the_whole_reply(output, size):
         assume(all(is_object(arguments) for _, arguments in parse(*pair, [output])[2]))

@@ -21,6 +21,8 @@ from bench.workloads import (
 )
 from tests.cpu_cost import least_costs
 
+pytestmark = pytest.mark.bench
+
 BOUND = 16
 
 

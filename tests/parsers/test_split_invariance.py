@@ -120,9 +120,7 @@ def parse(reasoning: str | None, tool: str | None, pieces: list[str]) -> tuple:
 def test_every_split_parses_like_one_shot(reasoning, tool):
     markers, calls = vocabulary(reasoning, tool)
 
-    @settings(
-        max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def check(data):
         text = data.draw(outputs(markers, calls))

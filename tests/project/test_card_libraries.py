@@ -10,8 +10,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from bench.partial_json_bench import REWRITTEN
 from tests.project import ROOT
+
+pytestmark = pytest.mark.bench
 
 NUMBER = r"\d+\.\d+"
 

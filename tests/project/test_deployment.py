@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -181,6 +182,7 @@ def _copy(arguments: str, root: Path, workdir: Path) -> None:
             shutil.copy(path, into)
 
 
+@pytest.mark.slow  # 9 s
 def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
     """COPY, `RUN pip install` (pip's cache reused), then the image's
     ENTRYPOINT and HEALTHCHECK with its ENV, in a fresh venv: the port is

@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.bench
+
 ROOT = Path(__file__).resolve().parents[2]
 NUMBER = r"-?\d+\.\d+"
 SURFACES = ("chat", "responses", "messages", "template")

@@ -6,7 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.project import ROOT
+
+pytestmark = pytest.mark.bench
 
 
 def test_names_select_a_format_by_any_alias():
