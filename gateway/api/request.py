@@ -42,7 +42,7 @@ class Tool(_Checked):
 class Message(_Checked):
     """The fields of a message the gateway reads; the rest goes up as sent."""
 
-    role: Any = None
+    role: str  # required, as OpenAI has it; any name a template knows (`ipython`…) passes
     tool_calls: list[dict[str, Any]] | None = None
 
 

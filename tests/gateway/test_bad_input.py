@@ -83,6 +83,8 @@ def nested(levels: int) -> object:
 BAD_REQUESTS = [
     ("qwen3_coder", {"messages": [USER, {"role": "assistant", "tool_calls": 5}]}, "messages[1].tool_calls"),
     ("qwen3_coder", {"messages": [USER], "metadata": nested(300)}, "metadata"),
+    ("qwen3_coder", {"messages": [USER, {"content": "no role"}]}, "messages[1].role"),  # found by a random-seed sweep
+    ("qwen3_coder", {"messages": [{"role": 5, "content": "hi"}]}, "messages[0].role"),
     ("qwen3_coder", {"messages": [{"role": "user", "content": nested(300)}]}, "messages"),
     (GUIDED, {"messages": [USER], "tools": [tool([1])], "tool_choice": "required"}, "tools[0].function.parameters"),
     (
