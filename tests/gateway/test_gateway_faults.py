@@ -109,12 +109,12 @@ def test_idle_timeout_mid_stream_keeps_the_text_then_errors(http, fake):
 
 
 def test_idle_timeout_mid_text_completion_stream_errors(http, fake):
-    fake.script("AskedOnce upon a time", chunk_size=4)
+    fake.script("Once upon a time", chunk_size=4)
     fake.hold_after = 2
     body = {"model": "qwen3", "prompt": "Tell me a story", "stream": True}
     with http.stream("POST", "/v1/completions", json=body) as response:
         events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
-    assert [orjson.loads(event)["choices"][0]["text"] for event in events[:2]] == ["AskedOnce", " upo"]
+    assert [orjson.loads(event)["choices"][0]["text"] for event in events[:2]] == ["Once", " upo"]
     error = orjson.loads(events[2])["error"]
     assert error["code"] == "upstream_timeout" and "stopped sending for 0.3 s" in error["message"]
     assert events[3:] == ["[DONE]"]
