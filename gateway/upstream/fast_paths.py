@@ -32,7 +32,7 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
 VARIABLE = "PARSEGATE_FAST_PATHS"
-log = logging.getLogger("parsegate.fast_paths")
+log = logging.getLogger("parsegate.startup")  # with the other start-up lines (ops/startup.py)
 
 # What the pushed body calls on aiohttp's reader (body_push.py).
 _READER_METHODS = (
