@@ -12,8 +12,10 @@ An address that cannot be bound (a port in use) stops `serve` with
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
 Each serving process sets its garbage collector for serving as its app
 starts (ops/collector.py).
-The start-up lines (ops/startup.py) are written once, before any worker
-starts, and again by a process that reloads its config (reload.py).
+The start-up lines (ops/startup.py, and the one that says whether the fast
+paths run: upstream/fast_paths.py) are written once, before any worker
+starts; a process that reloads its config writes ops/startup.py's again
+(reload.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from gateway.ops.config import Config, load_config
 from gateway.ops.env_overlay import CONFIG_FILE_VARIABLE
 from gateway.ops.logs import logging_config
 from gateway.ops.startup import log_startup
+from gateway.upstream import fast_paths
 
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
 
@@ -92,6 +95,7 @@ def serve(
     check_address(host, port)
     logging.config.dictConfig(options["log_config"])  # uvicorn sets the same up again, after these lines
     log_startup(config, host)
+    fast_paths.log_choice()  # workers decide alike: same packages, same environment
     if workers == 1:
         uvicorn.run(create_app(config, config_path=config_path, host=host, settle_collector=True), **options)
         return

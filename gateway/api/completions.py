@@ -10,6 +10,7 @@ send timeout (sse.py), and the request's metrics and log line.
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
 import orjson
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from gateway.api.sse import DONE, EventStream, data_event, relayed_event
+from gateway.api.turns import DRAIN_SECONDS
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind
@@ -47,23 +49,32 @@ async def forward_completion(backend: Backend, payload: dict, stream: bool, reco
         content = await backend.read(response)
     finally:
         await backend.release(response)
-    return Response(content, status_code=response.status_code, media_type=media_type)
+    return Response(content, status_code=response.status, media_type=media_type)
 
 
 async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRecord, out: EventStream) -> None:
     """The backend's events, each re-framed whole (`data: …` and a blank
-    line), so that an error can never be glued to half a line. A stream
-    that breaks, goes quiet for `idle_timeout` or ends before `[DONE]`
-    ends with an error event, then `[DONE]`."""
+    line), so that an error can never be glued to half a line, written as
+    they arrive (the pushed body, upstream/body_push.py). A stream that
+    breaks, goes quiet for `idle_timeout` or ends before `[DONE]` ends with
+    an error event, then `[DONE]`."""
+    done = False
+
+    def relay(payloads: list[bytes]) -> asyncio.Future[None] | None:
+        nonlocal done
+        events: list[bytes] = []
+        for payload in payloads:
+            if payload == b"[DONE]":  # the last the push delivers
+                done = True
+                events.append(DONE)
+                break
+            events.append(relayed_event(payload))
+        return out.write(b"".join(events)) if events else None
+
     try:
-        async for payloads in backend.payloads(response):
-            events: list[bytes] = []
-            for payload in payloads:
-                if payload == b"[DONE]":
-                    await out.send(b"".join(events) + DONE)
-                    return
-                events.append(relayed_event(payload))
-            await out.send(b"".join(events))
+        await backend.push_payloads(response, relay, DRAIN_SECONDS)
+        if done:
+            return
         failure = ApiError(502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
         record.upstream_failed("stream_cut")
     except ApiError as error:

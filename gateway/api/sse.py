@@ -16,7 +16,11 @@ from the request's task, and writes the events of the backend's body with
 (upstream/body_push.py). `write` steps the ASGI `send` there and then, as a
 task would step it, so that a paced chunk wakes no task: when the
 client's flow control holds the send, `write` returns its future, and the
-push stops reading the backend until it is done. The events between the
+push stops reading the backend until it is done. Stepping a coroutine
+uses asyncio's internals (a future's `_asyncio_future_blocking`), so it
+runs only with the fast paths on (upstream/fast_paths.py) and a `send`
+that is a coroutine function; otherwise `write` awaits the `send` in a
+task, an ordinary send, and returns the future of that. The events between the
 response's start and its end go to the server's own `send` when the app
 hands it over in the scope (`SERVER_SEND`, app.py's `Gateway`): the
 middlewares watch only the start and the end, and a coroutine each per
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -65,6 +70,7 @@ from gateway.ops import server_config
 from gateway.ops.deadline import Deadline
 from gateway.ops.logs import left_unfinished
 from gateway.ops.observe import request_id
+from gateway.upstream import fast_paths
 
 log = logging.getLogger("parsegate.stream")
 
@@ -152,7 +158,9 @@ class EventStream(Response):
         self._quiet_timer: asyncio.TimerHandle | None = None
         self._pinging: asyncio.Future[None] | None = None
         self._held: asyncio.Future[None] | None = None  # a `write` the client's flow control holds
-        self._held_send: Coroutine[Any, Any, None] | None = None
+        self._held_send: Coroutine[Any, Any, None] | None = None  # a stepped send the client holds
+        self._sender: asyncio.Task[None] | None = None  # without the fast paths: the task that sends
+        self._stepped = False  # whether `write` steps the send (the fast paths) or sends in a task
         self._queued: list[bytes] = []  # written while a send is held
         self._send_seconds = server_config.SEND_TIMEOUT  # how long a send may be held before the stream is cut
         self._stall_timer: asyncio.TimerHandle | None = None
@@ -170,6 +178,7 @@ class EventStream(Response):
         self._body_send = scope.get(SERVER_SEND, send)
         self._send_seconds = scope.get(SEND_TIMEOUT, server_config.SEND_TIMEOUT)
         self._context = contextvars.copy_context()
+        self._stepped = fast_paths.ENABLED and inspect.iscoroutinefunction(self._body_send)
         try:
             await self._stream()
         except asyncio.CancelledError:
@@ -211,6 +220,10 @@ class EventStream(Response):
                 self._held.cancel()
                 self._held = None
             self._queued.clear()
+            sender, self._sender = self._sender, None
+            if sender is not None:
+                sender.cancel()
+                await asyncio.wait([sender])
             await self._stop_pings()
 
     def write(self, event: bytes) -> asyncio.Future[None] | None:
@@ -226,6 +239,8 @@ class EventStream(Response):
         if self._held is not None:  # it goes once the held send is done, in order
             self._queued.append(event)
             return self._held
+        if not self._stepped:
+            return self._send_in_task(event)
         sending = self._body_send({"type": "http.response.body", "body": event, "more_body": True})
         try:
             waits_for = sending.send(None)  # type: ignore[attr-defined]
@@ -238,6 +253,43 @@ class EventStream(Response):
         self._holding(sending)  # type: ignore[arg-type]
         self._resume_when(waits_for)
         return self._held
+
+    def _send_in_task(self, event: bytes) -> asyncio.Future[None]:
+        """`write` without the fast paths: `event`, and what is written
+        meanwhile, awaited by a task (in the stream's context), each send
+        within the send timeout; the future is done once all is sent."""
+        loop = asyncio.get_running_loop()
+        held = self._held = loop.create_future()
+        self._sender = self._context.run(loop.create_task, self._sending(event, held))
+        return held
+
+    async def _sending(self, event: bytes, held: asyncio.Future[None]) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                self._stop_stall_timer()
+                self._stall_timer = loop.call_later(self._send_seconds, self._stalled)
+                await self._body_send({"type": "http.response.body", "body": event, "more_body": True})
+                if not self._queued or self._held is not held:
+                    break
+                event = b"".join(self._queued)  # what was written meanwhile, as one send
+                self._queued.clear()
+        except BaseException as error:
+            if self._held is not held:  # the stream was cut, or ended: cancelled by it
+                return
+            self._stop_stall_timer()
+            self._held = self._sender = None
+            self._queued.clear()
+            self._hold()
+            if isinstance(error, asyncio.CancelledError):
+                held.cancel()
+            else:
+                held.set_exception(error)
+            return
+        if self._held is held:
+            self._stop_stall_timer()
+            self._held = self._sender = None
+            held.set_result(None)
 
     async def send(self, event: bytes) -> None:
         """Send `event` from the stream's task (after any held `write`)."""
@@ -318,6 +370,8 @@ class EventStream(Response):
             held.exception()  # taken here: whoever waits for it gets the cut all the same
         if sending is not None:
             sending.close()
+        if self._sender is not None:  # awaited as the stream ends
+            self._sender.cancel()
 
     def _stop_stall_timer(self) -> None:
         if self._stall_timer is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import orjson
 
@@ -132,7 +132,7 @@ class Backend:
 
     async def release(self, response: UpstreamResponse) -> None:
         """Close a response from `open` (again is harmless)."""
-        await response.aclose()
+        response.close()
         self._in_flight.responses.discard(response)
         await self._close_if_retired()
 
@@ -167,16 +167,16 @@ class Backend:
             except ApiError:  # a timeout or a broken connection: the request may have been processed
                 self.balancer.failed(endpoint)
                 raise
-            if response.is_success:
+            if 200 <= response.status < 300:
                 self.balancer.succeeded(endpoint)
                 return response
             try:
-                content = await self._read_error_body(response)
+                content = await self.client.read(response, self.errors, ERROR_BODY_LIMIT)  # the rest is never read
             finally:
-                await response.aclose()
-            if response.status_code >= 500:
+                response.close()
+            if response.status >= 500:
                 self.balancer.failed(endpoint)
-            if response.status_code not in _RETRIED_STATUSES or attempt == attempts:
+            if response.status not in _RETRIED_STATUSES or attempt == attempts:
                 raise self.errors.http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -190,25 +190,8 @@ class Backend:
             raise self.transport_error(failure) from None
 
     async def read(self, response: UpstreamResponse) -> bytes:
-        """A response's whole (decoded) body, due within `idle_timeout`."""
+        """A response's whole (decoded) body, each piece due within `idle_timeout` of the last."""
         return await self.client.read(response, self.errors)
-
-    async def _read_error_body(self, response: UpstreamResponse) -> bytes:
-        """The first `ERROR_BODY_LIMIT` bytes of an error response (decoded);
-        the rest is never read."""
-        pieces: list[bytes] = []
-        size = 0
-        async for piece in self.client.pieces(response, self.errors):
-            pieces.append(piece)
-            size += len(piece)
-            if size >= ERROR_BODY_LIMIT:
-                break
-        return b"".join(pieces)[:ERROR_BODY_LIMIT]
-
-    def payloads(self, response: UpstreamResponse) -> AsyncIterator[list[bytes]]:
-        """The `data:` payloads of a streamed response, a list per read (one
-        write to the client), each read due within `idle_timeout` of the last."""
-        return self.client.payloads(response, self.errors)
 
     async def push_payloads(
         self,

@@ -25,8 +25,11 @@ wants (the stream's `[DONE]`): what follows is dropped, and the run ends
 with the body, or after `drain_seconds`, so that the connection can go
 back to the pool.
 
-A body that aiohttp does not read (the demo backend's) is read by a task
-of the push's own and delivered the same way.
+A body that aiohttp does not read (the demo backend's), and every body
+when the fast paths are off (fast_paths.py), is read by a task of the
+push's own (transport.py's `_Pieces`, over aiohttp's public `readany`) and
+delivered the same way; while a write is held it reads nothing, and
+aiohttp's own reader pauses the connection once its buffer is full.
 
 aiohttp has no callback for a body's pieces, so the push takes the place
 of its `StreamReader` for the run: the response's reader becomes a
@@ -36,9 +39,10 @@ instead of storing. The run restores it, so releasing or closing the
 response works as aiohttp expects. aiohttp pauses its parser only when
 asked from inside its callback, so the push pauses there, at every piece
 that comes while a write is held (aiohttp resumes the connection itself
-when the push takes its reader's buffer). tests/gateway/test_body_push.py
-holds this to aiohttp's side of it, on uvloop; the tests pass with
-aiohttp 3.10 and 3.14.
+when the push takes its reader's buffer). Those are aiohttp's internals:
+the take-over runs only where fast_paths.py found them at start-up, and
+tests/gateway/test_body_push.py and test_held_writes.py hold both paths
+to aiohttp's side of it, on uvloop.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 
+from gateway.upstream import fast_paths
 from gateway.upstream.idle import IdleExpired, Silence
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
@@ -129,11 +134,12 @@ class BodyPush:
         self._drain: asyncio.TimerHandle | None = None
 
     async def run(self, content: aiohttp.StreamReader | None, pieces: AsyncIterator[bytes]) -> None:
-        """Deliver the body (aiohttp's `content` taken over, or `pieces` read
-        by a task) until it ends; raises what ended it otherwise."""
+        """Deliver the body (aiohttp's `content` taken over, with the fast
+        paths on, or else `pieces` read by a task) until it ends; raises
+        what ended it otherwise."""
         reader: asyncio.Task[None] | None = None
         try:
-            if content is not None and type(content) is aiohttp.StreamReader:
+            if content is not None and fast_paths.ENABLED and type(content) is aiohttp.StreamReader:
                 self._take_over(content)
             else:
                 reader = self._loop.create_task(self._read(pieces))
@@ -142,7 +148,7 @@ class BodyPush:
             self._silence.stop()
             if self._drain is not None:
                 self._drain.cancel()
-            if content is not None and _PUSHES.pop(id(content), None) is not None:
+            if content is not None and _PUSHES.pop(id(content), None) is not None:  # taken over
                 content.__class__ = aiohttp.StreamReader
             if reader is not None:
                 reader.cancel()
@@ -258,7 +264,7 @@ class BodyPush:
                 self._silence.since = None  # waiting for the client is not the backend's silence
                 pending.add_done_callback(self._taken)
         if self._pending is None and not self._waiting and self._end is not None:
-            self._finish(self._end[0])
+            self._finish(None if self._stopped else self._end[0])  # stopped by what it delivered: the stream is whole
 
     def ended(self, failure: BaseException | None) -> None:
         """The body ended (`failure`: why, if it broke); pieces still waiting

@@ -72,8 +72,8 @@ class UpstreamErrors:
         if isinstance(details, str):
             details = {"message": details}
         if not isinstance(details, dict) or not isinstance(details.get("message"), str):
-            details = {"message": content.decode(errors="replace") or response.reason_phrase}
-        status = response.status_code
+            details = {"message": content.decode(errors="replace") or response.reason}
+        status = response.status
         if status in _CREDENTIAL_STATUSES:  # the operator's backend key, not the client's: never a 401 to the client
             message = (
                 f"the backend for model {self.model!r} refused the gateway's credentials (HTTP {status}); "

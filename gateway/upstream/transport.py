@@ -7,14 +7,14 @@ client").
 and headers are in (within the backend's `first_byte_timeout`), its body
 still to read, and turns the client's failures into `TransportFailure`:
 whether a connection was ever made (then a request is safe to try again)
-and whether it timed out. The body is read whole, piece by piece or as
-the `data:` payloads of an event stream (sse_reader.py), each piece due
-within `idle_timeout` of the last (idle.py); a streamed chat body is pushed
-to its reader as it arrives instead (`push_payloads`, body_push.py). There
-the failures come out as the client's errors (errors.py). Retries
-over the backend's URLs are backend.py's. A demo backend
-(demo.py) answers in-process instead, through the same response
-type.
+and whether it timed out. Every body is read by one reader, the pushed
+body (body_push.py): whole (`read`; an error body up to a limit), or as
+the `data:` payloads of an event stream (sse_reader.py) handed to their
+reader as they arrive (`push_payloads`), each piece due within
+`idle_timeout` of the last (idle.py). There the failures come out as the
+client's errors (errors.py). Retries over the backend's URLs are
+backend.py's. A demo backend (demo.py) answers in-process instead,
+through the same response type.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import asyncio
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Protocol, TypeVar
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -33,10 +33,9 @@ from yarl import URL
 from gateway.ops.deadline import Deadline
 from gateway.upstream.body_push import BodyPush
 from gateway.upstream.demo import demo_answer
-from gateway.upstream.idle import IdleExpired, IdleWatch
+from gateway.upstream.idle import IdleExpired
 from gateway.upstream.sse_reader import EventLines, LineTooLong
 
-_Item = TypeVar("_Item")
 MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle
 # Backends are asked for bodies as they are (aiohttp asks for gzip by
 # default): a compressor holds an event stream's events back until its
@@ -110,44 +109,31 @@ def environment_proxy(url: str) -> _Proxy:
     return proxy.with_user(None), {"Proxy-Authorization": credentials.encode()} if credentials else None
 
 
-def _as_read(piece: bytes) -> bytes:
-    return piece
-
-
 class UpstreamResponse:
-    """A backend's status and headers, and its body (decoded: no gzip left)
-    read once, piece by piece (`aiter_bytes`) or whole (`aread`)."""
+    """A backend's status, reason and headers, and its body (decoded: no
+    gzip left) still to read, once, by a `BodyPush` (body_push.py):
+    aiohttp's reader of it (`content`), which the push takes over, or
+    `pieces` (the demo backend's body, or `_Pieces` of aiohttp's)."""
+
+    __slots__ = ("status", "reason", "headers", "pieces", "content", "_close")
 
     def __init__(
         self,
-        status_code: int,
-        reason_phrase: str,
+        status: int,
+        reason: str,
         headers: Mapping[str, str],
-        body: AsyncIterator[bytes],
+        pieces: AsyncIterator[bytes],
         close: Callable[[], None],
         content: aiohttp.StreamReader | None = None,
     ) -> None:
-        self.status_code = status_code
-        self.reason_phrase = reason_phrase
+        self.status = status
+        self.reason = reason
         self.headers = headers  # case-insensitive
-        self._body = body
+        self.pieces = pieces
+        self.content = content
         self._close = close
-        self.content = content  # aiohttp's reader of the body, which a push takes over (body_push.py)
 
-    @property
-    def is_success(self) -> bool:
-        return 200 <= self.status_code < 300
-
-    def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The body as it comes, no generator per piece, so the client's
-        errors come through as they are (read it within `failures()`)."""
-        return self._body
-
-    async def aread(self) -> bytes:
-        with failures():
-            return b"".join([piece async for piece in self._body])
-
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Close the response; a body read to its end gives its connection
         back to the pool, one still streaming closes it, so the backend
         stops generating (again is harmless)."""
@@ -155,10 +141,14 @@ class UpstreamResponse:
 
 
 class _Pieces:
-    """A body's pieces as aiohttp's `iter_any` yields them, except that what
-    arrived before the connection broke is yielded before the error:
-    `readany` raises a failure first and drops what it had buffered, where
-    the gateway must still relay the events the backend did send."""
+    """A body's pieces as aiohttp's public `readany` gives them (the pushed
+    body's task reads them, body_push.py), except that what arrived before
+    the connection broke comes before the error: `readany` raises a failure
+    first and drops what it had buffered, where the gateway must still relay
+    what the backend did send (all of it, when the break came after its
+    `[DONE]`). Only that salvage takes aiohttp's internals (`_read_nowait`,
+    which fast_paths.py checks for, and CI with it); an aiohttp without it
+    loses those bytes, as its own public reads do."""
 
     __slots__ = ("_content",)
 
@@ -172,12 +162,22 @@ class _Pieces:
         try:
             piece = await self._content.readany()
         except aiohttp.ClientError:
-            piece = self._content._read_nowait(-1)  # the buffer, which readany would not give
+            piece = _buffered(self._content)
             if not piece:
                 raise
         if not piece:
             raise StopAsyncIteration
         return piece
+
+
+def _buffered(content: aiohttp.StreamReader) -> bytes:
+    """What aiohttp's reader still holds once its connection broke, if it says."""
+    read = getattr(content, "_read_nowait", None)
+    try:
+        piece = read(-1) if callable(read) else b""
+    except Exception:  # an aiohttp whose internals changed: the bytes are lost, the failure stays
+        return b""
+    return piece if isinstance(piece, bytes) else b""
 
 
 def _from_aiohttp(response: aiohttp.ClientResponse) -> UpstreamResponse:
@@ -248,18 +248,25 @@ class Transport:
             found = self._proxies[origin] = environment_proxy(url)
         return found
 
-    async def read(self, response: UpstreamResponse, errors: ClientErrors) -> bytes:
-        """A response's whole (decoded) body, due within `idle_seconds`."""
-        try:
-            with within_deadline(self.idle_seconds, "stopped sending"):
-                return await response.aread()
-        except TransportFailure as failure:
-            raise errors.transport_error(failure) from None
+    async def read(self, response: UpstreamResponse, errors: ClientErrors, limit: int | None = None) -> bytes:
+        """A response's whole (decoded) body, or its first `limit` bytes
+        (the rest is never read), each piece due within `idle_seconds` of
+        the last. Failures as `_read_failures` says."""
+        pieces: list[bytes] = []
+        size = 0
 
-    def payloads(self, response: UpstreamResponse, errors: ClientErrors) -> AsyncIterator[list[bytes]]:
-        """The `data:` payloads of a streamed response, a list per read, each
-        read due within `idle_seconds` of the last."""
-        return self._within_idle(response, errors, EventLines().feed)
+        def delivered(piece: bytes) -> None:
+            nonlocal size
+            pieces.append(piece)
+            size += len(piece)
+            if limit is not None and size >= limit:
+                push.stop()
+
+        push = BodyPush(delivered, self.idle_seconds, drain_seconds=0)
+        with self._read_failures(errors):
+            await push.run(response.content, response.pieces)
+        body = b"".join(pieces)
+        return body if limit is None else body[:limit]
 
     async def push_payloads(
         self,
@@ -287,41 +294,7 @@ class Transport:
 
         push = BodyPush(delivered, self.idle_seconds, drain_seconds)
         with self._read_failures(errors):
-            await push.run(response.content, response.aiter_bytes())
-
-    def pieces(self, response: UpstreamResponse, errors: ClientErrors) -> AsyncIterator[bytes]:
-        """A streamed response's body as it comes, decoded (no gzip left),
-        each piece due within `idle_seconds` of the last."""
-        return self._within_idle(response, errors, _as_read)
-
-    async def _within_idle(
-        self, response: UpstreamResponse, errors: ClientErrors, taken: Callable[[bytes], _Item]
-    ) -> AsyncIterator[_Item]:
-        """What `taken` makes of each piece of the body (nothing when empty),
-        in one generator, the reads' deadline (idle.py) and their failures
-        included: a generator less per layer is a resumption less per chunk
-        (the failures as `_read_failures` says)."""
-        pieces = response.aiter_bytes()
-        watch = IdleWatch(self.idle_seconds)
-        try:
-            with self._read_failures(errors):
-                while True:
-                    watch.waiting()
-                    try:
-                        piece = await anext(pieces)
-                    except StopAsyncIteration:
-                        return
-                    except asyncio.CancelledError:
-                        expired = watch.cancelled()
-                        if expired is None:
-                            raise
-                        raise expired from None
-                    watch.arrived()
-                    item = taken(piece)
-                    if item:
-                        yield item
-        finally:
-            watch.stop()
+            await push.run(response.content, response.pieces)
 
     @contextmanager
     def _read_failures(self, errors: ClientErrors) -> Iterator[None]:

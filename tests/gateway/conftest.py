@@ -7,7 +7,7 @@ import time
 import openai
 import pytest
 
-from gateway.upstream import asked_once
+from gateway.upstream import asked_once, fast_paths
 from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
 from tests.sdk_clients import openai_client
 
@@ -39,3 +39,16 @@ def failure_clock(monkeypatch: pytest.MonkeyPatch) -> FailureClock:
     clock = FailureClock()
     monkeypatch.setattr(asked_once, "time", clock)
     return clock
+
+
+@pytest.fixture(params=[True, False], ids=["fast_paths", "fallback"])
+def both_paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """A test of the transport or the event stream, run twice: with the fast
+    paths (aiohttp's reader taken over, the server's send stepped:
+    upstream/fast_paths.py) and with their fallbacks, the paths a process
+    takes where aiohttp or Python lacks those internals, or with
+    `PARSEGATE_FAST_PATHS=0`. Where they are missing the first run takes the
+    fallback too, and tests/gateway/test_fast_paths.py fails."""
+    on = request.param and fast_paths.unavailable is None
+    monkeypatch.setattr(fast_paths, "ENABLED", on)
+    return on

@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
+import pytest
 import uvloop
 from aiohttp import web
 
 from gateway.upstream.body_push import BodyPush
+
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
 
 PIECE = 16384
 PIECES = 4096  # 64 MB: more than loopback's socket buffers can hold (Linux: up to 32 MB received, 4 MB sent)

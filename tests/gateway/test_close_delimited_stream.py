@@ -18,6 +18,8 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 WHOLE_EVENT = b'data: {"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, "text": "Once"}]}\n\n'
 HALF_EVENT = b'data: {"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, "te'
 

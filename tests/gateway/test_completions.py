@@ -13,6 +13,8 @@ import pytest
 from tests.fake_backend import BACKEND_KEY, USAGE
 from tests.gateway.test_gateway_errors import error_of
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 RAW = "<think>\nkept as written\n</think>\n\nOnce upon a time"
 
 

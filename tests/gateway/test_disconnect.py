@@ -11,6 +11,8 @@ from starlette.requests import Request
 from gateway.api.disconnect import CLIENT_CLOSED, unless_client_leaves
 from gateway.ops.errors import ApiError
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 
 def _request(left: asyncio.Event) -> Request:
     async def receive() -> dict:

@@ -13,6 +13,8 @@ from gateway.ops.config import Config
 from tests.fake_backend import BACKEND_KEY
 from tests.sdk_clients import openai_client
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 MESSAGES = [{"role": "user", "content": "Hi"}]
 THINKING = "<think>\nStill thinking about it"
 

@@ -18,6 +18,8 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.fake_backend import FakeBackend
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 MESSAGES = [{"role": "user", "content": "Hi"}]
 SHORT = 0.3  # seconds: the configured timeouts of the impatient models
 

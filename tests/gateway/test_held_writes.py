@@ -26,6 +26,8 @@ from gateway.app import create_app
 from gateway.ops.config import Config
 from tests.asgi_scope import post_scope
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 END_OF_BODY = b"0\r\n\r\n"
 TOOL_TEXT = 'Hello <tool_call>\n{"name": "f", "arguments": {"a'  # a call still open

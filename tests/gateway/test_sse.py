@@ -12,6 +12,8 @@ from gateway.api.sse import PING, SEND_TIMEOUT, ClientStalled, EventStream
 from gateway.upstream.sse_reader import EventLines
 from tests import virtual_clock
 
+pytestmark = pytest.mark.usefixtures("both_paths")  # the fast paths and their fallbacks (conftest.py)
+
 STREAM = b'data: {"a": "caf\xc3\xa9"}\n\n: comment\r\nevent: x\r\ndata:[DONE]\r\n\r\ndata: last'
 
 
