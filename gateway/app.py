@@ -29,46 +29,30 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.chat import chat_completions
-from gateway.api.completions import CompletionRequest, forward_completion
+from gateway.api.completions import completions
 from gateway.api.conversations import add_conversation_routes
-from gateway.api.disconnect import unless_client_leaves
 from gateway.api.errors import surface_error
-from gateway.api.limits import ConcurrencyLimit, read_body
+from gateway.api.limits import ConcurrencyLimit
 from gateway.api.messages import messages_router
 from gateway.api.models import list_models
 from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
-from gateway.api.request import read_checked
 from gateway.api.responses import responses
 from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
-from gateway.api.turns import backend_for
 from gateway.ops import collector
 from gateway.ops.config import Config
-from gateway.ops.errors import ApiError, install_error_handlers
+from gateway.ops.errors import install_error_handlers
 from gateway.ops.json_body import json_response
 from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
 from gateway.ops.metrics import Metrics
-from gateway.ops.observe import ObserveMiddleware, upstream_error_kind
+from gateway.ops.observe import ObserveMiddleware
 from gateway.ops.secrets import Secrets
 from gateway.ops.store import open_store
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
 from gateway.upstream.backends import close_backends, open_backends
 from gateway.upstream.derived_parsers import with_template_parsers
-
-
-async def completions(request: Request) -> Response:
-    server = request.app.state.config.server
-    payload, checked = read_checked(await read_body(request, server.max_body_bytes), CompletionRequest)
-    backend = backend_for(request, checked.model)
-    record = request.state.record
-    record.serves(backend.name, None, bool(checked.stream))
-    try:
-        return await unless_client_leaves(request, forward_completion(backend, payload, bool(checked.stream), record))
-    except ApiError as error:
-        record.upstream_failed(upstream_error_kind(error))
-        raise
 
 
 async def health() -> Response:

@@ -14,16 +14,20 @@ import asyncio
 from functools import partial
 
 import orjson
+from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
+from gateway.api.disconnect import unless_client_leaves
+from gateway.api.limits import read_body
+from gateway.api.request import read_checked
 from gateway.api.sse import DONE, EventStream, data_event, relayed_event
-from gateway.api.turns import DRAIN_SECONDS
+from gateway.api.turns import DRAIN_SECONDS, model_not_found
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.extra_body import with_extra_body
-from gateway.ops.observe import RequestRecord, stream_failure_kind
-from gateway.upstream.backend import Backend
+from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
+from gateway.upstream.serving import Serving, entry_serving
 from gateway.upstream.transport import UpstreamResponse
 
 
@@ -37,22 +41,23 @@ class CompletionRequest(BaseModel):
     stream: bool | None = None
 
 
-async def forward_completion(backend: Backend, payload: dict, stream: bool, record: RequestRecord) -> Response:
-    body = orjson.dumps({**with_extra_body(payload, backend.config.extra_body), "model": backend.upstream_model})
-    response = await backend.open(body, "/completions")
+async def forward_completion(serving: Serving, payload: dict, stream: bool, record: RequestRecord) -> Response:
+    model = serving.model
+    body = orjson.dumps({**with_extra_body(payload, model.extra_body), "model": model.upstream_model})
+    response = await serving.open(body, "/completions")
     media_type = response.headers.get("content-type", "application/json")
     if stream:
         return EventStream(
-            partial(_relay, response, backend, record), background=BackgroundTask(backend.release, response)
+            partial(_relay, response, serving, record), background=BackgroundTask(serving.release, response)
         )
     try:
-        content = await backend.read(response)
+        content = await serving.read(response)
     finally:
-        await backend.release(response)
+        await serving.release(response)
     return Response(content, status_code=response.status, media_type=media_type)
 
 
-async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRecord, out: EventStream) -> None:
+async def _relay(response: UpstreamResponse, serving: Serving, record: RequestRecord, out: EventStream) -> None:
     """The backend's events, each re-framed whole (`data: …` and a blank
     line), so that an error can never be glued to half a line, written as
     they arrive (the pushed body, upstream/body_push.py). A stream that
@@ -72,12 +77,27 @@ async def _relay(response: UpstreamResponse, backend: Backend, record: RequestRe
         return out.write(b"".join(events)) if events else None
 
     try:
-        await backend.push_payloads(response, relay, DRAIN_SECONDS)
+        await serving.push_payloads(response, relay, DRAIN_SECONDS)
         if done:
             return
-        failure = ApiError(502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR)
+        failure = ApiError(502, f"the backend for model {serving.name!r} ended the stream early", type=UPSTREAM_ERROR)
         record.upstream_failed("stream_cut")
     except ApiError as error:
         failure = error
         record.upstream_failed(stream_failure_kind(error))
     await out.send(data_event(failure.body) + DONE)
+
+
+async def completions(request: Request) -> Response:
+    server = request.app.state.config.server
+    payload, checked = read_checked(await read_body(request, server.max_body_bytes), CompletionRequest)
+    serving = entry_serving(request.app.state.backends, checked.model)
+    if serving is None:
+        raise model_not_found(checked.model)
+    record = request.state.record
+    record.serves(serving.name, None, bool(checked.stream))
+    try:
+        return await unless_client_leaves(request, forward_completion(serving, payload, bool(checked.stream), record))
+    except ApiError as error:
+        record.upstream_failed(upstream_error_kind(error))
+        raise

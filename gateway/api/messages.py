@@ -27,7 +27,7 @@ from gateway.api.messages_request import CountTokensRequest, MessagesRequest, re
 from gateway.api.messages_stream import PING, message_events, message_object
 from gateway.api.offload import converted, item_bound
 from gateway.api.sse import EventStream
-from gateway.api.turns import backend_for, chat_turn
+from gateway.api.turns import chat_turn, serving_request
 from gateway.ops.json_body import json_response
 from gateway.upstream.token_count import count_prompt_tokens
 
@@ -50,8 +50,8 @@ async def count_tokens(request: Request) -> Response:
     _, payload, chat = await converted(
         request, len(raw), read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
     )
-    backend = backend_for(request, chat.model)
-    return json_response({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(backend, payload))})
+    serving = await serving_request(request, chat.model, needs_server_kind=True)
+    return json_response({"input_tokens": await unless_client_leaves(request, count_prompt_tokens(serving, payload))})
 
 
 def _described(checked: type[MessagesRequest]) -> dict:

@@ -9,7 +9,7 @@ from fastapi.responses import Response
 from gateway.ops.config import ModelConfig
 from gateway.ops.json_body import json_response
 from gateway.upstream.derived_parsers import known_template_parsers
-from gateway.upstream.routing import served_models
+from gateway.upstream.serving import served_models
 
 
 async def list_models(request: Request) -> Response:

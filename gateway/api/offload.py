@@ -25,7 +25,7 @@ import anyio.to_thread
 from fastapi import Request
 
 from gateway.api.request import ItemBound
-from gateway.upstream.routing import route
+from gateway.upstream.serving import entry_for
 
 CONVERTING_AT_ONCE = 2
 INLINE_BODY_BYTES = 8 << 10
@@ -40,8 +40,8 @@ def item_bound(request: Request, field: str) -> ItemBound:
     server = request.app.state.config.server
 
     def limit(model: object) -> int:
-        backend = route(backends, model) if isinstance(model, str) else None
-        return backend.config.max_input_items if backend is not None else server.max_input_items
+        found = entry_for(backends, model) if isinstance(model, str) else None
+        return found[1].max_input_items if found is not None else server.max_input_items
 
     return ItemBound(field, limit)
 

@@ -35,10 +35,7 @@ from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_err
 from gateway.plan.choice_reader import ChoiceReader
 from gateway.plan.parse_plan import ParsePlan
 from gateway.plan.reasoning_switch import with_thinking_switch
-from gateway.upstream.backend import Backend
-from gateway.upstream.derived_parsers import with_server_template_parsers
-from gateway.upstream.routing import route
-from gateway.upstream.server_kind import with_server_kind
+from gateway.upstream.serving import Serving, serving_for
 from gateway.upstream.transport import UpstreamResponse
 from gateway.upstream.usage import checked_usage, with_reasoning_tokens
 from parsers import CallStart, Event, ParseResult
@@ -110,8 +107,8 @@ def _finished(reader: ChoiceReader, cut: bool) -> tuple[list[Event], frozenset[i
     return events, open_calls | {event.index for event in events if type(event) is CallStart}
 
 
-def _usage(usage: object, backend: Backend, readers: list[ChoiceReader]) -> dict | None:
-    checked = checked_usage(usage, backend.name)
+def _usage(usage: object, serving: Serving, readers: list[ChoiceReader]) -> dict | None:
+    checked = checked_usage(usage, serving.name)
     if checked is None:
         return None
     reasoning = sum(reader.reasoning_chars for reader in readers)
@@ -183,18 +180,18 @@ class ChoiceReads:
 
 
 class Turn:
-    """A chat request bound to its backend and parse plan."""
+    """A chat request bound to what serves it and its parse plan."""
 
     def __init__(
         self,
-        backend: Backend,
+        serving: Serving,
         body: bytes,
         plan: ParsePlan,
         model: str,
         record: RequestRecord,
         stops: tuple[str, ...] = (),
     ) -> None:
-        self.backend = backend
+        self.serving = serving
         self.body = body
         self.plan = plan
         self.model = model
@@ -204,7 +201,7 @@ class Turn:
     async def stream(self) -> TurnStream:
         """Open the backend stream; errors before its first byte raise ApiError."""
         try:
-            response = await self.backend.open(self.body)
+            response = await self.serving.open(self.body)
         except ApiError as error:
             self.record.upstream_failed(upstream_error_kind(error))
             raise
@@ -213,16 +210,16 @@ class Turn:
     async def answer(self) -> Answer:
         """The backend's whole answer, read choice by choice."""
         try:
-            upstream = await self.backend.complete(self.body)
+            upstream = await self.serving.complete(self.body)
         except ApiError as error:
             self.record.upstream_failed(upstream_error_kind(error))
             raise
-        reads = ChoiceReads(self, "message", self.backend.invalid_answer)
+        reads = ChoiceReads(self, "message", self.serving.errors.invalid_answer)
         choices: list[ChoiceAnswer] = []
         for choice in upstream["choices"]:
             if isinstance(choice, dict) and choice.get("index", 0) in reads.by_index:  # a second choice at one index
                 self.record.upstream_failed("invalid_response")
-                raise self.backend.invalid_answer()
+                raise self.serving.errors.invalid_answer()
             try:
                 update = reads.read(choice)
             except ApiError:
@@ -247,9 +244,9 @@ class Turn:
             )
         if not choices:  # as a stream that ends with no choice: a backend fault, not an empty answer
             self.record.upstream_failed("invalid_response")
-            message = f"the backend for model {self.backend.name!r} answered no choices"
+            message = f"the backend for model {self.serving.name!r} answered no choices"
             raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
-        usage = _usage(upstream.get("usage"), self.backend, reads.readers())
+        usage = _usage(upstream.get("usage"), self.serving, reads.readers())
         if usage is not None:
             self.record.usage(usage)
         return Answer(choices, usage)
@@ -270,16 +267,16 @@ class TurnStream:
         self.response = response
         self.usage: dict | None = None  # the last usage seen
         self.failure: ApiError | None = None  # set when the run ends, if the backend failed
-        self._reads = ChoiceReads(turn, "delta", turn.backend.malformed_chunk)
+        self._reads = ChoiceReads(turn, "delta", turn.serving.errors.malformed_chunk)
 
     async def release(self) -> None:
-        await self.turn.backend.release(self.response)
+        await self.turn.serving.release(self.response)
 
     async def run(self, deliver: Deliver) -> None:
         """Deliver the turn's updates, then the ends of the choices the
         stream left open; a backend failure is left in `failure`."""
         turn = self.turn
-        backend, record = turn.backend, turn.record
+        serving, record = turn.serving, turn.record
         failure: ApiError | None = None
         failure_kind = "stream_error"
 
@@ -289,9 +286,9 @@ class TurnStream:
                 if data == b"[DONE]":
                     break
                 try:
-                    chunk = backend.read_chunk(data)
+                    chunk = serving.read_chunk(data)
                     if not isinstance(chunk, dict) or "error" in chunk:
-                        raise _backend_error(chunk, backend)
+                        raise _backend_error(chunk, serving)
                     self._read_chunk(chunk, updates)
                 except ApiError:  # what came before the malformed or failed chunk goes out first
                     if updates:
@@ -300,16 +297,16 @@ class TurnStream:
             return deliver(updates) if updates else None
 
         try:
-            await backend.push_payloads(self.response, read, DRAIN_SECONDS)
+            await serving.push_payloads(self.response, read, DRAIN_SECONDS)
         except ApiError as error:
             failure = error
             failure_kind = stream_failure_kind(error)
         finally:
-            await backend.release(self.response)  # also when the client went away: the upstream request ends now
+            await serving.release(self.response)  # also when the client went away: the upstream request ends now
             record.usage(self.usage)
         if failure is None and not self.complete:
             failure = ApiError(
-                502, f"the backend for model {backend.name!r} ended the stream early", type=UPSTREAM_ERROR
+                502, f"the backend for model {serving.name!r} ended the stream early", type=UPSTREAM_ERROR
             )
             failure_kind = "stream_cut"
         ends: list[TurnUpdate | UsageUpdate] = []
@@ -326,13 +323,13 @@ class TurnStream:
     def _read_chunk(self, chunk: dict, updates: list[TurnUpdate | UsageUpdate]) -> None:
         """One backend chunk's updates, added to `updates`; a chunk whose
         `choices` is not a list of objects with integer indices is malformed."""
-        backend = self.turn.backend
+        serving = self.turn.serving
         reads = self._reads
         reads.carried_text = False
         choices = chunk.get("choices")
         if type(choices) is not list:
             if choices is not None:
-                raise backend.malformed_chunk()
+                raise serving.errors.malformed_chunk()
             choices = ()
         for choice in choices:
             update = reads.read(choice)
@@ -342,7 +339,7 @@ class TurnStream:
             self.turn.record.text_chunk()
         usage = chunk.get("usage")
         if usage is not None:
-            usage = _usage(usage, backend, reads.readers())
+            usage = _usage(usage, serving, reads.readers())
         if usage:
             self.usage = usage
             updates.append(UsageUpdate(usage))
@@ -360,37 +357,40 @@ class TurnStream:
         return bool(choices) and all(choice.finished for choice in choices)
 
 
-def _backend_error(chunk: object, backend: Backend) -> ApiError:
+def _backend_error(chunk: object, serving: Serving) -> ApiError:
     """The backend's own in-stream error, passed on (redacted) when it is OpenAI-shaped."""
     details = chunk.get("error") if isinstance(chunk, dict) else None
     if isinstance(details, str):
         details = {"message": details}
-    return backend.relayed_error(502, details if isinstance(details, dict) else {"type": UPSTREAM_ERROR})
+    return serving.errors.relayed_error(502, details if isinstance(details, dict) else {"type": UPSTREAM_ERROR})
 
 
-def backend_for(request: Request, model: str) -> Backend:
-    """The backend serving `model`; 404 when none does."""
-    backend = route(request.app.state.backends, model)
-    if backend is None:
-        message = f"The model {model!r} does not exist; see GET /v1/models"
-        raise ApiError(404, message, param="model", code="model_not_found")
-    return backend
+def model_not_found(model: str) -> ApiError:
+    return ApiError(
+        404, f"The model {model!r} does not exist; see GET /v1/models", param="model", code="model_not_found"
+    )
+
+
+async def serving_request(request: Request, model: str, *, needs_server_kind: bool) -> Serving:
+    """What serves `model` for this request (serving.py); 404 when nothing does."""
+    serving = await serving_for(request.app.state.backends, model, needs_server_kind=needs_server_kind)
+    if serving is None:
+        raise model_not_found(model)
+    return serving
 
 
 async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
-    """The turn for a checked chat payload: its backend by model, the
-    thinking switch and extra_body applied, its parse plan, and the
-    request's record told what serves it."""
+    """The turn for a checked chat payload: what serves it, the thinking
+    switch and extra_body applied, its parse plan, and the request's record
+    told what serves it."""
     server = request.app.state.config.server
-    backend = backend_for(request, chat.model)
-    if chat.tools_active() or backend.config.chat_template:  # what the server's kind changes (servers.py)
-        backend = await with_server_kind(backend)
-    backend = await with_server_template_parsers(backend)
-    payload = with_extra_body(with_thinking_switch(payload), backend.config.extra_body)
+    serving = await serving_request(request, chat.model, needs_server_kind=chat.tools_active())
+    model = serving.model
+    payload = with_extra_body(with_thinking_switch(payload), model.extra_body)
     plan = ParsePlan.for_request(
-        payload, backend.config, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
+        payload, model, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
     )
     record = request.state.record
-    record.serves(backend.name, plan.tool_stage_name, bool(chat.stream))
-    body, plan = await backend.prepare(payload, plan)
-    return Turn(backend, body, plan, chat.model, record, request_stops(payload))
+    record.serves(serving.name, plan.tool_stage_name, bool(chat.stream))
+    body, plan = await serving.prepare(payload, plan)
+    return Turn(serving, body, plan, chat.model, record, request_stops(payload))

@@ -8,7 +8,6 @@ The URL always comes from config.yaml; nothing in a request can change it.
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Callable
 
 import orjson
@@ -38,8 +37,7 @@ class _ConnectFailed(Exception):
 
 
 class _InFlight:
-    """A backend's requests in flight and whether it is retired: one object
-    shared by the backend and every per-request `routed` view of it, so a
+    """A backend's requests in flight and whether it is retired, so that a
     reload closes the pool only after the last of them is done."""
 
     def __init__(self) -> None:
@@ -53,13 +51,16 @@ class _InFlight:
 
 
 class Backend:
-    """One model's backend: where it lives, how to call it, its pooled client."""
+    """One model entry's backend: where it lives, how to call it, its pooled
+    client; made at start-up (and at each reload) and never changed after.
+    `config` is the entry as configured; what holds for one request (a
+    catch-all's pick, a detected server kind) is that request's `Serving`
+    (serving.py), and the calls of a request take its model and errors."""
 
     def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
         backend = model.backend
         self.config = model
         self.name = model.name
-        self.upstream_model = model.upstream_model
         self.balancer = Balancer(
             backend.base_urls or [DEMO_BASE_URL],
             threshold=backend.breaker_failures,
@@ -82,7 +83,9 @@ class Backend:
             demo=backend.demo,
         )
 
-    def body(self, payload: dict, parsers_need_special_tokens: bool, replaced: dict | None = None) -> bytes:
+    def body(
+        self, payload: dict, model: ModelConfig, parsers_need_special_tokens: bool, replaced: dict | None = None
+    ) -> bytes:
         """The client's request for the backend: our model name, gateway-only
         fields removed, the fields in `replaced` set, everything else
         untouched. Special tokens are kept when the model's
@@ -90,40 +93,43 @@ class Backend:
         request's own `skip_special_tokens` wins."""
         body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         body.update(replaced or ())
-        body["model"] = self.upstream_model
-        keep = self.config.keep_special_tokens
+        body["model"] = model.upstream_model
+        keep = model.keep_special_tokens
         if keep if keep is not None else parsers_need_special_tokens:
             body.setdefault("skip_special_tokens", False)
         return orjson.dumps(body)
 
-    async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
-        """The upstream body for a chat payload and its plan, and the plan as
-        the body leaves it (template mode learns from the rendered prompt)."""
-        return self.body(payload, parsers_need_special_tokens=plan.keeps_special_tokens(), replaced=plan.upstream), plan
+    async def prepare(self, payload: dict, plan: ParsePlan, model: ModelConfig) -> tuple[bytes, ParsePlan]:
+        """The upstream body for a chat payload, its plan and the model's
+        settings, and the plan as the body leaves it (template mode learns
+        from the rendered prompt)."""
+        keeps = plan.keeps_special_tokens()
+        return self.body(payload, model, parsers_need_special_tokens=keeps, replaced=plan.upstream), plan
 
-    def read_chunk(self, data: bytes) -> object:
+    def read_chunk(self, data: bytes, errors: UpstreamErrors) -> object:
         """One streamed `data:` payload as a chat completion chunk; malformed
         JSON is a 502."""
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
-            raise self.malformed_chunk() from None
-
-    def malformed_chunk(self) -> ApiError:
-        """The 502 for a streamed chunk that is not the JSON its dialect sends."""
-        message = f"the backend for model {self.name!r} sent a malformed chunk"
-        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed")
+            raise errors.malformed_chunk() from None
 
     async def open(
-        self, body: bytes | None, path: str = "/chat/completions", *, at_root: bool = False
+        self,
+        body: bytes | None,
+        path: str = "/chat/completions",
+        *,
+        at_root: bool = False,
+        errors: UpstreamErrors | None = None,
     ) -> UpstreamResponse:
         """POST `body` (GET when None) to `path` under the backend's base URL
         (at its server root, beside `/v1`, with `at_root`); return the
-        still-streaming response once it is a success. Give it back with
+        still-streaming response once it is a success, its failures as
+        `errors` says (the entry's own by default). Give it back with
         `release`."""
         self._in_flight.opening += 1
         try:
-            response = await self._attempts(body, path, at_root)
+            response = await self._attempts(body, path, at_root, errors or self.errors_for())
             self._in_flight.responses.add(response)
             return response
         finally:
@@ -150,7 +156,7 @@ class Backend:
         """Close the pooled client (and whatever else the backend holds)."""
         await self.client.aclose()
 
-    async def _attempts(self, body: bytes | None, path: str, at_root: bool) -> UpstreamResponse:
+    async def _attempts(self, body: bytes | None, path: str, at_root: bool, errors: UpstreamErrors) -> UpstreamResponse:
         """A failed connection, 502 or 503 is retried (`retries` times, on the
         next URL in turn): nothing has reached the client yet."""
         attempts = self.config.backend.retries + 1
@@ -158,7 +164,7 @@ class Backend:
             endpoint = self.balancer.pick()
             try:
                 base = endpoint.url.removesuffix("/v1") if at_root else endpoint.url
-                response = await self._send(base + path, body)
+                response = await self._send(base + path, body, errors)
             except _ConnectFailed as failed:
                 self.balancer.failed(endpoint)
                 if attempt == attempts:
@@ -171,44 +177,45 @@ class Backend:
                 self.balancer.succeeded(endpoint)
                 return response
             try:
-                content = await self.client.read(response, self.errors, ERROR_BODY_LIMIT)  # the rest is never read
+                content = await self.client.read(response, errors, ERROR_BODY_LIMIT)  # the rest is never read
             finally:
                 response.close()
             if response.status >= 500:
                 self.balancer.failed(endpoint)
             if response.status not in _RETRIED_STATUSES or attempt == attempts:
-                raise self.errors.http_error(response, content)
+                raise errors.http_error(response, content)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _send(self, url: str, body: bytes | None) -> UpstreamResponse:
+    async def _send(self, url: str, body: bytes | None, errors: UpstreamErrors) -> UpstreamResponse:
         method = "GET" if body is None else "POST"
         try:
             return await self.client.send(method, url, body, {**self.headers, **request_id_headers()})
         except TransportFailure as failure:
             if failure.connect:
-                raise _ConnectFailed(self.transport_error(failure)) from None
-            raise self.transport_error(failure) from None
+                raise _ConnectFailed(errors.transport_error(failure)) from None
+            raise errors.transport_error(failure) from None
 
-    async def read(self, response: UpstreamResponse) -> bytes:
+    async def read(self, response: UpstreamResponse, errors: UpstreamErrors | None = None) -> bytes:
         """A response's whole (decoded) body, each piece due within `idle_timeout` of the last."""
-        return await self.client.read(response, self.errors)
+        return await self.client.read(response, errors or self.errors_for())
 
     async def push_payloads(
         self,
         response: UpstreamResponse,
         deliver: Callable[[list[bytes]], asyncio.Future[None] | None],
         drain_seconds: float,
+        errors: UpstreamErrors,
     ) -> None:
         """The `data:` payloads of a streamed response handed to `deliver` as
         they arrive, up to `[DONE]`, each piece due within `idle_timeout` of
         the last (transport.py, body_push.py)."""
-        await self.client.push_payloads(response, self.errors, deliver, drain_seconds)
+        await self.client.push_payloads(response, errors, deliver, drain_seconds)
 
-    async def complete(self, body: bytes) -> dict:
+    async def complete(self, body: bytes, errors: UpstreamErrors) -> dict:
         """Send a non-streamed request and return the backend's JSON answer."""
-        response = await self.open(body)
+        response = await self.open(body, errors=errors)
         try:
-            content = await self.read(response)
+            content = await self.read(response, errors)
         finally:
             await self.release(response)
         try:
@@ -216,13 +223,8 @@ class Backend:
         except orjson.JSONDecodeError:
             answer = None
         if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
-            raise self.invalid_answer()
+            raise errors.invalid_answer()
         return answer
-
-    def invalid_answer(self) -> ApiError:
-        """The 502 for a non-streamed answer that is not the completion its dialect sends."""
-        message = f"the backend for model {self.name!r} sent an invalid response"
-        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
 
     async def fetch(self, path: str, body: dict | None = None, *, at_root: bool = False) -> object:
         """The JSON answer to a call that is not a generation (`GET /props`,
@@ -240,26 +242,11 @@ class Backend:
             message = f"the backend for model {self.name!r} sent malformed JSON at {path}"
             raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed") from None
 
-    @property
-    def errors(self) -> UpstreamErrors:
-        """This backend's failures as the client's errors (errors.py)."""
-        return UpstreamErrors(self.name, self.config.backend.server, self.redact)
-
-    def transport_error(self, failure: TransportFailure) -> ApiError:
-        return self.errors.transport_error(failure)
-
-    def relayed_error(self, status: int, details: dict) -> ApiError:
-        """An error the backend reported in its stream (`details`: its OpenAI
-        error object), redacted and cut."""
-        return self.errors.relayed_error(status, details)
-
-    def routed(self, model: ModelConfig) -> Backend:
-        """This backend serving `model` (a catch-all entry's pick for one
-        request): same server, pooled client, balancer and in-flight count
-        (shared, not copied), that model's name and parsers."""
-        view = copy.copy(self)
-        view.config, view.name, view.upstream_model = model, model.name, model.upstream_model
-        return view
+    def errors_for(self, model: ModelConfig | None = None) -> UpstreamErrors:
+        """The failures of a request for `model` (the entry by default) as
+        the client's errors (errors.py)."""
+        model = model or self.config
+        return UpstreamErrors(model.name, model.backend.server, self.redact)
 
     def redact(self, text: str) -> str:
         """`text` with every configured secret masked."""

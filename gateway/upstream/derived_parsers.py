@@ -63,17 +63,15 @@ def _derived(model: ModelConfig, analysed: dict[tuple, Derivation]) -> ModelConf
     return _served(model, found)
 
 
-async def with_server_template_parsers(backend: Backend) -> Backend:
-    """`backend` served by the parsers its server's template implies, for
-    an entry that takes them from `backend`; itself otherwise, or while the
-    server cannot say (asked again, and warned of again, once the few
-    seconds its failure is kept are over: asked_once.py)."""
-    if backend.config.parsers_origin != FROM_SERVER:
-        return backend
+async def with_server_template_parsers(backend: Backend, model: ModelConfig) -> ModelConfig:
+    """`model`, an entry of `backend`'s, served by the parsers its server's
+    template implies, for an entry that takes them from `backend`; itself
+    otherwise, or while the server cannot say (asked again, and warned of
+    again, once the few seconds its failure is kept are over: asked_once.py)."""
+    if model.parsers_origin != FROM_SERVER:
+        return model
     found = await backend.template_parsers.get(lambda: _ask_server(backend))
-    if found is None:
-        return backend
-    return backend.routed(_served(backend.config, found))
+    return model if found is None else _served(model, found)
 
 
 def known_template_parsers(backend: Backend) -> ModelConfig:

@@ -61,6 +61,16 @@ class UpstreamErrors:
             code="upstream_malformed",
         )
 
+    def malformed_chunk(self) -> ApiError:
+        """The 502 for a streamed chunk that is not the JSON its dialect sends."""
+        message = f"the backend for model {self.model!r} sent a malformed chunk"
+        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_malformed")
+
+    def invalid_answer(self) -> ApiError:
+        """The 502 for a non-streamed answer that is not the completion its dialect sends."""
+        message = f"the backend for model {self.model!r} sent an invalid response"
+        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_invalid_response")
+
     def http_error(self, response: UpstreamResponse, content: bytes) -> ApiError:
         """The backend's error status, with its OpenAI error details if it
         sent them; `content` is the start of its body."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 
+from gateway.ops.config import ModelConfig
 from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import ServerKind
@@ -31,14 +32,14 @@ OWNERS: dict[object, ServerKind] = {"vllm": "vllm", "sglang": "sglang", "llamacp
 LLAMACPP_PROPS = ("default_generation_settings", "build_info")
 
 
-async def with_server_kind(backend: Backend) -> Backend:
-    """`backend` as its server kind serves it: itself when `backend.server`
-    is set (or it is the demo), else a view of it with the detected kind,
-    `other` while none can be found."""
-    if backend.config.backend.server is not None or backend.config.backend.demo:
-        return backend
+async def with_server_kind(backend: Backend, model: ModelConfig) -> ModelConfig:
+    """`model`, an entry of `backend`'s, as its server's kind serves it:
+    itself when `backend.server` is set (or it is the demo), else with the
+    detected kind, `other` while none can be found."""
+    if model.backend.server is not None or model.backend.demo:
+        return model
     kind = await backend.server_kind.get(lambda: _detect(backend))
-    return backend.routed(backend.config.with_server(kind or "other"))
+    return model.with_server(kind or "other")
 
 
 async def _detect(backend: Backend) -> ServerKind | None:

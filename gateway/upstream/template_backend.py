@@ -30,6 +30,7 @@ from gateway.templates.sources import load_chat_template
 from gateway.upstream.asked_once import AskedOnce
 from gateway.upstream.backend import GATEWAY_ONLY_FIELDS, Backend
 from gateway.upstream.completion_request import ADDS_BOS_ITSELF, as_chat, completion_body
+from gateway.upstream.errors import UpstreamErrors
 from gateway.upstream.transport import TransportFailure, UpstreamResponse, within_deadline
 
 PROPS_PATH = "/props"
@@ -75,69 +76,78 @@ class TemplateBackend(Backend):
         self._server_template: AskedOnce[ChatTemplate] = AskedOnce()
         self._renderer = RenderPool(model.render_workers, model.render_timeout, model.max_prompt_chars)
 
-    async def template(self) -> ChatTemplate:
-        """The file's template, else the server's: a request waits for it at
+    async def template(self, model: ModelConfig | None = None) -> ChatTemplate:
+        """The file's template, else the server's (asked as `model`, the
+        entry by default, says the server is): a request waits for it at
         most the first-byte deadline, then fails with a 504; a failure is
         answered again for a few seconds without asking (asked_once.py)."""
         if self._file_template is not None:
             return self._file_template
-        return await self._server_template.get(self._ask_template)
+        model = model or self.config
+        return await self._server_template.get(lambda: self._ask_template(model))
 
-    async def prepare(self, payload: dict, plan: ParsePlan) -> tuple[bytes, ParsePlan]:
-        template = await self.template()
+    async def prepare(self, payload: dict, plan: ParsePlan, model: ModelConfig) -> tuple[bytes, ParsePlan]:
+        template = await self.template(model)
         chat = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         chat.update(plan.upstream)
         found = _part_not_text(chat["messages"])
         if found is not None:
             place, kind = found
-            served = f"model {self.name!r} is served in template mode, whose prompt is text"
+            served = f"model {model.name!r} is served in template mode, whose prompt is text"
             if kind in _IMAGE_PARTS:
                 raise ApiError(400, f"{served}: it takes no images", param="messages", code="images_not_supported")
             message = f"{served}: it takes no {kind!r} parts ({place})"
             raise ApiError(400, message, param="messages", code="content_not_supported")
         check_template_kwargs(chat)
         try:
-            prompt = await self._renderer.render(template, chat, self.name)
+            prompt = await self._renderer.render(template, chat, model.name)
         except ChatTemplateError as error:
-            message = f"the chat template of model {self.name!r} refused the request: {error.problem}"
+            message = f"the chat template of model {model.name!r} refused the request: {error.problem}"
             raise ApiError(400, self.redact(message), param="messages", code="chat_template_error") from None
         if plan.reasoning_parser is not None and prompt_opens_reasoning(prompt):
             plan = dataclasses.replace(plan, starts_in_reasoning=True)
-        server = self.config.backend.server_kind
+        server = model.backend.server_kind
         if server in ADDS_BOS_ITSELF and template.add_bos_token is not False:
             prompt = template.strip_bos(prompt)
         body = completion_body(chat, prompt, template.stop_texts(), server)
-        body["model"] = self.upstream_model
+        body["model"] = model.upstream_model
         return orjson.dumps(body), plan
 
     async def close(self) -> None:
         await super().close()
         await self._renderer.close()
 
-    async def open(self, body: bytes | None, path: str = "/completions", *, at_root: bool = False) -> UpstreamResponse:
-        return await super().open(body, path, at_root=at_root)
+    async def open(
+        self,
+        body: bytes | None,
+        path: str = "/completions",
+        *,
+        at_root: bool = False,
+        errors: UpstreamErrors | None = None,
+    ) -> UpstreamResponse:
+        return await super().open(body, path, at_root=at_root, errors=errors)
 
-    def read_chunk(self, data: bytes) -> object:
-        chunk = super().read_chunk(data)
+    def read_chunk(self, data: bytes, errors: UpstreamErrors) -> object:
+        chunk = super().read_chunk(data, errors)
         return as_chat(chunk, "delta") if isinstance(chunk, dict) else chunk
 
-    async def complete(self, body: bytes) -> dict:
-        return as_chat(await super().complete(body), "message")
+    async def complete(self, body: bytes, errors: UpstreamErrors) -> dict:
+        return as_chat(await super().complete(body, errors), "message")
 
-    async def _ask_template(self) -> ChatTemplate:
+    async def _ask_template(self, model: ModelConfig) -> ChatTemplate:
         """The server's template within the first-byte deadline, its failure
         (a 504 past it) kept a few seconds as every failure of it (asked_once.py)."""
         try:
             with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
-                return await self._props_template()
+                return await self._props_template(model)
         except TransportFailure as failure:
-            raise self.transport_error(failure) from None
+            raise self.errors_for(model).transport_error(failure) from None
 
-    async def _props_template(self) -> ChatTemplate:
+    async def _props_template(self, model: ModelConfig) -> ChatTemplate:
         """The template the server reports at `GET /props` (llama.cpp). A
         server that cannot be reached or answers late is said to be so; one
         that answers without a template is a 502 saying that."""
-        problem = f"the backend for model {self.name!r} did not report its chat template at {PROPS_PATH}"
+        problem = f"the backend for model {model.name!r} did not report its chat template at {PROPS_PATH}"
         try:
             props = await self.fetch(PROPS_PATH, at_root=True)
         except ApiError as error:
@@ -151,12 +161,12 @@ class TemplateBackend(Backend):
             )
             raise ApiError(502, f"{problem}: {answered}", type=UPSTREAM_ERROR, code="upstream_no_template") from None
         try:
-            template = props_template(props, self.config, PROPS_PATH)
+            template = props_template(props, model, PROPS_PATH)
         except ChatTemplateError as error:
             raise ApiError(
                 502, f"{problem}: {error.problem}", type=UPSTREAM_ERROR, code="upstream_no_template"
             ) from None
-        if self.config.backend.server_kind in ADDS_BOS_ITSELF and template.bos_token:
+        if model.backend.server_kind in ADDS_BOS_ITSELF and template.bos_token:
             template.add_bos_token = await self._server_adds_bos(template.bos_token)
         return template
 

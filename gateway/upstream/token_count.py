@@ -26,7 +26,7 @@ import orjson
 
 from gateway.ops.errors import ApiError
 from gateway.upstream.backend import Backend
-from gateway.upstream.server_kind import with_server_kind
+from gateway.upstream.serving import Serving
 
 logger = logging.getLogger("parsegate.tokens")
 CHARS_PER_TOKEN = 4
@@ -54,27 +54,28 @@ def estimate(payload: dict) -> int:
     return math.ceil(len(prompt_text(payload)) / CHARS_PER_TOKEN)
 
 
-async def count_prompt_tokens(backend: Backend, payload: dict) -> int:
-    """The prompt tokens of `payload` (module docstring for how)."""
-    backend = await with_server_kind(backend)
-    kind = backend.config.backend.server_kind
-    if kind == "other" or backend.config.backend.demo:
+async def count_prompt_tokens(serving: Serving, payload: dict) -> int:
+    """The prompt tokens of `payload` (module docstring for how), on a
+    `serving` that knows its server's kind."""
+    backend, model = serving.backend, serving.model
+    kind = model.backend.server_kind
+    if kind == "other" or model.backend.demo:
         return estimate(payload)
     try:
-        count = await _tokenizer_count(backend, kind, payload)
+        count = await _tokenizer_count(backend, model.upstream_model, kind, payload)
     except ApiError as error:
         problem = str(error)
     else:
         if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT:
             return count
         problem = f"an invalid count: {backend.redact(repr(count))[:100]}"
-    logger.warning("count_tokens: the %s tokenizer of model %r failed (%s); estimating", kind, backend.name, problem)
+    logger.warning("count_tokens: the %s tokenizer of model %r failed (%s); estimating", kind, serving.name, problem)
     return estimate(payload)
 
 
-async def _tokenizer_count(backend: Backend, kind: str, payload: dict) -> object:
+async def _tokenizer_count(backend: Backend, upstream_model: str, kind: str, payload: dict) -> object:
     """What the server's tokenizer counts (not yet checked)."""
-    chat = {"model": backend.upstream_model, "messages": payload["messages"], "add_generation_prompt": True}
+    chat = {"model": upstream_model, "messages": payload["messages"], "add_generation_prompt": True}
     if payload.get("tools"):
         chat["tools"] = payload["tools"]
     if kind == "vllm":
@@ -85,7 +86,7 @@ async def _tokenizer_count(backend: Backend, kind: str, payload: dict) -> object
             return None
         tokens = _field(await backend.fetch("/tokenize", {"content": prompt}, at_root=True), "tokens")
         return len(tokens) if isinstance(tokens, list) else tokens
-    sglang = {"model": backend.upstream_model, "prompt": prompt_text(payload)}
+    sglang = {"model": upstream_model, "prompt": prompt_text(payload)}
     return _field(await backend.fetch("/tokenize", sglang, at_root=True), "count")
 
 

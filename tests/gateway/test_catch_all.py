@@ -12,7 +12,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config, ModelConfig
 from gateway.upstream.backend import Backend
-from gateway.upstream.routing import route
+from gateway.upstream.serving import entry_serving
 from tests.fake_backend import BACKEND_KEY
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
 from tests.sdk_clients import openai_client
@@ -113,7 +113,8 @@ def catch_all_backend(fake_url: str) -> Backend:
 def test_a_reload_closes_the_catch_all_pool_once_its_last_stream_ends(fake_backend_server, fake):
     async def run() -> tuple[bool, bool]:
         backend = catch_all_backend(fake_backend_server[1])
-        view = route({"*": backend}, "Qwen/Qwen3-8B")
+        view = entry_serving({"*": backend}, "Qwen/Qwen3-8B")
+        assert view is not None
         response = await view.open(STREAM_BODY)
         await backend.retire()  # SIGHUP changed the "*" entry
         open_while_streaming = not backend.client.is_closed
@@ -128,7 +129,8 @@ def test_a_reload_keeps_the_catch_all_pool_for_a_request_still_connecting(fake_b
 
     async def run() -> tuple[bool, int]:
         backend = catch_all_backend(fake_backend_server[1])
-        view = route({"*": backend}, "Qwen/Qwen3-8B")
+        view = entry_serving({"*": backend}, "Qwen/Qwen3-8B")
+        assert view is not None
         opening = asyncio.create_task(view.open(STREAM_BODY))
         await asyncio.to_thread(fake.held.wait, 10)
         await backend.retire()
@@ -136,6 +138,6 @@ def test_a_reload_keeps_the_catch_all_pool_for_a_request_still_connecting(fake_b
         fake.release()
         response = await opening
         await view.release(response)
-        return closed_early, response.status_code
+        return closed_early, response.status
 
     assert asyncio.run(run()) == (False, 200)
