@@ -1,12 +1,12 @@
-"""Errors in Anthropic's shape, for the Messages routes:
-`{"type": "error", "error": {"type": ..., "message": ...}}`, with the
-HTTP status the gateway chose and the error type Anthropic uses for it
-(https://docs.anthropic.com/en/api/errors).
+"""Every surface's errors in its own shape. `surface_error` is the app's
+one error renderer: a request to a Messages path (a 404 or 405 on one, the
+concurrency limit's 429 and an unexpected 500 included) gets Anthropic's
+shape, every other request OpenAI's (ops/errors.py). Headers the error
+carries (a relayed `Retry-After`, `Allow`) go out with it.
 
-`surface_error` is the app's one error renderer: a request to a Messages
-path (a 404 or 405 on one, the concurrency limit's 429 and an unexpected
-500 included) gets Anthropic's shape, every other request OpenAI's. Headers
-the error carries (a relayed `Retry-After`, `Allow`) go out with it.
+Anthropic's shape is `{"type": "error", "error": {"type": ..., "message":
+...}}`, with the HTTP status the gateway chose and the error type
+Anthropic uses for it (https://docs.anthropic.com/en/api/errors).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ turn runs through the shared pipeline (turns.py), and its parser events
 are rendered as Anthropic events (messages_stream.py). `?beta=true` and the
 `anthropic-version` / `anthropic-beta` headers are accepted and change
 nothing; the API key may come as `x-api-key` or a bearer token. Errors are
-Anthropic-shaped (anthropic_errors.py).
+Anthropic-shaped (errors.py).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
 from gateway.plan.choice_reader import ChoiceReader
 from gateway.plan.parse_plan import ParsePlan
-from gateway.plan.reasoning_switch import with_thinking_switch
+from gateway.plan.request_fields import with_thinking_switch
 from gateway.upstream.serving import Serving, serving_for
 from gateway.upstream.transport import UpstreamResponse
 from gateway.upstream.usage import checked_usage, with_reasoning_tokens

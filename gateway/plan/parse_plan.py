@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from gateway.ops.config import ModelConfig
 from gateway.ops.ids import new_id
-from gateway.plan.history import history_fields
+from gateway.plan.request_fields import history_fields
 from gateway.plan.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
 from parsers.pipeline import end_of_turn_tokens

@@ -51,7 +51,7 @@ TYPED: Call = (
     {"text": "a b", "count": 42, "ratio": 1.5, "flag": True, "list": ["x", "y"], "object": {"k": "v"}},
 )
 THINKING_SWITCHES = ("enable_thinking", "thinking")
-CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands (`template_call_ids.GIVEN`)
+CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands (`call_ids.GIVEN`)
 _CALL_ID = re.compile(r',?\s*"id"\s*:\s*"call\d{5}"|call\d{5}')
 _PLAIN: dict[str, dict] = {"key_a": {"type": "string"}, "key_b": {"type": "integer"}}
 _TYPED: dict[str, dict] = {
@@ -91,7 +91,7 @@ class Derivation:
     recognised_reasoning: str | None = None
     recognised_tools: str | None = None
     refusals: list[str] = field(default_factory=list)
-    call_ids: str = NOT_WRITTEN  # how the template writes call ids (`template_call_ids`)
+    call_ids: str = NOT_WRITTEN  # how the template writes call ids (`call_ids.py`)
     call_id_template: str | None = None  # the ids a derived format makes
     milliseconds: float = 0.0
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-GIVEN = "call00000"  # the first sample call's id (`template_analysis.CALL_ID`): 9 letters and digits
+GIVEN = "call00000"  # the first sample call's id (`analysis.CALL_ID`): 9 letters and digits
 _FREE = "free-shape_id.0"  # not letters and digits only, nor 9 long
 _OTHER = "Zq8Xw2Ab7"  # letters and digits, GIVEN's length
 

@@ -1,4 +1,4 @@
-"""Template analysis (`template_analysis.derive`) in a process of its own,
+"""Template analysis (`analysis.derive`) in a process of its own,
 bounded as template mode's renders are (docs/derived-parsers.md): the
 template is code from a model's files or its server, which jinja's sandbox
 keeps from touching anything but not from looping or writing without end.

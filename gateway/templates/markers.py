@@ -1,4 +1,4 @@
-"""Reading markers off rendered tool calls (`template_analysis`).
+"""Reading markers off rendered tool calls (`analysis.py`).
 
 A call's core is the JSON object naming the function, or the function name
 through its JSON arguments. Around the cores of a two-call render, the

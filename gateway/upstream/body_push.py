@@ -55,7 +55,7 @@ from collections.abc import AsyncIterator, Callable
 import aiohttp
 
 from gateway.upstream import fast_paths
-from gateway.upstream.idle import IdleExpired, Silence
+from gateway.upstream.idle import IdleExpired, IdleTimer
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
 
@@ -110,7 +110,7 @@ class BodyPush:
         "_flush_due",
         "_waiting_bytes",
         "_end",
-        "_silence",
+        "_idle",
         "_drain",
     )
 
@@ -130,7 +130,7 @@ class BodyPush:
         self._paused = False
         self._flush_due = False  # a delivery is due at the end of this turn of the loop
         self._end: tuple[BaseException | None] | None = None  # how the body ended, while deliveries wait
-        self._silence = Silence(idle_seconds, self._idle_expired, since=self._loop.time())
+        self._idle = IdleTimer(idle_seconds, self._idle_expired, since=self._loop.time())
         self._drain: asyncio.TimerHandle | None = None
 
     async def run(self, content: aiohttp.StreamReader | None, pieces: AsyncIterator[bytes]) -> None:
@@ -145,7 +145,7 @@ class BodyPush:
                 reader = self._loop.create_task(self._read(pieces))
             await self._done
         finally:
-            self._silence.stop()
+            self._idle.stop()
             if self._drain is not None:
                 self._drain.cancel()
             if content is not None and _PUSHES.pop(id(content), None) is not None:  # taken over
@@ -161,7 +161,7 @@ class BodyPush:
             self._stopped = True
             self._waiting.clear()
             self._waiting_bytes = 0
-            self._silence.stop()
+            self._idle.stop()
             self._drain = self._loop.call_later(self._drain_seconds, self.ended, None)
 
     def _take_over(self, content: aiohttp.StreamReader) -> None:
@@ -216,7 +216,7 @@ class BodyPush:
             self._paused = True
             self._pause()
             return
-        self._silence.since = self._loop.time()
+        self._idle.since = self._loop.time()
         if self._waiting_bytes >= DELIVER_AT_BYTES:  # a busy connection: on with it now, and pause here if held
             self._deliver_waiting()
             if self._pending is not None:
@@ -236,7 +236,7 @@ class BodyPush:
         if pending.cancelled() or failure is not None:
             self._finish(failure or asyncio.CancelledError())
             return
-        self._silence.since = self._loop.time()
+        self._idle.since = self._loop.time()
         self._deliver_waiting()
         self._read_on()
 
@@ -261,7 +261,7 @@ class BodyPush:
                 return
             if pending is not None and not self._stopped:
                 self._pending = pending
-                self._silence.since = None  # waiting for the client is not the backend's silence
+                self._idle.since = None  # waiting for the client is not the backend's silence
                 pending.add_done_callback(self._taken)
         if self._pending is None and not self._waiting and self._end is not None:
             self._finish(None if self._stopped else self._end[0])  # stopped by what it delivered: the stream is whole

@@ -1,7 +1,7 @@
 """Config entries served by the parsers their chat template implies
 (docs/derived-parsers.md): `parsers_from: SOURCE`, or in template mode a
 `chat_template` with no parser named. Each template file is read and
-analysed once, at start-up and at each reload (`template_analysis.derive`);
+analysed once, at start-up and at each reload (`analysis.derive`);
 the server's own template (`backend`, llama.cpp's `GET /props`) at the
 first chat request, as template mode reads it, and kept once answered;
 a server that cannot say is not asked again for a few seconds (asked_once.py).
@@ -64,12 +64,11 @@ def _derived(model: ModelConfig, analysed: dict[tuple, Derivation]) -> ModelConf
 
 
 async def with_server_template_parsers(backend: Backend, model: ModelConfig) -> ModelConfig:
-    """`model`, an entry of `backend`'s, served by the parsers its server's
-    template implies, for an entry that takes them from `backend`; itself
-    otherwise, or while the server cannot say (asked again, and warned of
-    again, once the few seconds its failure is kept are over: asked_once.py)."""
-    if model.parsers_origin != FROM_SERVER:
-        return model
+    """`model`, an entry of `backend`'s that takes its parsers from the
+    server's template (`parsers_origin` FROM_SERVER), served by the parsers
+    that template implies; itself while the server cannot say (asked again,
+    and warned of again, once the few seconds its failure is kept are over:
+    asked_once.py)."""
     found = await backend.template_parsers.get(lambda: _ask_server(backend))
     return model if found is None else _served(model, found)
 

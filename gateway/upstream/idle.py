@@ -1,7 +1,7 @@
 """An idle deadline for one upstream body, cheap enough to keep per piece.
 
 `asyncio.timeout` around every read costs more than parsing what it
-brings, so one timer per body watches instead (`Silence`): the reader
+brings, so one timer per body watches instead (`IdleTimer`): the reader
 (body_push.py) marks when the backend's silence starts and stops
 counting, and the timer acts only if one silence has lasted `seconds`.
 Time spent delivering what was read to a slow client never counts. The
@@ -18,7 +18,7 @@ class IdleExpired(Exception):
     """The backend sent nothing for the configured number of seconds."""
 
 
-class Silence:
+class IdleTimer:
     """Calls `expired` once the backend's silence, counted from `since` (the
     loop's time; `None` while it does not count), has lasted `seconds`. One
     timer, set again for the next time it may be due; `stop` it when done."""

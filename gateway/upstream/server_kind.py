@@ -33,11 +33,9 @@ LLAMACPP_PROPS = ("default_generation_settings", "build_info")
 
 
 async def with_server_kind(backend: Backend, model: ModelConfig) -> ModelConfig:
-    """`model`, an entry of `backend`'s, as its server's kind serves it:
-    itself when `backend.server` is set (or it is the demo), else with the
-    detected kind, `other` while none can be found."""
-    if model.backend.server is not None or model.backend.demo:
-        return model
+    """`model`, an entry of `backend`'s whose `backend.server` is unset, as
+    its server's kind serves it: with the detected kind, `other` while none
+    can be found."""
     kind = await backend.server_kind.get(lambda: _detect(backend))
     return model.with_server(kind or "other")
 

@@ -27,7 +27,7 @@ from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.plan.parse_plan import ParsePlan
 from gateway.upstream.backend import Backend
-from gateway.upstream.derived_parsers import with_server_template_parsers
+from gateway.upstream.derived_parsers import FROM_SERVER, with_server_template_parsers
 from gateway.upstream.server_kind import with_server_kind
 from gateway.upstream.transport import UpstreamResponse
 
@@ -106,9 +106,12 @@ async def serving_for(backends: dict[str, Backend], requested: str, *, needs_ser
     if found is None:
         return None
     backend, model = found
-    if needs_server_kind or model.chat_template:
+    asks_kind = needs_server_kind or model.chat_template is not None
+    if asks_kind and model.backend.server is None and not model.backend.demo:
         model = await with_server_kind(backend, model)
-    return Serving(backend, await with_server_template_parsers(backend, model))
+    if model.parsers_origin == FROM_SERVER:
+        model = await with_server_template_parsers(backend, model)
+    return Serving(backend, model)
 
 
 async def served_models(backends: dict[str, Backend]) -> list[tuple[str, Backend]]:

@@ -260,13 +260,15 @@ def test_skip_special_tokens_is_sent_only_when_needed_and_never_overrides_the_cl
     backend = Backend(model)
     try:
         payload = {"model": "m", "messages": MESSAGES, "separate_reasoning": True, "stream_reasoning": False}
-        assert orjson.loads(backend.body(payload, parsers_need_special_tokens=False)) == {
+        assert orjson.loads(backend.body(payload, model, parsers_need_special_tokens=False)) == {
             "model": "up",
             "messages": MESSAGES,
         }
-        kept = orjson.loads(backend.body(payload, parsers_need_special_tokens=True))
+        kept = orjson.loads(backend.body(payload, model, parsers_need_special_tokens=True))
         assert kept["skip_special_tokens"] is False
-        chosen = orjson.loads(backend.body({**payload, "skip_special_tokens": True}, parsers_need_special_tokens=True))
+        chosen = orjson.loads(
+            backend.body({**payload, "skip_special_tokens": True}, model, parsers_need_special_tokens=True)
+        )
         assert chosen["skip_special_tokens"] is True
     finally:
         asyncio.run(backend.client.aclose())

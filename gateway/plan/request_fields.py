@@ -1,0 +1,75 @@
+"""What the gateway changes in a client's chat request before it goes
+upstream, besides the plan's own fields (parse_plan.py).
+
+The thinking switch: `reasoning_effort` and `reasoning: {"effort",
+"enabled"}` as chat-template thinking switches (docs/api.md, "Request
+extensions", as SGLang serves them).
+
+An effort (top level, else `reasoning.effort`) turns thinking on, except
+`"none"` and Hunyuan's `"no_think"`, which turn it off; without an effort,
+`reasoning.enabled` says it. The switch is set as both
+`chat_template_kwargs.thinking` and `enable_thinking` (templates read one
+or the other), unless the client's `chat_template_kwargs` already has
+that key. The reasoning parser's start state follows the result, like any
+template switch.
+
+The history's reasoning, as backends read it: clients send an earlier
+assistant turn's reasoning back under either name: `reasoning_content` (SGLang, DeepSeek, most clients) or `reasoning` (vLLM
+since it renamed the field, OpenRouter-style clients). Chat templates read
+`reasoning_content` (Qwen3, GLM, Kimi K2, MiniMax M2; llama.cpp and SGLang
+pass it to them), vLLM reads `reasoning`. So an assistant message carrying
+one name is sent upstream carrying both, with the same text. Everything
+else in the history (tool call ids, `tool_call_id`s) is sent as it came.
+"""
+
+from __future__ import annotations
+
+from parsers.stages.reasoning import EFFORTS_OFF
+
+_SWITCHES = ("thinking", "enable_thinking")
+
+
+def _thinking_on(payload: dict) -> bool | None:
+    reasoning = payload.get("reasoning") or {}
+    effort = payload.get("reasoning_effort") or reasoning.get("effort")
+    if effort is not None:
+        return effort not in EFFORTS_OFF
+    enabled = reasoning.get("enabled")
+    return enabled if isinstance(enabled, bool) else None
+
+
+def with_thinking_switch(payload: dict) -> dict:
+    """The client's request with the thinking switches its reasoning effort
+    implies set in `chat_template_kwargs` (unchanged without an effort).
+    Applied before the model's `extra_body`, so the client's switch wins."""
+    on = _thinking_on(payload)
+    if on is None:
+        return payload
+    kwargs = dict(payload.get("chat_template_kwargs") or {})
+    for key in _SWITCHES:
+        kwargs.setdefault(key, on)
+    return {**payload, "chat_template_kwargs": kwargs}
+
+
+_NAMES = ("reasoning_content", "reasoning")
+
+
+def _with_both_names(message: dict) -> dict | None:
+    """The message with its reasoning under both names, or None if it
+    needs no change."""
+    if message.get("role") != "assistant":
+        return None
+    present = [name for name in _NAMES if isinstance(message.get(name), str)]
+    if len(present) != 1:
+        return None
+    text = message[present[0]]
+    return {**message, "reasoning_content": text, "reasoning": text}
+
+
+def history_fields(messages: list[dict]) -> dict:
+    """`{"messages": [...]}` if any message needs its reasoning under both
+    names, else `{}` (the client's messages go up untouched)."""
+    changed = [_with_both_names(message) for message in messages]
+    if not any(changed):
+        return {}
+    return {"messages": [new or old for new, old in zip(changed, messages, strict=True)]}
