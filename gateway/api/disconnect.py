@@ -1,6 +1,11 @@
 """A client that leaves: `DisconnectWatch`, one task that waits for the
 client's `http.disconnect` and cancels the request's task when it comes
-(a plain task, not an anyio task group: deadline.py says why).
+(a plain task, not an anyio task group, whose cancel scopes cost several
+times a timer's: docs/benchmarks.md, "Server side"). Whether a
+cancellation was the watch's own is told as `asyncio.timeout` tells it,
+by the task's count of cancel requests (`Task.cancelling` and
+`Task.uncancel`): a cancellation somebody else asked for as well goes
+through as a cancellation.
 
 While the handler waits for the backend's first byte
 (`unless_client_leaves`), a disconnect cancels the wait (and so the
@@ -17,7 +22,6 @@ from typing import TypeVar
 from starlette.requests import Request
 from starlette.types import Receive
 
-from gateway.ops.deadline import cancels_asked, only_canceller
 from gateway.ops.errors import ApiError
 
 CLIENT_CLOSED = 499  # nginx's status for a client that closed the request; nobody receives it
@@ -37,7 +41,7 @@ class DisconnectWatch:
         task = asyncio.current_task()
         assert task is not None, "a watch is set by the request's task"
         self._task = task
-        self._before = cancels_asked(task)
+        self._before = task.cancelling()
         self._held = False
         self.cut = False
         self._watcher = asyncio.get_running_loop().create_task(self._watch(receive))
@@ -45,7 +49,7 @@ class DisconnectWatch:
     async def _watch(self, receive: Receive) -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
-        if not self._held and cancels_asked(self._task) == self._before:  # not once somebody else cancelled it
+        if not self._held and self._task.cancelling() == self._before:  # not once somebody else cancelled it
             self.cut = True
             self._task.cancel()
 
@@ -57,7 +61,7 @@ class DisconnectWatch:
         """Called as the task's cancellation (or what it became) is caught:
         whether the watch's cut was its only cause (then it is withdrawn,
         and the catcher may swallow it)."""
-        return self.cut and only_canceller(self._task, self._before)
+        return self.cut and self._task.uncancel() <= self._before  # withdrawn either way, as asyncio.timeout does
 
     def stop(self) -> None:
         self._watcher.cancel()

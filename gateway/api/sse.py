@@ -67,7 +67,6 @@ from starlette.types import Message, Receive, Scope, Send
 
 from gateway.api.disconnect import DisconnectWatch
 from gateway.ops import server_config
-from gateway.ops.deadline import Deadline
 from gateway.ops.logs import left_unfinished
 from gateway.ops.observe import request_id
 from gateway.upstream import fast_paths
@@ -298,11 +297,14 @@ class EventStream(Response):
         await self._settled()
 
     async def _within_send_timeout(self, sending: Awaitable[None]) -> None:
+        timer = asyncio.timeout(self._send_seconds)
         try:
-            with Deadline(self._send_seconds):
+            async with timer:
                 await sending
         except TimeoutError:
-            raise ClientStalled from None
+            if timer.expired():
+                raise ClientStalled from None
+            raise
 
     async def _settled(self) -> None:
         held = self._held

@@ -8,7 +8,7 @@ render; a killed one is replaced by a fresh one when next needed.
 A render holds a worker, and no thread or lock of the gateway's, so the
 event loop (`/health`, every other stream) keeps answering whatever the
 template does. The pipes are asyncio's own streams, with the loop's timer
-for the deadline (ops/deadline.py): anyio's streams, semaphore and cancel
+for the deadline (`asyncio.timeout`): anyio's streams, semaphore and cancel
 scopes cost a third of the gateway's CPU per render (bench/README.md,
 "Chunks on a decode step's clock, and template mode's renders").
 """
@@ -20,7 +20,6 @@ import sys
 
 import orjson
 
-from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
 from gateway.templates.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
@@ -94,10 +93,14 @@ class RenderPool:
         """The reply of an idle (or a new) worker; a worker that does not
         answer within the deadline, or whose caller is cancelled, is killed."""
         worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
+        timer = asyncio.timeout(self.timeout)
         try:
-            with Deadline(self.timeout):
+            async with timer:
                 reply = await worker.ask(job)
         except TimeoutError:
+            if not timer.expired():
+                await worker.stop()
+                raise
             await worker.stop()
             problem = f"the prompt did not render within its render_timeout ({self.timeout:g} s)"
             raise _render_failed(model, problem, "render_timeout") from None

@@ -19,10 +19,10 @@ per backend.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from gateway.ops.config import ModelConfig
-from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import ServerKind
 from gateway.upstream.backend import Backend
@@ -45,12 +45,16 @@ async def _detect(backend: Backend) -> ServerKind | None:
     first-byte deadline)."""
     seconds = backend.config.backend.first_byte_seconds
     kind: ServerKind | None = None
+    timer = asyncio.timeout(seconds)
     try:
-        with Deadline(seconds, move_on=True):
+        async with timer:
             kind = await _ask(backend)
     except ApiError as error:
         _cannot_tell(backend, str(error))
         return None
+    except TimeoutError:
+        if not timer.expired():
+            raise
     if kind is None:  # cut off at the deadline
         _cannot_tell(backend, f"no answer within {seconds:g} s")
         return None

@@ -23,7 +23,6 @@ import asyncio
 from collections.abc import Callable
 
 from gateway.ops.config import CATCH_ALL, ModelConfig
-from gateway.ops.deadline import Deadline
 from gateway.ops.errors import ApiError
 from gateway.plan.parse_plan import ParsePlan
 from gateway.upstream.backend import Backend
@@ -130,11 +129,15 @@ async def _upstream_model_ids(catch_all: Backend) -> list[str]:
     if catch_all.config.backend.model:
         return []
     listing: object = None
-    with Deadline(LISTING_TIMEOUT, move_on=True):
-        try:
+    timer = asyncio.timeout(LISTING_TIMEOUT)
+    try:
+        async with timer:
             listing = await catch_all.fetch("/models")
-        except ApiError:
-            return []
+    except ApiError:
+        return []
+    except TimeoutError:
+        if not timer.expired():
+            raise
     listed = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(listed, list):
         return []

@@ -138,7 +138,7 @@ class TemplateBackend(Backend):
         """The server's template within the first-byte deadline, its failure
         (a 504 past it) kept a few seconds as every failure of it (asked_once.py)."""
         try:
-            with within_deadline(self.config.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
+            async with within_deadline(model.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
                 return await self._props_template(model)
         except TransportFailure as failure:
             raise self.errors_for(model).transport_error(failure) from None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -30,7 +30,6 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
-from gateway.ops.deadline import Deadline
 from gateway.upstream.body_push import BodyPush
 from gateway.upstream.demo import demo_answer
 from gateway.upstream.idle import IdleExpired
@@ -81,14 +80,17 @@ def _timed_out(what: str, seconds: float) -> TransportFailure:
     return TransportFailure(TimeoutError(f"{what} for {seconds:g} s"), connect=False, timed_out=True)
 
 
-@contextmanager
-def within_deadline(seconds: float, what: str) -> Iterator[None]:
+@asynccontextmanager
+async def within_deadline(seconds: float, what: str) -> AsyncIterator[None]:
     """A block that takes longer than `seconds` is a timed-out `TransportFailure`."""
+    timer = asyncio.timeout(seconds)
     try:
-        with Deadline(seconds):
+        async with timer:
             yield
     except TimeoutError:
-        raise _timed_out(what, seconds) from None
+        if timer.expired():
+            raise _timed_out(what, seconds) from None
+        raise
 
 
 _Proxy = tuple[URL | None, dict[str, str] | None]  # a proxy and its headers, as aiohttp takes them
@@ -231,10 +233,17 @@ class Transport:
         proxy, proxy_headers = self._proxy(url)
         if proxy_headers and url.startswith("http:"):  # a forward proxy reads them on the request itself
             headers = {**headers, **proxy_headers}
-        with within_deadline(self.first_byte_seconds, "sent no response"), failures():
-            response = await self._opened().request(
-                method, url, data=body, headers=headers, allow_redirects=False, proxy=proxy, proxy_headers=proxy_headers
-            )
+        async with within_deadline(self.first_byte_seconds, "sent no response"):
+            with failures():
+                response = await self._opened().request(
+                    method,
+                    url,
+                    data=body,
+                    headers=headers,
+                    allow_redirects=False,
+                    proxy=proxy,
+                    proxy_headers=proxy_headers,
+                )
         return _from_aiohttp(response)
 
     def _proxy(self, url: str) -> _Proxy:
