@@ -12,8 +12,7 @@ import orjson
 
 from gateway.ops.config import ConfigError, ModelConfig, load_config
 from gateway.ops.errors import ApiError
-from gateway.ops.extra_body import with_extra_body
-from gateway.plan.request_fields import with_thinking_switch
+from gateway.plan.request_fields import with_extra_body, with_thinking_switch
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
 from gateway.templates.prompt_render import render_prompt
 from gateway.templates.sources import load_chat_template

@@ -25,8 +25,8 @@ from gateway.api.request import read_checked
 from gateway.api.sse import DONE, EventStream, data_event, relayed_event
 from gateway.api.turns import DRAIN_SECONDS, model_not_found
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
-from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
+from gateway.plan.request_fields import with_extra_body
 from gateway.upstream.serving import Serving, entry_serving
 from gateway.upstream.transport import UpstreamResponse
 

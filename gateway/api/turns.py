@@ -27,14 +27,12 @@ from typing import final
 
 from fastapi import Request
 
-from gateway.api.choice_fields import finish_reason, matched_stop, request_stops, text_or_null
 from gateway.api.request import ChatRequest
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
-from gateway.ops.extra_body import with_extra_body
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
-from gateway.plan.choice_reader import ChoiceReader
+from gateway.plan.choice_reader import ChoiceReader, finish_reason, matched_stop, request_stops, text_or_null
 from gateway.plan.parse_plan import ParsePlan
-from gateway.plan.request_fields import with_thinking_switch
+from gateway.plan.request_fields import with_extra_body, with_thinking_switch
 from gateway.upstream.serving import Serving, serving_for
 from gateway.upstream.transport import UpstreamResponse
 from gateway.upstream.usage import checked_usage, with_reasoning_tokens

@@ -26,7 +26,6 @@ from pydantic import (
 from gateway.ops.backend_config import BackendConfig
 from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import apply_environment, config_variables, expand_variables, from_variables, variable_at
-from gateway.ops.extra_body import OWNED_BY_GATEWAY
 from gateway.ops.model_families import family_of
 from gateway.ops.request_bounds import RequestBounds, with_server_bounds
 from gateway.ops.response_template_file import load_response_template
@@ -42,6 +41,7 @@ from parsers.stages.tool_calls import ToolFormat
 CATCH_ALL = "*"  # the model entry that serves every name no other entry has
 CHAT_TEMPLATE_FROM_BACKEND = "backend"  # ask the server (llama.cpp GET /props)
 NO_PARSER = "none"  # a parser setting that turns the stage off (and the name lookup with it)
+OWNED_BY_GATEWAY = ("model", "messages", "prompt", "stream")  # request fields extra_body may not set
 
 
 class ConfigError(Exception):

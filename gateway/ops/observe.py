@@ -5,7 +5,7 @@ request runs, and at its end the request metrics and one log line.
 is a sane token) or makes one, echoes it in the response header, and keeps
 it in `request_id` for the upstream call. Handlers find the record at
 `request.state.record`. Work per streamed chunk is one clock read and one
-histogram observation (loop_histogram.py); parser outcomes are counted once per choice.
+histogram observation (metrics.py's `LoopHistogram`); parser outcomes are counted once per choice.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.ops.errors import REQUEST_ID_HEADER, ApiError
 from gateway.ops.ids import new_id
-from gateway.ops.loop_histogram import LoopSeries
-from gateway.ops.metrics import UNKNOWN_MODEL, Metrics
+from gateway.ops.metrics import UNKNOWN_MODEL, LoopSeries, Metrics
 from parsers import CallOutcomes
 
 NO_PARSER = "none"  # the `parser` label of calls no tool-call parser of ours read

@@ -1,4 +1,7 @@
-"""Backends that parse for themselves: when a backend runs its own reasoning
+"""One choice of a backend's answer read: its text through the parse
+plan's pipeline, and what its other fields say.
+
+Backends that parse for themselves: when a backend runs its own reasoning
 or tool-call parser, its deltas and messages already carry
 `reasoning_content` (or vLLM's newer `reasoning`) and structured
 `tool_calls`. Those are passed through as parser events instead of being
@@ -9,6 +12,12 @@ Per choice, the backend's own parsing takes over a stage from the moment it
 shows: after backend reasoning, content still goes through our tool-call
 parser (a backend with only a reasoning parser on); after backend tool
 calls, content is passed through as it comes.
+
+What the fields of a choice say beyond its text: the turn's finish
+reason, the request's stop string it stopped on, and whether a field that
+holds text (`finish_reason`, a message's or delta's `content`) holds text
+or null, as the OpenAI API has it. Anything else in one is a malformed
+chunk, or an invalid answer (api/turns.py).
 """
 
 from __future__ import annotations
@@ -185,3 +194,34 @@ class ChoiceReader:
 
 def _sum(a: CallOutcomes, b: CallOutcomes) -> CallOutcomes:
     return CallOutcomes(a.calls + b.calls, a.fallbacks + b.fallbacks, a.invalid_arguments + b.invalid_arguments)
+
+
+def text_or_null(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def finish_reason(made_call: bool, upstream_reason: str | None) -> str | None:
+    """A turn that stopped after tool calls finished with `tool_calls`;
+    any other reason (`length` included) stays as the backend said."""
+    return "tool_calls" if made_call and upstream_reason == "stop" else upstream_reason
+
+
+def request_stops(payload: dict) -> tuple[str, ...]:
+    """The stop strings of a chat payload (`stop`: a string or a list)."""
+    stop = payload.get("stop")
+    if isinstance(stop, str):
+        return (stop,)
+    return tuple(item for item in stop if isinstance(item, str)) if isinstance(stop, list) else ()
+
+
+def matched_stop(choice: dict, reason: str | None, stops: tuple[str, ...]) -> str | None:
+    """The request's stop string the backend stopped on: vLLM names it in
+    the choice's `stop_reason`, SGLang in `matched_stop` (either may hold
+    a stop token's id instead, which is no stop string)."""
+    if reason != "stop" or not stops:
+        return None
+    for key in ("stop_reason", "matched_stop"):
+        value = choice.get(key)
+        if isinstance(value, str) and value in stops:
+            return value
+    return None

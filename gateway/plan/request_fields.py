@@ -13,6 +13,13 @@ or the other), unless the client's `chat_template_kwargs` already has
 that key. The reasoning parser's start state follows the result, like any
 template switch.
 
+The model's `extra_body`: fields the config adds to every upstream
+request. The request wins: `extra_body` fills in what the client did not
+send, and a mapping on both sides (say `chat_template_kwargs`) is merged
+key by key, the client's keys winning again. So a config can set backend
+defaults (`top_k`, `chat_template_kwargs: {enable_thinking: false}`) that
+a client may still override per request.
+
 The history's reasoning, as backends read it: clients send an earlier
 assistant turn's reasoning back under either name: `reasoning_content` (SGLang, DeepSeek, most clients) or `reasoning` (vLLM
 since it renamed the field, OpenRouter-style clients). Chat templates read
@@ -23,6 +30,8 @@ else in the history (tool call ids, `tool_call_id`s) is sent as it came.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from parsers.stages.reasoning import EFFORTS_OFF
 
@@ -73,3 +82,17 @@ def history_fields(messages: list[dict]) -> dict:
     if not any(changed):
         return {}
     return {"messages": [new or old for new, old in zip(changed, messages, strict=True)]}
+
+
+def with_extra_body(payload: dict[str, Any], extra_body: dict[str, Any]) -> dict[str, Any]:
+    """`payload` with `extra_body` merged under it (the payload is not changed)."""
+    if not extra_body:
+        return payload
+    merged = dict(extra_body)
+    for key, value in payload.items():
+        default = merged.get(key)
+        if isinstance(value, dict) and isinstance(default, dict):
+            merged[key] = with_extra_body(value, default)
+        else:
+            merged[key] = value
+    return merged

@@ -43,6 +43,14 @@ when the push takes its reader's buffer). Those are aiohttp's internals:
 the take-over runs only where fast_paths.py found them at start-up, and
 tests/gateway/test_body_push.py and test_held_writes.py hold both paths
 to aiohttp's side of it, on uvloop.
+
+The idle deadline is cheap enough to keep per piece: `asyncio.timeout`
+around every read costs more than parsing what it brings, so one timer
+per body watches instead (`IdleTimer`): the push marks when the
+backend's silence starts and stops counting, and the timer acts only if
+one silence has lasted `seconds`.
+Time spent delivering what was read to a slow client never counts. The
+body's push then ends with `IdleExpired`.
 """
 
 from __future__ import annotations
@@ -55,7 +63,6 @@ from collections.abc import AsyncIterator, Callable
 import aiohttp
 
 from gateway.upstream import fast_paths
-from gateway.upstream.idle import IdleExpired, IdleTimer
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
 
@@ -292,3 +299,33 @@ class BodyPush:
 
 def _nothing() -> None:
     pass
+
+
+class IdleExpired(Exception):
+    """The backend sent nothing for the configured number of seconds."""
+
+
+class IdleTimer:
+    """Calls `expired` once the backend's silence, counted from `since` (the
+    loop's time; `None` while it does not count), has lasted `seconds`. One
+    timer, set again for the next time it may be due; `stop` it when done."""
+
+    __slots__ = ("_loop", "_seconds", "_expired", "since", "_timer")
+
+    def __init__(self, seconds: float, expired: Callable[[], None], since: float | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._seconds = seconds
+        self._expired = expired
+        self.since = since
+        self._timer = self._loop.call_later(seconds, self._check)
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        if self.since is not None and now - self.since >= self._seconds:
+            self._expired()
+            return
+        start = now if self.since is None else self.since
+        self._timer = self._loop.call_at(start + self._seconds, self._check)
+
+    def stop(self) -> None:
+        self._timer.cancel()

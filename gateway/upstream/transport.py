@@ -11,7 +11,7 @@ and whether it timed out. Every body is read by one reader, the pushed
 body (body_push.py): whole (`read`; an error body up to a limit), or as
 the `data:` payloads of an event stream (sse_reader.py) handed to their
 reader as they arrive (`push_payloads`), each piece due within
-`idle_timeout` of the last (idle.py). There the failures come out as the
+`idle_timeout` of the last. There the failures come out as the
 client's errors (errors.py). Retries over the backend's URLs are
 backend.py's. A demo backend (demo.py) answers in-process instead,
 through the same response type.
@@ -30,9 +30,8 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
-from gateway.upstream.body_push import BodyPush
+from gateway.upstream.body_push import BodyPush, IdleExpired
 from gateway.upstream.demo import demo_answer
-from gateway.upstream.idle import IdleExpired
 from gateway.upstream.sse_reader import EventLines, LineTooLong
 
 MAX_CONNECTIONS = 4096  # open connections to one backend, in use or idle

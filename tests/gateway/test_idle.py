@@ -1,4 +1,4 @@
-"""The per-body idle deadline (gateway/upstream/idle.py, as the pushed body
+"""The per-body idle deadline (gateway/upstream/body_push.py, as the pushed body
 reads a backend's answer, body_push.py): only time spent waiting for the
 backend counts, not time a slow client takes, and an expired wait is the
 backend's 504, for a stream and for a whole body alike. On a virtual clock

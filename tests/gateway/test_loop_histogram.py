@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-from gateway.ops.loop_histogram import LoopHistogram
+from gateway.ops.metrics import LoopHistogram
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 # on a bound, between bounds, below the first, above the last, twice the same
