@@ -13,7 +13,7 @@ Non-streaming is the same with one `feed(all_text)` and `finish()`.
 
 from parsers.core.call_body import CallOutcomes
 from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event, Reasoning
-from parsers.pipeline import ParseResult, Pipeline, make_pipeline, parse_text
+from parsers.pipeline import ParseResult, Pipeline, make_pipeline, output_format, parse_text
 from parsers.registry import (
     reasoning_format,
     reasoning_parser_name,
@@ -22,6 +22,7 @@ from parsers.registry import (
     tool_call_parser_names,
     tool_format,
 )
+from parsers.stages.output_format import OutputFormat
 
 __all__ = [
     "CallArgs",
@@ -30,10 +31,12 @@ __all__ = [
     "CallStart",
     "Content",
     "Event",
+    "OutputFormat",
     "ParseResult",
     "Pipeline",
     "Reasoning",
     "make_pipeline",
+    "output_format",
     "parse_text",
     "reasoning_format",
     "reasoning_parser_name",

@@ -11,11 +11,13 @@ import orjson
 from parsers.core.call_body import CallOutcomes
 from parsers.core.events import CallArgs, CallStart, Content, Event, Reasoning
 from parsers.core.markers import marker_set
+from parsers.formats.response_template import TemplateFormats
 from parsers.grammars.call_array import CallArrayParser
 from parsers.registry import reasoning_format, tool_format
 from parsers.stages.edge_whitespace import EdgeWhitespace
 from parsers.stages.end_of_turn import EndOfTurnFilter
 from parsers.stages.nonempty_content import NonemptyContent
+from parsers.stages.output_format import OutputFormat
 from parsers.stages.reasoning import ReasoningFormat, ReasoningParser
 from parsers.stages.token_suffix import SuffixStripper
 from parsers.stages.tool_calls import ToolCallParser, ToolFormat
@@ -169,48 +171,48 @@ def make_pipeline(
     reasoning_parser: str | ReasoningFormat | None,
     tool_call_parser: str | ToolFormat | None,
     *,
+    output: OutputFormat | None = None,
     tools: list[dict] | None = None,
     chat_template_kwargs: dict | None = None,
     stream_reasoning: bool = True,
     force_reasoning: bool | None = None,
     force_nonempty_content: bool = False,
-    end_of_turn: tuple[str, ...] | None = None,
     call_array: bool = False,
     max_buffered_chars: int | None = None,
-    strip_reasoning: bool = False,
-    strip_content: bool = False,
-    cast_arguments: bool = False,
-    framing: str | None = None,
 ) -> Pipeline:
     """A fresh pipeline for one choice of one request.
+
+    The two parsers are the stages the request reads; either may be a name
+    or a format given as data (`parsers.formats.response_template`).
+    `output` is what the model's output format says of the rest of the
+    pipeline (`OutputFormat`: end-of-turn tokens, framing, trimmed ends,
+    cast arguments); None takes it from the two parsers
+    (`output_format`). The keywords are what the request says:
 
     `force_reasoning=None` derives the starting state from the format and
     the request's `chat_template_kwargs` when those are given (SGLang's
     serving rule), else from the format's default.
-    With no reasoning parser, the `framing` of the tool-call format (or
-    `framing`, the model's, for a request whose calls are not read) is
+    With no reasoning parser, the framing of the tool-call format (or the
+    output's, the model's, for a request whose calls are not read) is
     run as the reasoning stage, keeping the reasoning in the content.
     A reasoning format whose models call tools mid-thought is paired with
     the tool-call format: its opening markers end reasoning
     (`ReasoningFormat.paired_with`).
     `force_nonempty_content=True` reports a turn that is all reasoning as
-    content (`NonemptyContent`). `end_of_turn=None`
-    removes the end-of-turn tokens of the named formats. `call_array=True`
+    content (`NonemptyContent`). `call_array=True`
     reads the reply as a JSON array of calls (output constrained to one)
     instead of with a named tool-call parser. With
     `max_buffered_chars`, a call not yet recognised (or a body) holding back
     more text than that is given up: unnamed, it goes out as content;
-    named, it ends with the arguments written so far. Either parser may be
-    a format given as data (`parsers.formats.response_template`) instead of
-    a name; `strip_reasoning` / `strip_content` trim that text's ends, and
-    `cast_arguments` casts string arguments to the types `tools` declare
+    named, it ends with the arguments written so far. `tools` are the
+    request's, read by the tool-call stage and by `output.cast_arguments`
     (`parsers.stages.typed_arguments`).
     """
-    if end_of_turn is None:
-        end_of_turn = end_of_turn_tokens(reasoning_parser, tool_call_parser)
+    if output is None:
+        output = output_format(reasoning_parser, tool_call_parser)
     tool_fmt = tool_format(tool_call_parser) if tool_call_parser is not None and not call_array else None
     reasoning = None
-    framing = tool_fmt.framing if tool_fmt is not None and tool_fmt.framing else framing
+    framing = tool_fmt.framing if tool_fmt is not None and tool_fmt.framing else output.framing
     if reasoning_parser is None and framing is not None:
         reasoning = replace(reasoning_format(framing), separates=False).make_parser()
     if reasoning_parser is not None:
@@ -227,16 +229,34 @@ def make_pipeline(
         tool_calls = ToolCallParser(tool_fmt, tools=tools, max_buffered_chars=max_buffered_chars)
     suffixed = suffixed_tokens(reasoning_parser, tool_call_parser)
     filters = (
-        ((TypedArguments(tools),) if cast_arguments and tools else ())
-        + ((EdgeWhitespace(Reasoning),) if strip_reasoning else ())
-        + ((EdgeWhitespace(Content),) if strip_content else ())
+        ((TypedArguments(tools),) if output.cast_arguments and tools else ())
+        + ((EdgeWhitespace(Reasoning),) if output.strip_reasoning else ())
+        + ((EdgeWhitespace(Content),) if output.strip_content else ())
     )
     return Pipeline(
         reasoning,
         tool_calls,
-        EndOfTurnFilter(end_of_turn) if end_of_turn else None,
+        EndOfTurnFilter(output.end_of_turn) if output.end_of_turn else None,
         SuffixStripper(suffixed) if suffixed else None,
         filters,
+    )
+
+
+def output_format(
+    reasoning_parser: str | ReasoningFormat | None,
+    tool_call_parser: str | ToolFormat | None,
+    template: TemplateFormats | None = None,
+) -> OutputFormat:
+    """The output format of a model served with these parsers (its own,
+    whichever of them a request reads): their end-of-turn tokens, the
+    tool-call format's framing, and what its response `template`, if any,
+    says of the ends and the arguments (`TemplateFormats.output`)."""
+    return OutputFormat(
+        end_of_turn_tokens(reasoning_parser, tool_call_parser),
+        tool_format(tool_call_parser).framing if tool_call_parser is not None else None,
+        template is not None and template.strip_reasoning,
+        template is not None and template.strip_content,
+        template is not None and template.tool_calls is not None,
     )
 
 

@@ -12,8 +12,7 @@ from gateway.ops.config import ModelConfig
 from gateway.ops.ids import new_id
 from gateway.plan.request_fields import history_fields
 from gateway.plan.tool_choice import ToolChoicePlan, plan_tool_choice
-from parsers import Pipeline, make_pipeline, reasoning_format, tool_format
-from parsers.pipeline import end_of_turn_tokens
+from parsers import OutputFormat, Pipeline, make_pipeline, output_format, reasoning_format, tool_format
 from parsers.stages.call_filter import CallFilter
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
@@ -32,16 +31,12 @@ class ParsePlan:
     stream_reasoning: bool
     call_id_template: str | None = None
     earlier_calls: int = 0
-    end_of_turn: tuple[str, ...] = ()
     tool_choice: ToolChoicePlan = ToolChoicePlan()
     upstream: dict = field(default_factory=dict)  # request fields set for the backend
     reasoning_keys: tuple[str, ...] = ("reasoning_content",)
     max_buffered_chars: int | None = None
     starts_in_reasoning: bool | None = None  # True: the rendered prompt left a reasoning block open
-    strip_reasoning: bool = False  # trim the reasoning's ends (response templates)
-    strip_content: bool = False
-    cast_arguments: bool = False  # cast string arguments to the declared types (response templates)
-    framing: str | None = None  # the model's tool-call format's message framing (Harmony), read even without tools
+    output: OutputFormat = OutputFormat()  # the model's: end-of-turn tokens, framing, trimmed ends, cast arguments
 
     @classmethod
     def for_request(
@@ -53,8 +48,8 @@ class ParsePlan:
         tool_call_parser = tool_choice.tool_call_parser
         upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
         # The model's stages, read once each (a read costs microseconds: ModelConfig.tool_stage).
-        formats, reasoning_stage, tool_stage = model.response_formats, model.reasoning_stage, model.tool_stage
-        tool_stage_format = tool_format(tool_stage) if tool_stage else None
+        reasoning_stage, tool_stage = model.reasoning_stage, model.tool_stage
+        call_id_template = tool_format(tool_stage).call_id_template if tool_stage else None
         return cls(
             reasoning_parser=reasoning_stage if separate else None,
             tool_call_parser=tool_call_parser,
@@ -64,12 +59,8 @@ class ParsePlan:
             tools=payload.get("tools"),
             chat_template_kwargs=payload.get("chat_template_kwargs"),
             stream_reasoning=payload.get("stream_reasoning") is not False,
-            call_id_template=tool_stage_format.call_id_template if tool_stage_format else None,
-            end_of_turn=end_of_turn_tokens(reasoning_stage, tool_stage),
-            strip_reasoning=bool(formats and formats.strip_reasoning),
-            strip_content=bool(formats and formats.strip_content),
-            cast_arguments=bool(formats and formats.tool_calls),
-            framing=tool_stage_format.framing if tool_stage_format else None,
+            call_id_template=call_id_template,
+            output=output_format(reasoning_stage, tool_stage, model.response_formats),
             max_buffered_chars=max_buffered_chars,
             earlier_calls=sum(
                 len(message.get("tool_calls") or ())
@@ -106,18 +97,14 @@ class ParsePlan:
         pipeline = make_pipeline(
             self.reasoning_parser,
             self.tool_call_parser,
+            output=self.output,
             tools=self.tools,
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
             force_reasoning=False if choice.call_array else self.starts_in_reasoning,
             force_nonempty_content=bool((self.chat_template_kwargs or {}).get("force_nonempty_content")),
-            end_of_turn=self.end_of_turn,
             call_array=choice.call_array,
             max_buffered_chars=self.max_buffered_chars,
-            strip_reasoning=self.strip_reasoning,
-            strip_content=self.strip_content,
-            cast_arguments=self.cast_arguments,
-            framing=self.framing,
         )
         if choice.names is None and choice.max_calls is None:
             return pipeline
@@ -128,7 +115,7 @@ class ParsePlan:
         would otherwise strip."""
         reasoning = self.reasoning_parser and reasoning_format(self.reasoning_parser).needs_special_tokens
         tools = self.tool_call_parser and tool_format(self.tool_call_parser).needs_special_tokens
-        framing = self.framing and reasoning_format(self.framing).needs_special_tokens
+        framing = self.output.framing and reasoning_format(self.output.framing).needs_special_tokens
         return bool(reasoning or tools or framing)
 
 

@@ -261,7 +261,9 @@ def _recognised_tools(samples: list[tuple[str, list]]) -> str | None:
     alike: list[str] = []
     for key, fmt in TOOL_FORMATS.items():
         written = fmt.render_call(name, json.dumps(args))
-        if _squeeze(written) != squeezed and not (fmt.bare_start and _squeeze(written) == fmt.call_start + squeezed):
+        if _squeeze(written) != squeezed and not (
+            (fmt.bare_start or fmt.bare_start_anywhere) and _squeeze(written) == fmt.call_start + squeezed
+        ):
             continue
         if key == fmt.name and _reads_back(key, samples):
             if written == text:

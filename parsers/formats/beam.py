@@ -22,6 +22,7 @@ from parsers.grammars.tag_call import TagCall
 from parsers.stages.harmony import CHANNEL, ChannelSyntax, HarmonyReasoningParser
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 MODELS = "Beam"
 TERMINATORS = ("<|end|>", "<|return|>", "<|call|>")
@@ -68,7 +69,7 @@ register(
             ),
         ),
         call_template=" to={name}<|channel|>analysis <|constrain|>xml<|message|>{arguments}<|call|>",
-        parameter_template='<rfl:parameter name="{key}">\n{value}\n</rfl:parameter>',
+        render_arguments=ParameterTags('<rfl:parameter name="{key}">\n{value}\n</rfl:parameter>'),
         dropped_markers=(*TERMINATORS, MESSAGE_START),
         needs_special_tokens=True,
     )

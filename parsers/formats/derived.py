@@ -27,6 +27,7 @@ from parsers.grammars.tag_call import TagCall
 from parsers.grammars.unmarked_json import UnmarkedJsonCalls
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 NAME = "derived"
 MODELS = "derived from a chat template"
@@ -148,7 +149,7 @@ def tool_format_from(
         unmarked_starts=unmarked,
         body=body,
         call_template=markers.section_start + markers.call_start + written + markers.call_end + markers.section_end,
-        parameter_template=parameters,
+        render_arguments=ParameterTags(parameters) if parameters else None,
         dropped_markers=dropped,
         end_of_turn=end_of_turn,
         needs_special_tokens=True,

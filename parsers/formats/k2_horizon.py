@@ -31,6 +31,7 @@ from parsers.grammars.ifm_block import BLOCK_CLOSE, GROUP_CLOSE
 from parsers.grammars.ifm_call import IfmCalls
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 THINKING = (
     ("<ifm|think>", "</ifm|think>"),
@@ -62,7 +63,7 @@ register(
         call_end="",
         body=IfmCalls,
         call_template=f"<ifm|tool_calls>\n<ifm|tool_call>{{name}}\n{{arguments}}{BLOCK_CLOSE}\n{GROUP_CLOSE}",
-        parameter_template="<ifm|arg_key>{key}</ifm|arg_key>\n<ifm|arg_value>{value}</ifm|arg_value>\n",
+        render_arguments=ParameterTags("<ifm|arg_key>{key}</ifm|arg_key>\n<ifm|arg_value>{value}</ifm|arg_value>\n"),
         dropped_markers=(GROUP_CLOSE, BLOCK_CLOSE),
         passthrough_blocks=THINKING,
         end_of_turn=END_OF_TURN,

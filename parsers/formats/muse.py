@@ -29,6 +29,7 @@ from parsers.grammars.tag_call import TagCall
 from parsers.stages.harmony import ChannelSyntax, HarmonyReasoningParser
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 MODELS = "Muse Glimmer"
 TERMINATORS = ("<|eom|>", "<|eot|>")
@@ -58,7 +59,7 @@ ATEM = ToolFormat(
         ),
     ),
     call_template='<atem:function_calls>\n<atem:invoke name="{name}">\n{arguments}</atem:invoke>\n</atem:function_calls>',
-    parameter_template='<atem:parameter name="{key}">{value}</atem:parameter>\n',
+    render_arguments=ParameterTags('<atem:parameter name="{key}">{value}</atem:parameter>\n'),
     dropped_markers=("</atem:function_calls>", "</atem:invoke>"),
 )
 
@@ -94,7 +95,7 @@ register(
         call_end="",
         body=partial(ChannelCall, inner=ATEM, terminators=TERMINATORS, not_tools=NOT_TOOLS),
         call_template=MESSAGE_START + " to=functions.{name}<|message|>" + ATEM.call_template + TERMINATORS[0],
-        parameter_template=ATEM.parameter_template,
+        render_arguments=ATEM.render_arguments,
         dropped_markers=(*TERMINATORS, MESSAGE_START),
         needs_special_tokens=True,
     ),

@@ -45,6 +45,7 @@ from parsers.core.literal_pattern import LiteralPatternError, literal_markers, n
 from parsers.formats.response_template_tags import TagBodyError, xml_inline_format
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.named_call import NamedJsonCall
+from parsers.stages.output_format import OutputFormat
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 
@@ -69,16 +70,21 @@ class TemplateFormats:
     strip_reasoning: bool
     strip_content: bool
 
+    @property
+    def output(self) -> OutputFormat:
+        """What the template says of the pipeline around its stages: its
+        content's end-of-turn markers removed, the ends trimmed as `strip`
+        says, string arguments cast to the tools' declared types."""
+        return OutputFormat(
+            end_of_turn=self.end_of_turn,
+            strip_reasoning=self.strip_reasoning,
+            strip_content=self.strip_content,
+            cast_arguments=self.tool_calls is not None,
+        )
+
     def pipeline_options(self) -> dict:
         """The `make_pipeline` arguments that parse with this template."""
-        return {
-            "reasoning_parser": self.reasoning,
-            "tool_call_parser": self.tool_calls,
-            "end_of_turn": self.end_of_turn,
-            "strip_reasoning": self.strip_reasoning,
-            "strip_content": self.strip_content,
-            "cast_arguments": self.tool_calls is not None,
-        }
+        return {"reasoning_parser": self.reasoning, "tool_call_parser": self.tool_calls, "output": self.output}
 
 
 def compile_response_template(template: Any) -> TemplateFormats:

@@ -33,6 +33,7 @@ from parsers.core.literal_pattern import BLANKS, Group, LiteralPatternError, pat
 from parsers.core.tag_syntax import TagSyntax
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 _KNOWN_ARGS = {"tag_pattern"}
 
@@ -69,7 +70,7 @@ def xml_inline_format(field: dict, name: str) -> ToolFormat:
         call_end=closes[-1] if len(closes) > 1 else "",
         body=partial(TagCall, syntax=syntax),
         call_template=call_start + _written(header) + name_end + "{arguments}" + "".join(closes),
-        parameter_template=f"{key_open}{{key}}{key_close}{{value}}{value_close}",
+        render_arguments=ParameterTags(f"{key_open}{{key}}{key_close}{{value}}{value_close}"),
         needs_special_tokens=True,
     )
 

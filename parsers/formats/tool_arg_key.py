@@ -28,6 +28,7 @@ from parsers.formats.table import register
 from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 COMPACT_PAIR = "<arg_key>{key}</arg_key><arg_value>{value}</arg_value>"
 
@@ -55,7 +56,7 @@ register(
             ),
         ),
         call_template="<iquest_tool_call>{name}{arguments}</iquest_tool_call>",
-        parameter_template=COMPACT_PAIR,
+        render_arguments=ParameterTags(COMPACT_PAIR),
         needs_special_tokens=True,
     )
 )

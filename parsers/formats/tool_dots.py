@@ -24,6 +24,7 @@ from parsers.formats.table import register
 from parsers.grammars.call_block import CallBlock
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 _ATTRIBUTE = r"""\s+name\s*=\s*(?P<quote>["']?)(?P<{}>[^"'>]+?)(?P=quote)\s*"""
 
@@ -52,7 +53,7 @@ register(
             ),
         ),
         call_template='<dots_function_call>\n<invoke name="{name}">\n{arguments}</invoke>\n</dots_function_call>',
-        parameter_template='<parameter name="{key}">{value}</parameter>\n',
+        render_arguments=ParameterTags('<parameter name="{key}">{value}</parameter>\n'),
         dropped_markers=("</dots_function_call>",),
     )
 )

@@ -30,6 +30,7 @@ from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 DSML = TagSyntax(
     name_ends=(">",),
@@ -44,6 +45,7 @@ DSML = TagSyntax(
     json_body=True,
 )
 SEPARATOR = "\n\n"  # the template's blank line before a block
+PARAMETER = '<｜DSML｜parameter name="{key}" string="false">{value}</｜DSML｜parameter>\n'
 DEEPSEEK_V32 = ToolFormat(
     name="deepseekv32",
     models="DeepSeek V3.2",
@@ -56,7 +58,7 @@ DEEPSEEK_V32 = ToolFormat(
     call_template=(
         '<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{arguments}</｜DSML｜invoke>\n</｜DSML｜function_calls>'
     ),
-    parameter_template='<｜DSML｜parameter name="{key}" string="false">{value}</｜DSML｜parameter>\n',
+    render_arguments=ParameterTags(PARAMETER),
     dropped_markers=("</｜DSML｜function_calls>", "</｜DSML｜invoke>"),
     end_of_turn=("<｜end▁of▁sentence｜>",),
     needs_special_tokens=True,
@@ -107,7 +109,7 @@ register(
                 ("<｜DSML｜ calls>\n", "</｜DSML｜ calls>")
             )
         ),
-        parameter_template=_spaced(DEEPSEEK_V32.parameter_template),
+        render_arguments=ParameterTags(_spaced(PARAMETER)),
         dropped_markers=("</｜DSML｜ calls>", _spaced("</｜DSML｜invoke>")),
     )
 )

@@ -20,6 +20,7 @@ from parsers.formats.table import register
 from parsers.formats.tool_dsml import DSML
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 
 def _gcml(text: str) -> str:
@@ -49,7 +50,7 @@ register(
         call_template=(
             '<｜GCML｜tool_calls>\n<｜GCML｜invoke name="{name}">\n{arguments}</｜GCML｜invoke>\n</｜GCML｜tool_calls>'
         ),
-        parameter_template='<｜GCML｜parameter name="{key}" string="false">{value}</｜GCML｜parameter>\n',
+        render_arguments=ParameterTags('<｜GCML｜parameter name="{key}" string="false">{value}</｜GCML｜parameter>\n'),
         dropped_markers=("</｜GCML｜tool_calls>", "</｜GCML｜invoke>", "<|message_sep|>"),
         end_of_turn=("</s>",),
         needs_special_tokens=True,

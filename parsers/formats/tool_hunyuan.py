@@ -22,6 +22,7 @@ from parsers.formats.table import register
 from parsers.formats.tool_tags import GLM_SYNTAX
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 HUNYUAN_TOKENS = ("think", "tool_calls", "tool_call", "tool_sep", "arg_key", "arg_value", "hy_eos")
 END_OF_TURN = ("<｜hy_eos｜>",)
@@ -43,7 +44,7 @@ register(
             ),
         ),
         call_template="<tool_calls>\n<tool_call>{name}<tool_sep>\n{arguments}</tool_call>\n</tool_calls>",
-        parameter_template="<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n",
+        render_arguments=ParameterTags("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n"),
         dropped_markers=("</tool_calls>",),
         end_of_turn=END_OF_TURN,
         needs_special_tokens=True,

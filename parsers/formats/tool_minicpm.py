@@ -22,6 +22,7 @@ from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 # The blank before `name` may be missing (`<functionname="…">`) or left as
 # the byte-level tokenizer's space mark `Ġ` (U+0120), as MiniCPM 5
@@ -58,6 +59,6 @@ register(
             ),
         ),
         call_template='<function name="{name}">{arguments}</function>',
-        parameter_template='<param name="{key}">{value}</param>',
+        render_arguments=ParameterTags('<param name="{key}">{value}</param>'),
     )
 )

@@ -17,6 +17,7 @@ Two calls: two `<invoke>` in the block::
 from parsers.formats.table import register
 from parsers.grammars.minimax_m3_call import NAMESPACE, MinimaxM3Calls
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 register(
     ToolFormat(
@@ -28,7 +29,7 @@ register(
         call_template=(
             f'{NAMESPACE}<tool_call>\n{NAMESPACE}<invoke name="{{name}}">\n{{arguments}}{NAMESPACE}</invoke>\n{NAMESPACE}</tool_call>'
         ),
-        parameter_template=f"{NAMESPACE}<{{key}}>{{value}}{NAMESPACE}</{{key}}>\n",
+        render_arguments=ParameterTags(f"{NAMESPACE}<{{key}}>{{value}}{NAMESPACE}</{{key}}>\n"),
         parses_without_tools=True,
     )
 )

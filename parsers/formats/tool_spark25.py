@@ -18,6 +18,7 @@ from functools import partial
 from parsers.formats.table import register
 from parsers.formats.tool_tags import GLM45, GLM_SYNTAX
 from parsers.grammars.tag_call import TagCall
+from parsers.stages.tool_format import ParameterTags
 
 register(
     replace(
@@ -34,6 +35,6 @@ register(
                 digit_booleans=True,
             ),
         ),
-        parameter_template="<arg_key>{key}</arg_key><arg_value>{value}</arg_value>\n",
+        render_arguments=ParameterTags("<arg_key>{key}</arg_key><arg_value>{value}</arg_value>\n"),
     )
 )

@@ -21,6 +21,7 @@ from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 register(
     ToolFormat(
@@ -48,7 +49,7 @@ register(
             "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜>"
             '<steptml:invoke name="{name}">\n{arguments}</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>'
         ),
-        parameter_template='<steptml:parameter name="{key}">{value}</steptml:parameter>\n',
+        render_arguments=ParameterTags('<steptml:parameter name="{key}">{value}</steptml:parameter>\n'),
         dropped_markers=("<｜tool_calls_end｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"),
         needs_special_tokens=True,
     )

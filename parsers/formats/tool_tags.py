@@ -40,6 +40,7 @@ from parsers.core.tag_syntax import TagSyntax
 from parsers.formats.table import register
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 QWEN3_CODER_SYNTAX = TagSyntax(
     name_ends=(">",),
@@ -58,7 +59,7 @@ QWEN3_CODER = ToolFormat(
     unmarked_starts=("<function=",),
     body=partial(TagCall, syntax=QWEN3_CODER_SYNTAX),
     call_template="<tool_call>\n<function={name}>\n{arguments}</function>\n</tool_call>",
-    parameter_template="<parameter={key}>\n{value}\n</parameter>\n",
+    render_arguments=ParameterTags("<parameter={key}>\n{value}\n</parameter>\n"),
 )
 register(QWEN3_CODER, "qwen3_xml")
 register(replace(QWEN3_CODER, name="step3p5", models="StepFun Step-3.5"))
@@ -69,7 +70,7 @@ register(
         name="mimo",
         models="Xiaomi MiMo",
         body=partial(TagCall, syntax=replace(QWEN3_CODER_SYNTAX, trim="none", unescape_html=True)),
-        parameter_template="<parameter={key}>{value}</parameter>\n",
+        render_arguments=ParameterTags("<parameter={key}>{value}</parameter>\n"),
     )
 )
 
@@ -91,7 +92,7 @@ GLM45 = ToolFormat(
     call_end="",
     body=partial(TagCall, syntax=GLM_SYNTAX),
     call_template="<tool_call>{name}\n{arguments}</tool_call>",
-    parameter_template="<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n",
+    render_arguments=ParameterTags("<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n"),
     needs_special_tokens=True,
 )
 register(GLM45, "glm")
@@ -102,7 +103,7 @@ register(
         body=partial(TagCall, syntax=replace(GLM_SYNTAX, name_ends=("\n", "\\n", "<arg_key>", "</tool_call>"))),
         models="GLM-4.7, GLM-5",
         call_template="<tool_call>{name}{arguments}</tool_call>",
-        parameter_template="<arg_key>{key}</arg_key><arg_value>{value}</arg_value>",
+        render_arguments=ParameterTags("<arg_key>{key}</arg_key><arg_value>{value}</arg_value>"),
     )
 )
 
@@ -128,6 +129,6 @@ register(
             ),
         ),
         call_template='<minimax:tool_call>\n<invoke name="{name}">\n{arguments}</invoke>\n</minimax:tool_call>',
-        parameter_template='<parameter name="{key}">{value}</parameter>\n',
+        render_arguments=ParameterTags('<parameter name="{key}">{value}</parameter>\n'),
     )
 )

@@ -29,6 +29,7 @@ from parsers.formats.tool_tags import QWEN3_CODER, QWEN3_CODER_SYNTAX
 from parsers.grammars.pythonic import PythonicCalls, render_kwargs
 from parsers.grammars.tag_call import TagCall
 from parsers.stages.tool_calls import ToolFormat
+from parsers.stages.tool_format import ParameterTags
 
 register(
     ToolFormat(
@@ -57,7 +58,7 @@ register(
         call_end="</seed:tool_call>",
         body=partial(TagCall, syntax=SEED_OSS_SYNTAX),
         call_template="<seed:tool_call>\n<function={name}>\n{arguments}</function>\n</seed:tool_call>",
-        parameter_template="<parameter={key}>{value}</parameter>\n",
+        render_arguments=ParameterTags("<parameter={key}>{value}</parameter>\n"),
         end_of_turn=("<seed:eos>",),
     )
 )

@@ -46,7 +46,7 @@ class ToolCallParser(BetweenCalls):
         self._tentative_chars = 0
         # A bare call may start at the start of the output, or right after a
         # passthrough block (xLAM's `<think>…</think>[{…}]`, as vLLM reads it).
-        self._bare_state = "bare" if fmt.bare_start and not fmt.bare_start_anywhere else "text"
+        self._bare_state = "bare" if fmt.bare_start else "text"
         self._state = self._bare_state
         self._held_back = ""
         self._events: list[Event] = []
@@ -62,7 +62,7 @@ class ToolCallParser(BetweenCalls):
         self._call_starts = (fmt.call_start, *fmt.other_call_starts)
         # Call markers a bare call could be mistaken for (xLAM's `[TOOL_CALLS]` before its `[`).
         self._bare_lookalikes = tuple(marker for marker in self._call_starts if marker[:1] in fmt.bare_start)
-        self._bare_anywhere = (*(fmt.bare_start if fmt.bare_start_anywhere else ()), *fmt.unmarked_starts)
+        self._bare_anywhere = (*fmt.bare_start_anywhere, *fmt.unmarked_starts)
         self._passthrough_closer_of = {opener: marker_set(closer) for opener, closer in fmt.passthrough_blocks}
         self._passthrough_end: MarkerSet | None = None
         self._init_between(

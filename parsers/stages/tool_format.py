@@ -9,6 +9,23 @@ from dataclasses import dataclass
 import orjson
 
 
+@dataclass(frozen=True, slots=True)
+class ParameterTags:
+    """Arguments written one parameter at a time with `template` (`{key}`,
+    `{value}`: a string as it is, any other value as JSON), for formats that
+    write parameters as tags: a `ToolFormat.render_arguments`."""
+
+    template: str
+
+    def __call__(self, arguments: str) -> str:
+        return "".join(
+            self.template.replace("{key}", key).replace(
+                "{value}", value if isinstance(value, str) else orjson.dumps(value).decode()
+            )
+            for key, value in orjson.loads(arguments).items()
+        )
+
+
 @dataclass(frozen=True)
 class ToolFormat:
     """A tool-call format, as data.
@@ -21,10 +38,10 @@ class ToolFormat:
     other spellings of them that models write (DeepSeek R1 distills'
     `<｜tool_calls_begin｜>`, Kimi K2's singular `<|tool_call_section_begin|>`).
     `bare_start` lists characters that start a call body
-    without any marker at the start of the output (Llama 3's bare `{`), or
-    anywhere in the text with `bare_start_anywhere` (the pythonic `[`; the
-    body must consume that character before it may fail), and
-    `call_separator` (`;`) may join such calls. `unmarked_starts` are
+    without any marker at the start of the output (Llama 3's bare `{`), and
+    `call_separator` (`;`) may join such calls; `bare_start_anywhere` lists
+    those that start one anywhere in the text (the pythonic `[`; the
+    body must consume that character before it may fail). `unmarked_starts` are
     markers anywhere in the text that begin a call body without
     `call_start`, the body reading the marker itself (Qwen3-Coder's
     `<function=` with no `<tool_call>` opener); such a call must name a
@@ -41,9 +58,9 @@ class ToolFormat:
     thinking blocks, when the reasoning stage does not take them out).
     `call_template` writes one call the way the model does, from `{name}` and
     `{arguments}`: for demos, benchmarks and tests. `{arguments}` is the JSON
-    text, or each parameter rendered with `parameter_template` (`{key}`,
-    `{value}`) for formats that write parameters as tags, or what
-    `render_arguments` makes of the JSON. `suffixed_tokens` names the
+    text, or what `render_arguments` makes of it: each parameter written
+    with a template (`ParameterTags`) for formats that write parameters as
+    tags, keyword arguments for the pythonic ones. `suffixed_tokens` names the
     tokens a checkpoint may spell with a suffix (`<tool_call:opensource>`);
     the markers are written bare (`parsers.stages.token_suffix`). `call_id_template`, if set, is how the model family writes call
     ids, on every surface (`{name}`, `{n}` = calls in the conversation before this one,
@@ -67,14 +84,13 @@ class ToolFormat:
     call_end: str
     call_template: str
     body: Callable
-    parameter_template: str = ""
     other_call_starts: tuple[str, ...] = ()
     section_start: str | None = None
     section_end: str | None = None
     other_section_starts: tuple[str, ...] = ()
     other_section_ends: tuple[str, ...] = ()
     bare_start: str = ""
-    bare_start_anywhere: bool = False
+    bare_start_anywhere: str = ""
     unmarked_starts: tuple[str, ...] = ()
     call_separator: str = ""
     dropped_markers: tuple[str, ...] = ()
@@ -101,13 +117,6 @@ class ToolFormat:
 
     def render_call(self, name: str, arguments: str) -> str:
         """One call as the model writes it; `arguments` is JSON text."""
-        if self.parameter_template:
-            arguments = "".join(
-                self.parameter_template.replace("{key}", key).replace(
-                    "{value}", value if isinstance(value, str) else orjson.dumps(value).decode()
-                )
-                for key, value in orjson.loads(arguments).items()
-            )
-        elif self.render_arguments is not None:
+        if self.render_arguments is not None:
             arguments = self.render_arguments(arguments)
         return self.call_template.replace("{name}", name).replace("{arguments}", arguments)

@@ -40,7 +40,7 @@ MARKUP = set("<>|[]{}｜◁▷")
 NOT_MARKERS = {
     "models",
     "call_template",
-    "parameter_template",
+    "template",
     "name_pattern",
     "key_pattern",
     "header_prefix",
