@@ -275,6 +275,7 @@ class TurnStream:
         stream left open; a backend failure is left in `failure`."""
         turn = self.turn
         serving, record = turn.serving, turn.record
+        read_chunk, errors = serving.backend.read_chunk, serving.errors  # bound once: called per chunk
         failure: ApiError | None = None
         failure_kind = "stream_error"
 
@@ -284,7 +285,7 @@ class TurnStream:
                 if data == b"[DONE]":
                     break
                 try:
-                    chunk = serving.read_chunk(data)
+                    chunk = read_chunk(data, errors)
                     if not isinstance(chunk, dict) or "error" in chunk:
                         raise _backend_error(chunk, serving)
                     self._read_chunk(chunk, updates)

@@ -64,9 +64,6 @@ class Serving:
     async def read(self, response: UpstreamResponse) -> bytes:
         return await self.backend.read(response, self.errors)
 
-    def read_chunk(self, data: bytes) -> object:
-        return self.backend.read_chunk(data, self.errors)
-
     async def push_payloads(
         self,
         response: UpstreamResponse,
