@@ -87,6 +87,7 @@ class TemplateBackend(Backend):
         super().__init__(model, secrets)
         self._file_template = model_template(model, compile_now=False)  # compiled by check_templates' worker
         self._server_template: AskedOnce[ChatTemplate] = AskedOnce()
+        self._uncompilable: tuple[object, ApiError] | None = None  # the server's template that did not compile
         self._renderer = RenderPool(model.render_workers, model.render_timeout, model.max_prompt_chars)
 
     async def template(self, model: ModelConfig | None = None) -> ChatTemplate:
@@ -182,6 +183,8 @@ class TemplateBackend(Backend):
             raise ApiError(
                 502, f"{problem}: {error.problem}", type=UPSTREAM_ERROR, code="upstream_no_template"
             ) from None
+        if self._uncompilable is not None and self._uncompilable[0] == _answer(template):
+            raise self._uncompilable[1]  # the template that did not compile, reported again
         if model.backend.server_kind in ADDS_BOS_ITSELF and template.bos_token:
             template.add_bos_token = await self._server_adds_bos(template.bos_token)
         return template
@@ -190,12 +193,17 @@ class TemplateBackend(Backend):
         """Compile the server's template in a render worker, within the
         render bounds, not the first-byte deadline (compiling runs its
         constant expressions: ChatTemplate.compile). One that does not
-        compile is a 502."""
+        compile is a 502, and is not compiled again until the server reports
+        another (`/props` is asked again after each failure's window,
+        asked_once.py) or the config is reloaded (a new backend)."""
         try:
             await self._renderer.compile(template, model.name)
         except ChatTemplateError as error:
             message = f"{_no_template(model)}: {error.problem}"
-            raise ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_no_template") from None
+            failure = ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_no_template")
+            self._uncompilable = (_answer(template), failure)
+            raise failure from None
+        self._uncompilable = None
 
     async def _server_adds_bos(self, bos_token: str) -> bool | None:
         """Whether llama.cpp's server puts `bos_token` before a prompt, which
@@ -229,6 +237,11 @@ def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplat
 
 def _no_template(model: ModelConfig) -> str:
     return f"the backend for model {model.name!r} did not report its chat template at {PROPS_PATH}"
+
+
+def _answer(template: ChatTemplate) -> object:
+    """What the server reported, as far as compiling it goes: the sources."""
+    return tuple(sorted(template.sources.items()))
 
 
 def _part_not_text(messages: object) -> tuple[str, object] | None:

@@ -4,7 +4,8 @@ builds that string before a single request is rendered. The gateway
 compiles a template only in a worker process with the render bounds (its
 memory cap, the model's render_timeout): a template file that breaks them
 stops `parsegate serve` naming the file, a server's template (`GET /props`)
-is a 502 naming the model while `/health` goes on answering."""
+is a 502 naming the model while `/health` goes on answering, and that
+template is not compiled again until the server reports another."""
 
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ from bench.stream_load import process_tree
 from gateway.app import create_app
 from gateway.ops.config import Config
 from gateway.templates.render_pool import WORKER_MODULE
-from tests.scripted_backend import ScriptedBackend
+from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
+from tests.scripted_backend import ScriptedBackend, completion_answer
 
 # Seconds of CPU in jinja's constant folding, in 115 MB: killed at the render_timeout (1 s)
 FOLDING = '{{ "a"|center(100000000)|wordcount }}' * 8
 # The issue's template: a 400 MB string folded in, 1.5 GB to compile, past the workers' memory cap
 HUGE_FOLD = '{{ "a"|center(400000000) }}'
+GOOD = "{% for m in messages %}[{{ m.content }}]{% endfor %}"
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
@@ -98,6 +101,32 @@ def test_a_servers_template_folding_past_render_timeout_is_a_502_and_health_answ
     )
     assert answered > 0 and seen  # compiled in a worker, killed at the deadline; /health answered meanwhile
     assert side.asked("/props") == 1
+
+
+def test_a_servers_template_that_did_not_compile_is_not_compiled_again_until_it_changes(
+    http, side, failure_clock
+) -> None:
+    side.routes["/props"] = (200, {"chat_template": FOLDING})
+    response, _, seen = _asked_watching(http, "folding-again")
+    assert response.status_code == 502, response.text
+    error = response.json()["error"]
+    assert "the chat template did not compile within its render_timeout (1 s)" in error["message"]
+    assert seen  # compiled once, in a worker
+
+    failure_clock.pass_the_window()
+    response, _, seen = _asked_watching(http, "folding-again")
+    assert response.status_code == 502 and response.json()["error"] == error
+    assert side.asked("/props") == 2  # the server is asked again after the failure's window
+    assert seen == set()  # but the same template is not compiled again: no worker ran
+
+    side.routes["/props"] = (200, {"chat_template": GOOD})
+    side.routes["/v1/completions"] = completion_answer("Hello.")
+    failure_clock.now += FAILURE_KEPT_SECONDS  # past the second failure's window
+    reply = http.post("/v1/chat/completions", json={"model": "folding-again", "messages": MESSAGES})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["choices"][0]["message"]["content"] == "Hello."
+    sent = side.received("/v1/completions")[-1]
+    assert isinstance(sent, dict) and sent["prompt"] == "[Hi]"
 
 
 @pytest.mark.parametrize(
