@@ -11,7 +11,8 @@ the globals `raise_exception(message)`, `strftime_now(format)` (local time),
 a `dict` that offers nothing but a call and `fromkeys`, and a `namespace`
 that refuses names starting with "_".
 
-A template is compiled once (per model) and rendered per request with the
+A template is compiled once (per model and process) and rendered per
+request with the
 variables `apply_chat_template` passes: `messages`, `tools` (None without
 tools), `documents`, `add_generation_prompt`, `bos_token` and `eos_token`
 (each only when the model has one), and every `chat_template_kwargs` entry.
@@ -185,6 +186,7 @@ class ChatTemplate:
         add_bos_token: bool | None = None,
         where: str = "chat template",
         max_prompt_chars: int | None = None,
+        compile_now: bool = True,
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
         if "default" not in named:
@@ -195,9 +197,22 @@ class ChatTemplate:
         self.eos_token = eos_token
         self.add_bos_token = add_bos_token  # whether the model's tokenizer adds BOS itself (None: not said)
         self.max_prompt_chars = max_prompt_chars
-        self._compiled = {name: compile_template(text, where) for name, text in named.items()}
+        self._compiled: dict[str, jinja2.Template] = {}
+        if compile_now:
+            self.compile()
         self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
         self._stop_texts = tuple(end_of_turn_texts(named.values(), eos_token))  # read once: a scan of the sources
+
+    def compile(self) -> None:
+        """Compile each named template, once; ChatTemplateError if one does
+        not compile. Compiling runs template code: jinja folds constant
+        expressions as it compiles, calling their filters (`{{ "a"|center(
+        400000000) }}` builds that string), so the gateway compiles a model's
+        template only in a bounded worker (render_pool.py,
+        derivation_process.py) and keeps its own copy uncompiled
+        (`compile_now=False`)."""
+        if not self._compiled:
+            self._compiled = {name: compile_template(text, self.where) for name, text in self.sources.items()}
 
     @property
     def source(self) -> str:
@@ -223,6 +238,7 @@ class ChatTemplate:
         raises ChatTemplateError carrying its message; one that writes more
         than `max_prompt_chars` is stopped there with PromptTooLong."""
         tools = tools or None
+        self.compile()
         name = "tool_use" if tools and "tool_use" in self._compiled else "default"
         template = self._compiled[name]
         variables = {

@@ -41,8 +41,10 @@ def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
     )
 
 
-def render_job(template: ChatTemplate, chat: dict[str, Any], max_prompt_chars: int) -> bytes:
-    """A worker's job: render `chat` with `template`, up to `max_prompt_chars`."""
+def render_job(template: ChatTemplate, chat: dict[str, Any] | None, max_prompt_chars: int) -> bytes:
+    """A worker's job: render `chat` with `template`, up to `max_prompt_chars`;
+    with no `chat`, compile the template only (jinja runs a template's
+    constant expressions as it compiles: chat_template.ChatTemplate.compile)."""
     source = {"sources": template.sources, "bos_token": template.bos_token, "eos_token": template.eos_token}
     return orjson.dumps({"template": source, "where": template.where, "max_chars": max_prompt_chars, "chat": chat})
 
@@ -51,8 +53,9 @@ def framed(document: bytes) -> bytes:
     return len(document).to_bytes(LENGTH_BYTES, "big") + document
 
 
-def _reply(job: dict, templates: dict[bytes, ChatTemplate]) -> dict[str, str]:
-    """`{"prompt": …}`, or `{"error": "template" | "too_long" | "memory", "problem": …}`."""
+def _reply(job: dict, templates: dict[bytes, ChatTemplate]) -> dict[str, Any]:
+    """`{"prompt": …}` (`{"compiled": true}` for a job with no chat), or
+    `{"error": "template" | "too_long" | "memory", "problem": …}`."""
     key = orjson.dumps([job["template"], job["where"], job["max_chars"]])
     try:
         if key not in templates:
@@ -66,6 +69,8 @@ def _reply(job: dict, templates: dict[bytes, ChatTemplate]) -> dict[str, str]:
                 where=job["where"],
                 max_prompt_chars=job["max_chars"],
             )
+        if job["chat"] is None:
+            return {"compiled": True}
         return {"prompt": render_prompt(templates[key], job["chat"])}
     except PromptTooLong as error:
         return {"error": "too_long", "problem": error.problem}

@@ -29,6 +29,11 @@ MEMORY_BYTES_PER_PROMPT_CHAR = 16  # a worker's address space: BASE_MEMORY_BYTES
 _WORKER_GONE = (asyncio.IncompleteReadError, ConnectionError)
 
 
+def render_memory_bytes(max_prompt_chars: int) -> int:
+    """The address space a render worker caps itself at."""
+    return BASE_MEMORY_BYTES + MEMORY_BYTES_PER_PROMPT_CHAR * max_prompt_chars
+
+
 class _Worker:
     """One worker process, its jobs written to its stdin and its replies read from its stdout."""
 
@@ -65,7 +70,7 @@ class RenderPool:
     def __init__(self, workers: int, timeout: float, max_prompt_chars: int) -> None:
         self.timeout = timeout
         self.max_prompt_chars = max_prompt_chars
-        self._memory_bytes = BASE_MEMORY_BYTES + MEMORY_BYTES_PER_PROMPT_CHAR * max_prompt_chars
+        self._memory_bytes = render_memory_bytes(max_prompt_chars)
         self._slots = asyncio.Semaphore(workers)
         self._idle: list[_Worker] = []
         self._closed = False
@@ -75,7 +80,7 @@ class RenderPool:
         it, ApiError 400 when it breaks a bound."""
         job = render_job(template, chat, self.max_prompt_chars)
         async with self._slots:
-            reply = await self._run(job, model)
+            reply = await self._run(job)
         if isinstance(reply.get("prompt"), str):
             return reply["prompt"]
         problem = str(reply.get("problem", ""))
@@ -87,23 +92,46 @@ class RenderPool:
                 f"({self.max_prompt_chars} characters)"
             )
             raise ApiError(400, message, param="messages", code="prompt_too_long")
+        if reply.get("error") == "timeout":
+            problem = f"the prompt did not render within its render_timeout ({self.timeout:g} s)"
+            raise _render_failed(model, problem, "render_timeout")
         raise _render_failed(model, f"the render stopped: {problem or 'the worker ended'}", "render_failed")
 
-    async def _run(self, job: bytes, model: str) -> dict:
+    async def compile(self, template: ChatTemplate, model: str) -> None:
+        """Compile `template` in a worker, within the render bounds
+        (compiling runs its constant expressions: ChatTemplate.compile);
+        ChatTemplateError saying why it cannot be used. The worker keeps
+        it compiled for the renders it then serves."""
+        job = render_job(template, None, self.max_prompt_chars)
+        async with self._slots:
+            reply = await self._run(job)
+        if reply.get("compiled") is True:
+            return
+        error = reply.get("error")
+        if error == "template":
+            raise ChatTemplateError(template.where, str(reply.get("problem", "")))
+        if error == "timeout":
+            problem = f"the chat template did not compile within its render_timeout ({self.timeout:g} s)"
+        elif error == "memory":
+            problem = f"the chat template ran out of memory as it compiled ({self._memory_bytes >> 20} MiB)"
+        else:
+            problem = "the chat template did not compile: the worker ended"
+        raise ChatTemplateError(template.where, problem)
+
+    async def _run(self, job: bytes) -> dict:
         """The reply of an idle (or a new) worker; a worker that does not
-        answer within the deadline, or whose caller is cancelled, is killed."""
+        answer within the deadline (`{"error": "timeout"}`), or whose caller
+        is cancelled, is killed."""
         worker = self._idle.pop() if self._idle else await _Worker.start(self._memory_bytes)
         timer = asyncio.timeout(self.timeout)
         try:
             async with timer:
                 reply = await worker.ask(job)
         except TimeoutError:
-            if not timer.expired():
-                await worker.stop()
-                raise
             await worker.stop()
-            problem = f"the prompt did not render within its render_timeout ({self.timeout:g} s)"
-            raise _render_failed(model, problem, "render_timeout") from None
+            if not timer.expired():
+                raise
+            return {"error": "timeout"}
         except _WORKER_GONE:
             await worker.stop()
             return {"error": "gone"}

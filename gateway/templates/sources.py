@@ -29,38 +29,44 @@ TOKENIZER_CONFIG = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"
 
 
-def load_chat_template(path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None) -> ChatTemplate:
+def load_chat_template(
+    path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None, compile_now: bool = True
+) -> ChatTemplate:
     """The chat template at `path`, by its kind: a folder or a `.json` file
     is a tokenizer config, a `.gguf` a GGUF model, anything else template
-    text. `bos_token` / `eos_token` given here replace the file's."""
+    text. `bos_token` / `eos_token` given here replace the file's.
+    `compile_now=False` leaves it uncompiled, for the gateway, which
+    compiles templates only in a bounded worker (ChatTemplate.compile)."""
     path = Path(path)
     if path.is_dir():
         path = path / TOKENIZER_CONFIG
     if not path.is_file():
         raise ChatTemplateError(str(path), "no such file")
     if path.suffix == ".gguf":
-        loaded = from_gguf(path)
+        loaded = from_gguf(path, compile_now=False)
     elif path.suffix == ".json":
-        loaded = from_tokenizer_config(path)
+        loaded = from_tokenizer_config(path, compile_now=False)
     else:
-        loaded = from_jinja(path)
-    if bos_token is None and eos_token is None:
-        return loaded
+        loaded = from_jinja(path, compile_now=False)
     return ChatTemplate(
         loaded.sources,
         bos_token=loaded.bos_token if bos_token is None else bos_token,
         eos_token=loaded.eos_token if eos_token is None else eos_token,
         add_bos_token=loaded.add_bos_token,
         where=loaded.where,
+        compile_now=compile_now,
     )
 
 
-def from_jinja(path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None) -> ChatTemplate:
+def from_jinja(
+    path: str | Path, *, bos_token: str | None = None, eos_token: str | None = None, compile_now: bool = True
+) -> ChatTemplate:
     """A template file as it is; BOS and EOS only as given."""
-    return ChatTemplate(_read_text(Path(path)), bos_token=bos_token, eos_token=eos_token, where=str(path))
+    text = _read_text(Path(path))
+    return ChatTemplate(text, bos_token=bos_token, eos_token=eos_token, where=str(path), compile_now=compile_now)
 
 
-def from_tokenizer_config(path: str | Path) -> ChatTemplate:
+def from_tokenizer_config(path: str | Path, *, compile_now: bool = True) -> ChatTemplate:
     """A Hugging Face tokenizer_config.json (and a chat_template.jinja beside it)."""
     path = Path(path)
     try:
@@ -82,6 +88,7 @@ def from_tokenizer_config(path: str | Path) -> ChatTemplate:
         eos_token=_token_text(config.get("eos_token")),
         add_bos_token=_flag(config.get("add_bos_token")),
         where=where,
+        compile_now=compile_now,
     )
 
 
@@ -113,7 +120,7 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def from_gguf(path: str | Path) -> ChatTemplate:
+def from_gguf(path: str | Path, *, compile_now: bool = True) -> ChatTemplate:
     """The chat template and BOS/EOS texts in a GGUF file's metadata."""
     path = Path(path)
     try:
@@ -139,6 +146,7 @@ def from_gguf(path: str | Path) -> ChatTemplate:
         eos_token=_gguf_token(reader, "tokenizer.ggml.eos_token_id"),
         add_bos_token=_flag(_gguf_value(reader, "tokenizer.ggml.add_bos_token")),
         where=str(path),
+        compile_now=compile_now,
     )
 
 

@@ -17,10 +17,11 @@ import anyio
 
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, Config, ConfigError, ModelConfig
 from gateway.ops.errors import ApiError
-from gateway.ops.request_bounds import RENDER_TIMEOUT
+from gateway.ops.request_bounds import MAX_PROMPT_CHARS, RENDER_TIMEOUT
 from gateway.templates.analysis import Derivation
 from gateway.templates.chat_template import ChatTemplateError
-from gateway.templates.derivation_process import derive_within
+from gateway.templates.derivation_process import compile_within, derive_within
+from gateway.templates.render_pool import render_memory_bytes
 from gateway.templates.sources import load_chat_template
 from gateway.upstream.backend import Backend
 from gateway.upstream.template_backend import PROPS_PATH, props_template
@@ -39,14 +40,21 @@ def with_template_parsers(config: Config) -> Config:
 
 def derivation_of(source: str, model: ModelConfig | None = None) -> Derivation:
     """What the template at `source` implies, within the model's
-    `render_timeout`; ConfigError if it cannot be read."""
+    `render_timeout`; ConfigError if it cannot be read or does not compile
+    (in a worker, within the same bounds: ChatTemplate.compile)."""
+    where = f"models[{model.name!r}].parsers_from" if model else "template"
+    seconds = model.render_timeout if model else RENDER_TIMEOUT
     try:
-        tokens = {"bos_token": model.bos_token, "eos_token": model.eos_token} if model else {}
-        template = load_chat_template(source, **tokens)
+        template = load_chat_template(
+            source,
+            bos_token=model.bos_token if model else None,
+            eos_token=model.eos_token if model else None,
+            compile_now=False,
+        )
+        compile_within(template, seconds, render_memory_bytes(model.max_prompt_chars if model else MAX_PROMPT_CHARS))
     except ChatTemplateError as error:
-        where = f"models[{model.name!r}].parsers_from" if model else "template"
         raise ConfigError(f"{where}: {error}") from None
-    return derive_within(template, model.render_timeout if model else RENDER_TIMEOUT)
+    return derive_within(template, seconds)
 
 
 def _derived(model: ModelConfig, analysed: dict[tuple, Derivation]) -> ModelConfig:

@@ -25,7 +25,8 @@ from gateway.ops.secrets import Secrets
 from gateway.plan.parse_plan import ParsePlan
 from gateway.templates.chat_messages import TEXT_PART_TYPES
 from gateway.templates.chat_template import RENDER_ARGUMENTS, ChatTemplate, ChatTemplateError, prompt_opens_reasoning
-from gateway.templates.render_pool import RenderPool
+from gateway.templates.derivation_process import compile_within
+from gateway.templates.render_pool import RenderPool, render_memory_bytes
 from gateway.templates.sources import load_chat_template
 from gateway.upstream.asked_once import AskedOnce
 from gateway.upstream.backend import GATEWAY_ONLY_FIELDS, Backend
@@ -38,22 +39,34 @@ _IMAGE_PARTS = ("image_url", "input_image", "image")
 _PASSED_ON = ("upstream_unreachable", "upstream_timeout", "upstream_auth_failed")  # /props failures said as they are
 
 
-def model_template(model: ModelConfig) -> ChatTemplate | None:
+def model_template(model: ModelConfig, *, compile_now: bool = True) -> ChatTemplate | None:
     """The chat template a template-mode entry names (None: the server's,
-    asked at first use); a file that is missing, unreadable or does not
-    compile is a ConfigError naming the model and the file."""
+    asked at first use); a file that is missing, unreadable or (compiled
+    now) does not compile is a ConfigError naming the model and the file.
+    The gateway loads it uncompiled (`compile_now=False`): it compiles a
+    template only in a bounded worker (ChatTemplate.compile)."""
     if model.chat_template is None or model.chat_template == CHAT_TEMPLATE_FROM_BACKEND:
         return None
     try:
-        return load_chat_template(model.chat_template, bos_token=model.bos_token, eos_token=model.eos_token)
+        return load_chat_template(
+            model.chat_template, bos_token=model.bos_token, eos_token=model.eos_token, compile_now=compile_now
+        )
     except ChatTemplateError as error:
         raise ConfigError(f"models[{model.name!r}].chat_template: {error}") from None
 
 
 def check_templates(models: list[ModelConfig]) -> None:
-    """Load every template file a config names, so that start-up fails on a bad one."""
+    """Load every template file a config names and compile it in a worker
+    process, within the model's render_timeout and its render workers'
+    memory cap, so that start-up (or a reload) fails on a bad one."""
     for model in models:
-        model_template(model)
+        template = model_template(model, compile_now=False)
+        if template is None:
+            continue
+        try:
+            compile_within(template, model.render_timeout, render_memory_bytes(model.max_prompt_chars))
+        except ChatTemplateError as error:
+            raise ConfigError(f"models[{model.name!r}].chat_template: {error}") from None
 
 
 def check_template_kwargs(chat: dict) -> None:
@@ -72,8 +85,9 @@ class TemplateBackend(Backend):
 
     def __init__(self, model: ModelConfig, secrets: Secrets | None = None) -> None:
         super().__init__(model, secrets)
-        self._file_template = model_template(model)
+        self._file_template = model_template(model, compile_now=False)  # compiled by check_templates' worker
         self._server_template: AskedOnce[ChatTemplate] = AskedOnce()
+        self._uncompilable: tuple[object, ApiError] | None = None  # the server's template that did not compile
         self._renderer = RenderPool(model.render_workers, model.render_timeout, model.max_prompt_chars)
 
     async def template(self, model: ModelConfig | None = None) -> ChatTemplate:
@@ -135,19 +149,22 @@ class TemplateBackend(Backend):
         return as_chat(await super().complete(body, errors), "message")
 
     async def _ask_template(self, model: ModelConfig) -> ChatTemplate:
-        """The server's template within the first-byte deadline, its failure
-        (a 504 past it) kept a few seconds as every failure of it (asked_once.py)."""
+        """The server's template within the first-byte deadline (a 504 past
+        it), then compiled within the render bounds; a failure is kept a few
+        seconds as every failure of it (asked_once.py)."""
         try:
             async with within_deadline(model.backend.first_byte_seconds, f"did not answer GET {PROPS_PATH}"):
-                return await self._props_template(model)
+                template = await self._props_template(model)
         except TransportFailure as failure:
             raise self.errors_for(model).transport_error(failure) from None
+        await self._compile(template, model)
+        return template
 
     async def _props_template(self, model: ModelConfig) -> ChatTemplate:
         """The template the server reports at `GET /props` (llama.cpp). A
         server that cannot be reached or answers late is said to be so; one
         that answers without a template is a 502 saying that."""
-        problem = f"the backend for model {model.name!r} did not report its chat template at {PROPS_PATH}"
+        problem = _no_template(model)
         try:
             props = await self.fetch(PROPS_PATH, at_root=True)
         except ApiError as error:
@@ -166,9 +183,27 @@ class TemplateBackend(Backend):
             raise ApiError(
                 502, f"{problem}: {error.problem}", type=UPSTREAM_ERROR, code="upstream_no_template"
             ) from None
+        if self._uncompilable is not None and self._uncompilable[0] == _answer(template):
+            raise self._uncompilable[1]  # the template that did not compile, reported again
         if model.backend.server_kind in ADDS_BOS_ITSELF and template.bos_token:
             template.add_bos_token = await self._server_adds_bos(template.bos_token)
         return template
+
+    async def _compile(self, template: ChatTemplate, model: ModelConfig) -> None:
+        """Compile the server's template in a render worker, within the
+        render bounds, not the first-byte deadline (compiling runs its
+        constant expressions: ChatTemplate.compile). One that does not
+        compile is a 502, and is not compiled again until the server reports
+        another (`/props` is asked again after each failure's window,
+        asked_once.py) or the config is reloaded (a new backend)."""
+        try:
+            await self._renderer.compile(template, model.name)
+        except ChatTemplateError as error:
+            message = f"{_no_template(model)}: {error.problem}"
+            failure = ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_no_template")
+            self._uncompilable = (_answer(template), failure)
+            raise failure from None
+        self._uncompilable = None
 
     async def _server_adds_bos(self, bos_token: str) -> bool | None:
         """Whether llama.cpp's server puts `bos_token` before a prompt, which
@@ -188,7 +223,7 @@ class TemplateBackend(Backend):
 
 def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplate:
     """The template in a llama.cpp server's `GET /props` answer, with the
-    model entry's own bos_token / eos_token winning."""
+    model entry's own bos_token / eos_token winning, not compiled yet."""
     if not isinstance(props, dict) or not isinstance(props.get("chat_template"), str):
         raise ChatTemplateError(where, "the server reports no chat_template")
     return ChatTemplate(
@@ -196,7 +231,17 @@ def props_template(props: object, model: ModelConfig, where: str) -> ChatTemplat
         bos_token=model.bos_token or _text(props.get("bos_token")),
         eos_token=model.eos_token or _text(props.get("eos_token")),
         where=where,
+        compile_now=False,  # compiled in a bounded worker: ChatTemplate.compile
     )
+
+
+def _no_template(model: ModelConfig) -> str:
+    return f"the backend for model {model.name!r} did not report its chat template at {PROPS_PATH}"
+
+
+def _answer(template: ChatTemplate) -> object:
+    """What the server reported, as far as compiling it goes: the sources."""
+    return tuple(sorted(template.sources.items()))
 
 
 def _part_not_text(messages: object) -> tuple[str, object] | None:
