@@ -61,6 +61,14 @@ class UpstreamErrors:
             code="upstream_malformed",
         )
 
+    def answer_too_large(self, limit: int) -> ApiError:
+        """The 502 for a whole answer (or `GET /props`, a listing) longer, decoded, than `limit`."""
+        message = (
+            f"the backend for model {self.model!r} sent an answer over {limit} bytes "
+            "(its backend.max_answer_bytes); the rest was not read"
+        )
+        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_too_large")
+
     def malformed_chunk(self) -> ApiError:
         """The 502 for a streamed chunk that is not the JSON its dialect sends."""
         message = f"the backend for model {self.model!r} sent a malformed chunk"

@@ -8,7 +8,8 @@ and headers are in (within the backend's `first_byte_timeout`), its body
 still to read, and turns the client's failures into `TransportFailure`:
 whether a connection was ever made (then a request is safe to try again)
 and whether it timed out. Every body is read by one reader, the pushed
-body (body_push.py): whole (`read`; an error body up to a limit), or as
+body (body_push.py): whole (`read`, up to the backend's
+`max_answer_bytes`; an error body up to a limit), or as
 the `data:` payloads of an event stream (sse_reader.py) handed to their
 reader as they arrive (`push_payloads`), each piece due within
 `idle_timeout` of the last. There the failures come out as the
@@ -30,6 +31,7 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
+from gateway.ops.backend_config import MAX_ANSWER_BYTES
 from gateway.upstream.body_push import BodyPush, IdleExpired
 from gateway.upstream.demo import demo_answer
 from gateway.upstream.sse_reader import EventLines, LineTooLong
@@ -49,6 +51,8 @@ class ClientErrors(Protocol):
     def transport_error(self, failure: TransportFailure) -> Exception: ...
 
     def line_too_long(self) -> Exception: ...
+
+    def answer_too_large(self, limit: int) -> Exception: ...
 
 
 class TransportFailure(Exception):
@@ -73,6 +77,10 @@ def failures() -> Iterator[None]:
         raise TransportFailure(closed, connect=False, timed_out=False) from None
     except aiohttp.ClientError as error:
         raise TransportFailure(error, connect=False, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+
+
+class AnswerTooLarge(Exception):
+    """A whole body longer, decoded, than the backend's `max_answer_bytes`."""
 
 
 def _timed_out(what: str, seconds: float) -> TransportFailure:
@@ -199,11 +207,19 @@ class Transport:
     (tracing.py) must be added before that."""
 
     def __init__(
-        self, connect_seconds: float, pool_seconds: float, first_byte_seconds: float, idle_seconds: float, *, demo: bool
+        self,
+        connect_seconds: float,
+        pool_seconds: float,
+        first_byte_seconds: float,
+        idle_seconds: float,
+        *,
+        demo: bool,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.demo = demo
         self.first_byte_seconds = first_byte_seconds
         self.idle_seconds = idle_seconds
+        self.max_answer_bytes = max_answer_bytes
         self.trace_configs: list[aiohttp.TraceConfig] = []
         self.timeout = aiohttp.ClientTimeout(total=None, connect=pool_seconds, sock_connect=connect_seconds)
         self._session: aiohttp.ClientSession | None = None
@@ -257,16 +273,21 @@ class Transport:
         return found
 
     async def read(self, response: UpstreamResponse, errors: ClientErrors, limit: int | None = None) -> bytes:
-        """A response's whole (decoded) body, or its first `limit` bytes
-        (the rest is never read), each piece due within `idle_seconds` of
-        the last. Failures as `_read_failures` says."""
+        """A response's whole (decoded) body, which may be at most
+        `max_answer_bytes` long (past it, reading stops and the read fails
+        with `errors.answer_too_large`), or with `limit` its first `limit`
+        bytes (the rest is never read); each piece due within
+        `idle_seconds` of the last. Failures as `_read_failures` says."""
         pieces: list[bytes] = []
         size = 0
+        bound = self.max_answer_bytes
 
         def delivered(piece: bytes) -> None:
             nonlocal size
-            pieces.append(piece)
             size += len(piece)
+            if limit is None and size > bound:
+                raise AnswerTooLarge  # the push ends with it, and reads no more
+            pieces.append(piece)
             if limit is not None and size >= limit:
                 push.stop()
 
@@ -308,7 +329,7 @@ class Transport:
     def _read_failures(self, errors: ClientErrors) -> Iterator[None]:
         """A streamed body's failures as the client's errors: a backend that
         stops sending for `idle_seconds` is a 504, a failed connection a
-        502, an endless line a 502."""
+        502, an endless line or a whole body over `max_answer_bytes` a 502."""
         try:
             with failures():
                 yield
@@ -318,6 +339,8 @@ class Transport:
             raise errors.transport_error(failure) from None
         except LineTooLong:
             raise errors.line_too_long() from None
+        except AnswerTooLarge:
+            raise errors.answer_too_large(self.max_answer_bytes) from None
 
     async def aclose(self) -> None:
         self.is_closed = True
