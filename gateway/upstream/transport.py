@@ -21,6 +21,7 @@ through the same response type.
 from __future__ import annotations
 
 import asyncio
+import socket
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -57,12 +58,15 @@ class ClientErrors(Protocol):
 
 class TransportFailure(Exception):
     """A request that got no complete answer: no connection (`connect`: safe
-    to try again), a timeout (`timed_out`), or a connection that broke."""
+    to try again), a timeout (`timed_out`), or a connection that broke.
+    `words` says what happened for the client (no URL, none of the client
+    library's text); the exception's own text is the detail, for the log."""
 
-    def __init__(self, error: Exception, *, connect: bool, timed_out: bool) -> None:
+    def __init__(self, error: Exception, *, connect: bool, timed_out: bool, words: str) -> None:
         super().__init__(str(error) or type(error).__name__)
         self.connect = connect
         self.timed_out = timed_out
+        self.words = words
 
 
 @contextmanager
@@ -70,13 +74,42 @@ def failures() -> Iterator[None]:
     """aiohttp's errors as `TransportFailure`."""
     try:
         yield
-    except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
-        raise TransportFailure(error, connect=True, timed_out=isinstance(error, asyncio.TimeoutError)) from None
-    except aiohttp.ClientPayloadError:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
-        closed = ConnectionError("the connection closed before the answer's end")
-        raise TransportFailure(closed, connect=False, timed_out=False) from None
+    except aiohttp.ConnectionTimeoutError as error:
+        raise TransportFailure(error, connect=True, timed_out=True, words="timed out opening a connection") from None
+    except aiohttp.ClientConnectorError as error:
+        raise TransportFailure(error, connect=True, timed_out=False, words=_unconnected(error)) from None
+    except aiohttp.ClientPayloadError as error:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
+        words = "connection failed: the connection closed before the answer's end"
+        raise TransportFailure(error, connect=False, timed_out=False, words=words) from None
     except aiohttp.ClientError as error:
-        raise TransportFailure(error, connect=False, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+        timed_out = isinstance(error, asyncio.TimeoutError)
+        raise TransportFailure(error, connect=False, timed_out=timed_out, words=_broken(error)) from None
+
+
+def _unconnected(error: aiohttp.ClientConnectorError) -> str:
+    """Why no connection was made, in words."""
+    if isinstance(error, aiohttp.ClientConnectorCertificateError):
+        return "failed TLS: its certificate was not accepted"
+    if isinstance(error, aiohttp.ClientSSLError):
+        return "failed TLS: the handshake did not complete"
+    if isinstance(error.os_error, socket.gaierror):
+        return "is unreachable: its host name did not resolve"
+    if isinstance(error.os_error, ConnectionRefusedError):
+        return "is unreachable: it refused the connection"
+    return "is unreachable: no connection could be opened"
+
+
+def _broken(error: aiohttp.ClientError) -> str:
+    """What went wrong on an open connection, in words."""
+    if isinstance(error, asyncio.TimeoutError):
+        return "timed out"
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return "connection failed: it closed the connection"
+    if isinstance(error, aiohttp.ClientSSLError):
+        return "failed TLS"
+    if isinstance(error, aiohttp.ClientResponseError):  # aiohttp's text quotes the bytes it could not parse
+        return "connection failed: it answered with something that is not HTTP"
+    return "connection failed: the connection broke"
 
 
 class AnswerTooLarge(Exception):
@@ -84,7 +117,8 @@ class AnswerTooLarge(Exception):
 
 
 def _timed_out(what: str, seconds: float) -> TransportFailure:
-    return TransportFailure(TimeoutError(f"{what} for {seconds:g} s"), connect=False, timed_out=True)
+    said = f"{what} for {seconds:g} s"
+    return TransportFailure(TimeoutError(said), connect=False, timed_out=True, words=f"timed out: {said}")
 
 
 @asynccontextmanager
