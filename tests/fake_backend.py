@@ -87,7 +87,8 @@ class FakeBackend:
         self.models = ["Qwen/Qwen3-8B", "zai-org/GLM-4.6"]  # what GET /v1/models lists
         self.refuse_auto_tools = False  # refuse tools with tool_choice absent or "auto", as a plain vLLM
         self.auto_refusal = VLLM_AUTO_REFUSED  # the body of that 400
-        self.gzip = False  # streamed text completions: sent gzip-compressed, with Content-Encoding
+        self.gzip = False  # streamed text completions and whole chat answers: gzip-compressed, with Content-Encoding
+        self.padding = 0  # whole chat answers: this many bytes of JSON whitespace inside, streamed in 64 KiB pieces
         self.answer: Callable[[dict], str] | None = None  # the reply as a function of the request body
         self.token_count = 42  # what POST /tokenize counts (vLLM's tokenizer endpoint, at the server root)
         self.usage: object = USAGE  # the chat answers' `usage` (streamed: when the request asks for it)
@@ -171,7 +172,13 @@ class FakeBackend:
             for i, text in enumerate(replies)
         ]
         completion = {"id": "up-1", "object": "chat.completion", "model": body["model"], "choices": choices}
-        return Response(orjson.dumps({**completion, "usage": self.usage}), media_type="application/json")
+        answer = orjson.dumps({**completion, "usage": self.usage})
+        if self.gzip:
+            return Response(gzip.compress(answer), media_type="application/json", headers={"content-encoding": "gzip"})
+        if self.padding:
+            pieces = [b"{", *[b" " * 65536] * (self.padding // 65536), answer[1:]]
+            return StreamingResponse(self._faulty(_yielding(pieces)), media_type="application/json")
+        return Response(answer, media_type="application/json")
 
     async def _events(self, body: dict, replies: list[str]):
         def event(choices: list[dict], **extra) -> bytes:

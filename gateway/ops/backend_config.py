@@ -9,6 +9,12 @@ from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import expand_variables, from_variables
 from gateway.ops.servers import ServerKind
 
+# A non-streamed answer, `GET /props` or a model listing is read whole
+# before it is parsed: 64 MiB decoded is far over a long answer with
+# `logprobs` (about 1 KB a token with 20 `top_logprobs`), and bounds what
+# a gzip body (a thousand to one) or one that never ends makes the gateway hold.
+MAX_ANSWER_BYTES = 64 << 20
+
 
 class BackendConfig(Section):
     """Where a model is served: an OpenAI-compatible raw-text server (`url`)
@@ -22,6 +28,7 @@ class BackendConfig(Section):
     connect_timeout: float | None = Field(default=None, gt=0)
     first_byte_timeout: float | None = Field(default=None, gt=0)
     idle_timeout: float | None = Field(default=None, gt=0)
+    max_answer_bytes: int = Field(default=MAX_ANSWER_BYTES, ge=1)  # a whole (not streamed) answer, decoded
     urls: list[str] | None = Field(default=None, min_length=1)
     retries: int = Field(default=2, ge=0, le=10)
     breaker_failures: int = Field(default=3, ge=1)

@@ -8,8 +8,9 @@ by a length limit can never leave a prefix behind.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from gateway.ops.backend_config import BackendConfig
 from gateway.ops.config import Config
@@ -55,6 +56,31 @@ class Secrets:
 
 
 def backend_secrets(backend: BackendConfig) -> list[str]:
-    """A backend's key and the passwords in its URLs (`http://user:password@host`)."""
-    passwords = (urlsplit(url).password for url in backend.base_urls)
-    return [secret for secret in (backend.api_key, *passwords) if secret]
+    """A backend's key and the credentials in its URLs
+    (`http://user:password@host`): the password as written and decoded,
+    and the `Authorization: Basic` value the client makes of them, which a
+    backend's error may quote with its request's headers."""
+    secrets = [backend.api_key]
+    for url in backend.base_urls:
+        parts = urlsplit(url)
+        if parts.username is None:
+            continue
+        password = parts.password or ""
+        secrets += [password, unquote(password), *_basic_credentials(unquote(parts.username), unquote(password))]
+    return [secret for secret in secrets if secret]
+
+
+def _basic_credentials(user: str, password: str) -> list[str]:
+    """`user:password` in base64 (RFC 7617), as aiohttp encodes it (Latin-1)
+    and as UTF-8, the charset RFC 7617 lets a server ask for."""
+    pair = f"{user}:{password}"
+    encodings = ("latin-1", "utf-8")
+    return [base64.b64encode(pair.encode(encoding)).decode() for encoding in encodings if _encodes(pair, encoding)]
+
+
+def _encodes(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -81,6 +81,7 @@ class Backend:
             backend.first_byte_seconds,
             backend.idle_seconds,
             demo=backend.demo,
+            max_answer_bytes=backend.max_answer_bytes,
         )
 
     def body(
@@ -196,7 +197,8 @@ class Backend:
             raise errors.transport_error(failure) from None
 
     async def read(self, response: UpstreamResponse, errors: UpstreamErrors | None = None) -> bytes:
-        """A response's whole (decoded) body, each piece due within `idle_timeout` of the last."""
+        """A response's whole (decoded) body, at most `max_answer_bytes` long,
+        each piece due within `idle_timeout` of the last."""
         return await self.client.read(response, errors or self.errors_for())
 
     async def push_payloads(

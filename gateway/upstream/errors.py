@@ -2,7 +2,8 @@
 with their OpenAI error details (every field redacted, then cut), its 500
 as a 502 (a 500 is the gateway's own fault), its credentials refusal as
 the operator's problem, and a connection that failed or timed out
-(transport.py) as a 502 or 504.
+(transport.py) as a 502 or 504 saying what happened in words, its detail
+(the client library's text, the URL) logged with the request id.
 
 An error body is read up to `ERROR_BODY_LIMIT` bytes; `Retry-After` is
 passed on with a 429 or 503 when it is seconds or an HTTP date (RFC 9110
@@ -11,15 +12,19 @@ section 10.2.3).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 
 import orjson
 
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
+from gateway.ops.observe import request_id
 from gateway.ops.servers import VLLM_REFUSES_AUTO_TOOL_CHOICE
 from gateway.upstream.sse_reader import MAX_LINE_BYTES
 from gateway.upstream.transport import TransportFailure, UpstreamResponse
+
+log = logging.getLogger("parsegate.backend")
 
 ERROR_BODY_LIMIT = 64 << 10  # bytes of a backend's error body read; the rest is dropped
 _ERROR_TEXT_LIMIT = 500  # characters of a relayed error message
@@ -41,14 +46,11 @@ class UpstreamErrors:
         self.redact = redact
 
     def transport_error(self, failure: TransportFailure) -> ApiError:
-        """A failed connection as a 502, a timeout as a 504."""
-        if failure.timed_out:
-            what = "timed out"
-        elif failure.connect:
-            what = "is unreachable"
-        else:
-            what = "connection failed"
-        message = f"the backend for model {self.model!r} {what}: {self.redact(str(failure))}"
+        """A failed connection as a 502, a timeout as a 504, said in words:
+        the detail (aiohttp's text, the URL) goes to the log with the
+        request id, never to the client."""
+        message = f"the backend for model {self.model!r} {failure.words}"
+        log.warning("%s (request %s): %s", message, request_id.get() or "-", self.redact(str(failure)))
         if failure.timed_out:
             return ApiError(504, message, type=UPSTREAM_ERROR, code="upstream_timeout")
         return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_unreachable")
@@ -60,6 +62,14 @@ class UpstreamErrors:
             type=UPSTREAM_ERROR,
             code="upstream_malformed",
         )
+
+    def answer_too_large(self, limit: int) -> ApiError:
+        """The 502 for a whole answer (or `GET /props`, a listing) longer, decoded, than `limit`."""
+        message = (
+            f"the backend for model {self.model!r} sent an answer over {limit} bytes "
+            "(its backend.max_answer_bytes); the rest was not read"
+        )
+        return ApiError(502, message, type=UPSTREAM_ERROR, code="upstream_too_large")
 
     def malformed_chunk(self) -> ApiError:
         """The 502 for a streamed chunk that is not the JSON its dialect sends."""

@@ -8,7 +8,8 @@ and headers are in (within the backend's `first_byte_timeout`), its body
 still to read, and turns the client's failures into `TransportFailure`:
 whether a connection was ever made (then a request is safe to try again)
 and whether it timed out. Every body is read by one reader, the pushed
-body (body_push.py): whole (`read`; an error body up to a limit), or as
+body (body_push.py): whole (`read`, up to the backend's
+`max_answer_bytes`; an error body up to a limit), or as
 the `data:` payloads of an event stream (sse_reader.py) handed to their
 reader as they arrive (`push_payloads`), each piece due within
 `idle_timeout` of the last. There the failures come out as the
@@ -20,6 +21,7 @@ through the same response type.
 from __future__ import annotations
 
 import asyncio
+import socket
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -30,6 +32,7 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
+from gateway.ops.backend_config import MAX_ANSWER_BYTES
 from gateway.upstream.body_push import BodyPush, IdleExpired
 from gateway.upstream.demo import demo_answer
 from gateway.upstream.sse_reader import EventLines, LineTooLong
@@ -50,15 +53,20 @@ class ClientErrors(Protocol):
 
     def line_too_long(self) -> Exception: ...
 
+    def answer_too_large(self, limit: int) -> Exception: ...
+
 
 class TransportFailure(Exception):
     """A request that got no complete answer: no connection (`connect`: safe
-    to try again), a timeout (`timed_out`), or a connection that broke."""
+    to try again), a timeout (`timed_out`), or a connection that broke.
+    `words` says what happened for the client (no URL, none of the client
+    library's text); the exception's own text is the detail, for the log."""
 
-    def __init__(self, error: Exception, *, connect: bool, timed_out: bool) -> None:
+    def __init__(self, error: Exception, *, connect: bool, timed_out: bool, words: str) -> None:
         super().__init__(str(error) or type(error).__name__)
         self.connect = connect
         self.timed_out = timed_out
+        self.words = words
 
 
 @contextmanager
@@ -66,17 +74,51 @@ def failures() -> Iterator[None]:
     """aiohttp's errors as `TransportFailure`."""
     try:
         yield
-    except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
-        raise TransportFailure(error, connect=True, timed_out=isinstance(error, asyncio.TimeoutError)) from None
-    except aiohttp.ClientPayloadError:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
-        closed = ConnectionError("the connection closed before the answer's end")
-        raise TransportFailure(closed, connect=False, timed_out=False) from None
+    except aiohttp.ConnectionTimeoutError as error:
+        raise TransportFailure(error, connect=True, timed_out=True, words="timed out opening a connection") from None
+    except aiohttp.ClientConnectorError as error:
+        raise TransportFailure(error, connect=True, timed_out=False, words=_unconnected(error)) from None
+    except aiohttp.ClientPayloadError as error:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
+        words = "connection failed: the connection closed before the answer's end"
+        raise TransportFailure(error, connect=False, timed_out=False, words=words) from None
     except aiohttp.ClientError as error:
-        raise TransportFailure(error, connect=False, timed_out=isinstance(error, asyncio.TimeoutError)) from None
+        timed_out = isinstance(error, asyncio.TimeoutError)
+        raise TransportFailure(error, connect=False, timed_out=timed_out, words=_broken(error)) from None
+
+
+def _unconnected(error: aiohttp.ClientConnectorError) -> str:
+    """Why no connection was made, in words."""
+    if isinstance(error, aiohttp.ClientConnectorCertificateError):
+        return "failed TLS: its certificate was not accepted"
+    if isinstance(error, aiohttp.ClientSSLError):
+        return "failed TLS: the handshake did not complete"
+    if isinstance(error.os_error, socket.gaierror):
+        return "is unreachable: its host name did not resolve"
+    if isinstance(error.os_error, ConnectionRefusedError):
+        return "is unreachable: it refused the connection"
+    return "is unreachable: no connection could be opened"
+
+
+def _broken(error: aiohttp.ClientError) -> str:
+    """What went wrong on an open connection, in words."""
+    if isinstance(error, asyncio.TimeoutError):
+        return "timed out"
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return "connection failed: it closed the connection"
+    if isinstance(error, aiohttp.ClientSSLError):
+        return "failed TLS"
+    if isinstance(error, aiohttp.ClientResponseError):  # aiohttp's text quotes the bytes it could not parse
+        return "connection failed: it answered with something that is not HTTP"
+    return "connection failed: the connection broke"
+
+
+class AnswerTooLarge(Exception):
+    """A whole body longer, decoded, than the backend's `max_answer_bytes`."""
 
 
 def _timed_out(what: str, seconds: float) -> TransportFailure:
-    return TransportFailure(TimeoutError(f"{what} for {seconds:g} s"), connect=False, timed_out=True)
+    said = f"{what} for {seconds:g} s"
+    return TransportFailure(TimeoutError(said), connect=False, timed_out=True, words=f"timed out: {said}")
 
 
 @asynccontextmanager
@@ -199,11 +241,19 @@ class Transport:
     (tracing.py) must be added before that."""
 
     def __init__(
-        self, connect_seconds: float, pool_seconds: float, first_byte_seconds: float, idle_seconds: float, *, demo: bool
+        self,
+        connect_seconds: float,
+        pool_seconds: float,
+        first_byte_seconds: float,
+        idle_seconds: float,
+        *,
+        demo: bool,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.demo = demo
         self.first_byte_seconds = first_byte_seconds
         self.idle_seconds = idle_seconds
+        self.max_answer_bytes = max_answer_bytes
         self.trace_configs: list[aiohttp.TraceConfig] = []
         self.timeout = aiohttp.ClientTimeout(total=None, connect=pool_seconds, sock_connect=connect_seconds)
         self._session: aiohttp.ClientSession | None = None
@@ -257,16 +307,21 @@ class Transport:
         return found
 
     async def read(self, response: UpstreamResponse, errors: ClientErrors, limit: int | None = None) -> bytes:
-        """A response's whole (decoded) body, or its first `limit` bytes
-        (the rest is never read), each piece due within `idle_seconds` of
-        the last. Failures as `_read_failures` says."""
+        """A response's whole (decoded) body, which may be at most
+        `max_answer_bytes` long (past it, reading stops and the read fails
+        with `errors.answer_too_large`), or with `limit` its first `limit`
+        bytes (the rest is never read); each piece due within
+        `idle_seconds` of the last. Failures as `_read_failures` says."""
         pieces: list[bytes] = []
         size = 0
+        bound = self.max_answer_bytes
 
         def delivered(piece: bytes) -> None:
             nonlocal size
-            pieces.append(piece)
             size += len(piece)
+            if limit is None and size > bound:
+                raise AnswerTooLarge  # the push ends with it, and reads no more
+            pieces.append(piece)
             if limit is not None and size >= limit:
                 push.stop()
 
@@ -308,7 +363,7 @@ class Transport:
     def _read_failures(self, errors: ClientErrors) -> Iterator[None]:
         """A streamed body's failures as the client's errors: a backend that
         stops sending for `idle_seconds` is a 504, a failed connection a
-        502, an endless line a 502."""
+        502, an endless line or a whole body over `max_answer_bytes` a 502."""
         try:
             with failures():
                 yield
@@ -318,6 +373,8 @@ class Transport:
             raise errors.transport_error(failure) from None
         except LineTooLong:
             raise errors.line_too_long() from None
+        except AnswerTooLarge:
+            raise errors.answer_too_large(self.max_answer_bytes) from None
 
     async def aclose(self) -> None:
         self.is_closed = True

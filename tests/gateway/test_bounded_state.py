@@ -1,6 +1,7 @@
 """What a misbehaving client or backend can make the gateway hold is
 bounded: metric series under a catch-all entry, the part of a backend's
-error body that is read, and the length of one event line."""
+error body that is read, the length of one event line, and a whole
+answer's decoded size."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gateway.ops.metrics import MAX_ROUTED_MODELS, OTHER_MODELS
 from gateway.upstream.sse_reader import MAX_LINE_BYTES, EventLines, LineTooLong
 from tests.cpu_cost import least_costs, thread_cpu_seconds
 from tests.gateway.test_gateway_faults import wait_until_steady
+from tests.scripted_backend import ScriptedBackend
 
 MESSAGES = [{"role": "user", "content": "Hi"}]
 
@@ -69,6 +71,74 @@ def test_an_event_line_over_the_cap_fails_the_stream_cleanly(catch_all, fake):
     error = orjson.loads(events[-2])["error"]
     assert error["code"] == "upstream_malformed" and "event line over" in error["message"]
     assert events[-1] == "[DONE]"
+
+
+ANSWER_LIMIT = 1 << 20  # the bounded model's backend.max_answer_bytes
+
+
+@pytest.fixture(scope="module")
+def bounded(serve, fake_backend_server) -> str:
+    backend = {"url": f"{fake_backend_server[1]}/v1", "max_answer_bytes": ANSWER_LIMIT}
+    return serve(create_app(Config.model_validate({"models": [{"name": "bounded", "backend": backend}]})))
+
+
+def too_large(response: httpx.Response) -> None:
+    assert response.status_code == 502, response.text[:200]
+    error = response.json()["error"]
+    assert error["code"] == "upstream_too_large" and error["type"] == "upstream_error"
+    assert error["message"] == (
+        f"the backend for model 'bounded' sent an answer over {ANSWER_LIMIT} bytes "
+        "(its backend.max_answer_bytes); the rest was not read"
+    )
+
+
+@pytest.mark.usefixtures("both_paths")
+def test_a_gzip_answer_over_max_answer_bytes_decoded_is_a_502_naming_the_limit(bounded, fake):
+    """4 MiB of text comes as a few KB of gzip: the limit counts the
+    decoded bytes, which are what the gateway would hold."""
+    fake.script("x" * (4 << 20))
+    fake.gzip = True
+    too_large(httpx.post(f"{bounded}/v1/chat/completions", json={"model": "bounded", "messages": MESSAGES}, timeout=30))
+
+
+@pytest.mark.usefixtures("both_paths")
+def test_a_whole_answer_over_max_answer_bytes_is_a_502_and_the_rest_is_not_read(bounded, fake):
+    total = 64 << 20
+    fake.padding = total  # a valid answer, 64 MiB long
+    too_large(httpx.post(f"{bounded}/v1/chat/completions", json={"model": "bounded", "messages": MESSAGES}, timeout=30))
+    assert fake.stream_abandoned.wait(timeout=10)  # the gateway closed the connection
+    assert fake.sent_bytes < total // 4
+
+
+@pytest.mark.usefixtures("both_paths")
+def test_a_whole_answer_at_max_answer_bytes_is_answered(bounded, fake):
+    text = "y" * (ANSWER_LIMIT - 4096)
+    fake.script(text)
+    answer = httpx.post(f"{bounded}/v1/chat/completions", json={"model": "bounded", "messages": MESSAGES}, timeout=30)
+    assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"] == text
+
+
+@pytest.mark.usefixtures("both_paths")
+def test_a_text_completion_over_max_answer_bytes_is_a_502(bounded, fake):
+    fake.script("z" * (2 << 20))
+    body = {"model": "bounded", "prompt": "Tell me a story"}
+    too_large(httpx.post(f"{bounded}/v1/completions", json=body, timeout=30))
+
+
+def test_props_over_max_answer_bytes_is_a_502_naming_the_limit(serve):
+    """`GET /props` (template mode's `chat_template: backend`) is read
+    under the same bound as an answer, as every `fetch` is."""
+    scripted = ScriptedBackend()
+    scripted.routes["/props"] = (200, {"chat_template": "{{ messages }}" + " " * (2 << 20), "bos_token": ""})
+    backend = {"url": f"{scripted.url}/v1", "server": "llamacpp", "max_answer_bytes": ANSWER_LIMIT}
+    model = {"name": "bounded", "backend": backend, "chat_template": "backend", "reasoning_parser": "none"}
+    gateway = serve(create_app(Config.model_validate({"models": [{**model, "tool_call_parser": "none"}]})))
+    response = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "bounded", "messages": MESSAGES}, timeout=30)
+    assert response.status_code == 502, response.text[:200]
+    error = response.json()["error"]
+    assert error["code"] == "upstream_no_template"  # template_backend.py's word for any /props failure but three
+    assert f"sent an answer over {ANSWER_LIMIT} bytes (its backend.max_answer_bytes)" in error["message"]
+    assert scripted.asked("/props") == 1
 
 
 def _payloads(pieces) -> list[bytes]:

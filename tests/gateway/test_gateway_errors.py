@@ -3,6 +3,10 @@ body, with the status a client can act on."""
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
+
 import httpx
 import openai
 import orjson
@@ -73,10 +77,53 @@ def test_unknown_model_is_404(client):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_backend_down_is_502(http, stream):
+def test_backend_down_is_502_in_words_and_logged_in_detail(http, stream, closed_port, caplog):
+    """The client learns which model's backend and what happened, never the
+    backend's URL or the HTTP client's own text; the log has both, with the
+    request id."""
     body = {"model": "down", "messages": MESSAGES, "stream": stream}
-    error = error_of(http.post("/v1/chat/completions", json=body), 502)
-    assert error["type"] == "upstream_error" and "'down'" in error["message"]
+    response = http.post("/v1/chat/completions", json=body, headers={"x-request-id": "req-down-42"})
+    error = error_of(response, 502)
+    assert error["type"] == "upstream_error" and error["code"] == "upstream_unreachable"
+    assert error["message"] == "the backend for model 'down' is unreachable: it refused the connection"
+    assert str(closed_port) not in response.text
+    logged = [record.getMessage() for record in caplog.records if record.name == "parsegate.backend"]
+    assert logged and all(line.startswith(error["message"] + " (request req-down-42): ") for line in logged)
+    assert f"127.0.0.1:{closed_port}" in logged[-1]  # aiohttp's text, for the operator
+
+
+@pytest.fixture(scope="module")
+def not_http() -> Iterator[int]:
+    """A port that answers every request with a status line and a header
+    aiohttp cannot parse."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+
+        def answer() -> None:
+            while True:
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.recv(65536)
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nX-Secret-Route /internal\r\n\r\n")
+
+        threading.Thread(target=answer, daemon=True).start()
+        yield server.getsockname()[1]
+
+
+def test_a_backend_answering_garbage_is_502_without_its_bytes(serve, not_http):
+    config = {"models": [{"name": "garbled", "backend": {"url": f"http://127.0.0.1:{not_http}/v1", "retries": 0}}]}
+    gateway = serve(create_app(Config.model_validate(config)))
+    response = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "garbled", "messages": MESSAGES}, timeout=10)
+    error = error_of(response, 502)
+    assert (
+        error["message"]
+        == "the backend for model 'garbled' connection failed: it answered with something that is not HTTP"
+    )
+    assert "internal" not in response.text and str(not_http) not in response.text
 
 
 def test_backend_timeout_is_504(http, fake):

@@ -139,6 +139,25 @@ def test_malformed_sse_chunk_ends_the_stream_with_an_error_event(http, fake):
     assert error["code"] == "upstream_malformed" and "malformed chunk" in error["message"]
 
 
+def test_a_chunk_split_over_two_data_lines_is_one_chunk(http, fake):
+    """A valid event whose JSON value spans two `data:` lines (the lines of
+    one event join with a line feed, as the SSE standard says)."""
+    first = {"choices": [{"index": 0, "delta": {"content": "</think>Split"}, "finish_reason": None}]}
+    last = {"choices": [{"index": 0, "delta": {"content": " event"}, "finish_reason": "stop"}]}
+    split = orjson.dumps(first, option=orjson.OPT_INDENT_2).split(b"\n")
+    fake.raw_stream = [
+        b"".join(b"data: " + line + b"\n" for line in split) + b"\n",
+        b"data: " + orjson.dumps(last) + b"\n\n",
+        b"data: [DONE]\n\n",
+    ]
+    events = stream_events(http)
+    assert events[-1] == "[DONE]"
+    chunks = [orjson.loads(event) for event in events[:-1]]
+    assert all("error" not in chunk for chunk in chunks)
+    assert "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks) == "Split event"
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
 @pytest.mark.parametrize(
     "choices",
     [

@@ -4,6 +4,7 @@ through an in-stream error event, and not as a prefix left by a cut."""
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 
@@ -74,6 +75,39 @@ def test_a_key_straddling_the_cut_of_a_long_message_leaves_no_prefix(gateway, fa
     text = ask(gateway, stream=False, path=path)
     assert_no_secret(text)
     assert text.startswith('{"error":') and "x" * 100 in text
+
+
+URL_USER = "parsegate"
+URL_PASSWORDS = {"plain": ("s3cret-url-pass", "s3cret-url-pass"), "percent-encoded": ("p%40ss-w0rd%21", "p@ss-w0rd!")}
+
+
+@pytest.fixture(scope="module")
+def password_gateway(serve, fake_backend_server) -> str:
+    """A model for each password, in its backend's URL (`http://user:password@host`)."""
+    _, fake_url = fake_backend_server
+    models = [
+        {"name": name, "backend": {"url": fake_url.replace("//", f"//{URL_USER}:{written}@") + "/v1"}}
+        for name, (written, _) in URL_PASSWORDS.items()
+    ]
+    return serve(create_app(Config.model_validate({"models": models})))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("model", URL_PASSWORDS)
+def test_a_url_password_quoted_in_basic_form_is_masked(password_gateway, fake, model, stream):
+    """The client turns a URL's credentials into `Authorization: Basic
+    base64(user:password)`; a backend error that quotes its request's
+    headers (or the password itself) reaches the client masked."""
+    written, password = URL_PASSWORDS[model]
+    basic = base64.b64encode(f"{URL_USER}:{password}".encode()).decode()
+    quoted = f"headers: {{'Authorization': 'Basic {basic}'}}; password {password}, as written {written}"
+    fake.error = (400, orjson.dumps({"error": {"message": quoted, "type": "invalid_request_error"}}))
+    body = {"model": model, "messages": MESSAGES, "stream": stream}
+    response = httpx.post(f"{password_gateway}/v1/chat/completions", json=body, timeout=10)
+    assert fake.requests[-1][0]["authorization"] == f"Basic {basic}"  # what the backend was sent
+    masked = "headers: {'Authorization': 'Basic ***'}; password ***, as written ***"
+    assert response.status_code == 400 and response.json()["error"]["message"] == masked
+    assert basic not in response.text and password not in response.text
 
 
 def test_log_lines_mask_every_secret_even_in_tracebacks():

@@ -36,6 +36,26 @@ def test_data_payloads_a_whole_event_per_piece():
     assert _payloads([b"data: held", b"data: y\n\n"]) == [b"helddata: y"]
 
 
+MULTI_LINE = b'data: {"a":\r\ndata: 1}\r\n\r\n: comment\ndata: {"b": 2}\ndata:\n\ndata: [DONE]\n\ndata: open\n'
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 13, len(MULTI_LINE)])
+def test_an_event_of_several_data_lines_is_one_payload_at_any_split(size):
+    """The `data:` lines of one event joined by a line feed (the HTML
+    standard's event-stream interpretation), a CR LF line end split between
+    two pieces counted once; the event still open when the stream ends is dropped."""
+    pieces = [MULTI_LINE[i : i + size] for i in range(0, len(MULTI_LINE), size)]
+    assert _payloads(pieces) == [b'{"a":\n1}', b'{"b": 2}\n', b"[DONE]"]
+
+
+def test_an_event_of_several_data_lines_waits_for_its_blank_line():
+    lines = EventLines()
+    assert lines.feed(b'data: {"a":\n') == []
+    assert lines.feed(b"data: 1}\n") == []
+    assert lines.feed(b'\ndata: {"b": 2}\n\n') == [b'{"a":\n1}', b'{"b": 2}']
+    assert lines.feed(b'data: {"c": 3}\n\n') == [b'{"c": 3}']  # the short way again
+
+
 def test_event_stream_sends_framed_events_and_pings_while_quiet():
     async def scenario() -> list[dict]:
         backend_resumed = asyncio.Event()
