@@ -36,7 +36,8 @@ from gateway.upstream.transport import TransportFailure, UpstreamResponse, withi
 
 PROPS_PATH = "/props"
 _IMAGE_PARTS = ("image_url", "input_image", "image")
-_PASSED_ON = ("upstream_unreachable", "upstream_timeout", "upstream_auth_failed")  # /props failures said as they are
+# /props failures said as they are
+_PASSED_ON = ("upstream_unreachable", "upstream_timeout", "upstream_auth_failed", "upstream_too_large")
 
 
 def model_template(model: ModelConfig, *, compile_now: bool = True) -> ChatTemplate | None:

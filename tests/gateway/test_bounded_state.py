@@ -134,10 +134,7 @@ def test_props_over_max_answer_bytes_is_a_502_naming_the_limit(serve):
     model = {"name": "bounded", "backend": backend, "chat_template": "backend", "reasoning_parser": "none"}
     gateway = serve(create_app(Config.model_validate({"models": [{**model, "tool_call_parser": "none"}]})))
     response = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "bounded", "messages": MESSAGES}, timeout=30)
-    assert response.status_code == 502, response.text[:200]
-    error = response.json()["error"]
-    assert error["code"] == "upstream_no_template"  # template_backend.py's word for any /props failure but three
-    assert f"sent an answer over {ANSWER_LIMIT} bytes (its backend.max_answer_bytes)" in error["message"]
+    too_large(response)  # said as it is, as an unreachable or timed-out /props is
     assert scripted.asked("/props") == 1
 
 
