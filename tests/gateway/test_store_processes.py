@@ -321,6 +321,52 @@ def test_a_conversation_holds_at_most_max_input_items(store_url, serve, fake_bac
     assert refused(gateway, "/v1/conversations", [{"role": "user", "content": "x"}] * 4)["param"] == "items"
 
 
+class Decodes:
+    """The store's `orjson`, keeping every stored value it decodes."""
+
+    def __init__(self) -> None:
+        self.values: list[bytes] = []
+        self.dumps = orjson.dumps
+
+    def loads(self, value: bytes) -> object:
+        self.values.append(bytes(value))
+        return orjson.loads(value)
+
+
+@EACH_STORE
+def test_another_keys_record_is_never_read_out_of_the_store(
+    store_url, serve, fake_backend_server, fake, backend, monkeypatch
+):
+    """Another key's id answers 404 without its record being decoded (it
+    was parsed whole before the owner was compared, so that such an id
+    answered 13-19 times slower than an unknown one, telling that it
+    exists): the store compares the owner itself."""
+    settings = {**config(fake_backend_server, {"backend": backend, "url": store_url})}
+    settings["server"] = {"api_keys": ["key-mine", "key-other"]}
+    gateway = serve(create_app(Config.model_validate(settings)))
+    mine, other = (openai_client(gateway, api_key=key) for key in ("key-mine", "key-other"))
+    created = mine.responses.create(model="qwen3", input="Secret")
+    conversation = mine.conversations.create(items=[{"role": "user", "content": "Secret"}])
+    decodes = Decodes()
+    monkeypatch.setattr(records, "orjson", decodes)
+    for attempt in (
+        lambda: other.responses.retrieve(created.id),
+        lambda: other.responses.input_items.list(created.id),
+        lambda: other.responses.delete(created.id),
+        lambda: other.responses.create(model="qwen3", input="Yours?", previous_response_id=created.id),
+        lambda: other.conversations.retrieve(conversation.id),
+        lambda: other.conversations.update(conversation.id, metadata={"k": "v"}),
+        lambda: other.conversations.items.list(conversation.id),
+        lambda: other.conversations.delete(conversation.id),
+    ):
+        with pytest.raises(openai.NotFoundError):
+            attempt()
+    assert decodes.values == []
+    assert mine.responses.retrieve(created.id).id == created.id  # still there, and its own key's to read
+    assert mine.conversations.retrieve(conversation.id).id == conversation.id
+    assert len(decodes.values) == 2
+
+
 @pytest.mark.parametrize("backend", ["redis", "postgres"])
 def test_a_store_that_is_down_answers_503_to_what_needs_it(serve, fake_backend_server, fake, closed_port, backend):
     scheme = "redis" if backend == "redis" else "postgresql"

@@ -28,6 +28,7 @@ CREATE INDEX IF NOT EXISTS parsegate_items_by_expiry ON parsegate_items (expires
 """
 _SCHEMA_LOCK = 0x70617273  # pg_advisory_xact_lock's key while the tables are created
 _ITEMS_LOCK = 0x69746D73  # with the key's hash: pg_advisory_xact_lock's keys while a key's items are added
+_STARTS = "substring(value FROM 1 FOR length(${0}::bytea)) = ${0}::bytea"  # the value starts with the owner's prefix
 _Result = TypeVar("_Result")
 _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
@@ -57,9 +58,14 @@ class PostgresStorage(Storage):
         self._pool = pool
         return pool
 
-    async def get(self, key: str, now: float) -> bytes | None:
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         return await self._run(
-            lambda db: db.fetchval("SELECT value FROM parsegate_records WHERE key = $1 AND expires_at > $2", key, now)
+            lambda db: db.fetchval(
+                f"SELECT value FROM parsegate_records WHERE key = $1 AND expires_at > $2 AND {_STARTS.format(3)}",
+                key,
+                now,
+                prefix,
+            )
         )
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
@@ -75,10 +81,13 @@ class PostgresStorage(Storage):
 
         await self._run(write)
 
-    async def delete(self, key: str) -> bool:
+    async def delete(self, key: str, prefix: bytes) -> bool:
         async def drop(db: asyncpg.Connection) -> bool:
+            query = f"DELETE FROM parsegate_records WHERE key = $1 AND {_STARTS.format(2)}"
+            if await db.execute(query, key, prefix) == "DELETE 0":
+                return False
             await db.execute("DELETE FROM parsegate_items WHERE key = $1", key)
-            return await db.execute("DELETE FROM parsegate_records WHERE key = $1", key) != "DELETE 0"
+            return True
 
         return await self._run(drop)
 

@@ -20,6 +20,12 @@ PURGE_SECONDS = 3600.0
 _DAY = 86400.0
 
 
+def _owned_by(owner: str) -> bytes:
+    """How every record of `owner` starts: `{"owner":"…",` (records are
+    written with `owner` first, as they always were)."""
+    return orjson.dumps({"owner": owner})[:-1] + b","
+
+
 @dataclass(frozen=True)
 class StoredResponse:
     """A response as kept: the response object, the input items its request
@@ -46,7 +52,10 @@ class ResponseStore:
         return time.time() + self._retention
 
     async def _record(self, key: str, owner: str) -> dict | None:
-        value = await self._storage.get(key, time.time())
+        """The record if it is `owner`'s: the store compares the owner at
+        the start of its bytes, so another key's record is never decoded,
+        and its id answers as fast as an unknown one."""
+        value = await self._storage.get(key, time.time(), _owned_by(owner))
         record = orjson.loads(value) if value is not None else None
         return record if record is not None and record["owner"] == owner else None
 
@@ -61,9 +70,7 @@ class ResponseStore:
         return StoredResponse(record["response"], record["input"], record["history"])
 
     async def delete_response(self, owner: str, response_id: str) -> bool:
-        return await self._owned(owner, f"response:{response_id}") and await self._storage.delete(
-            f"response:{response_id}"
-        )
+        return await self._storage.delete(f"response:{response_id}", _owned_by(owner))
 
     async def save_conversation(self, owner: str, conversation: dict) -> None:
         record = {"owner": owner, "conversation": conversation}
@@ -74,8 +81,7 @@ class ResponseStore:
         return record["conversation"] if record is not None else None
 
     async def delete_conversation(self, owner: str, conversation_id: str) -> bool:
-        key = f"conversation:{conversation_id}"
-        return await self._owned(owner, key) and await self._storage.delete(key)
+        return await self._storage.delete(f"conversation:{conversation_id}", _owned_by(owner))
 
     async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> None:
         """Append items to a conversation the caller has read as its own;
@@ -101,9 +107,6 @@ class ResponseStore:
 
     async def remove_item(self, conversation_id: str, item_id: str) -> bool:
         return await self._storage.remove(f"conversation:{conversation_id}", item_id)
-
-    async def _owned(self, owner: str, key: str) -> bool:
-        return await self._record(key, owner) is not None
 
     async def purge_expired(self) -> None:
         await self._storage.purge(time.time())

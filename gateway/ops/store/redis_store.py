@@ -34,6 +34,20 @@ end
 for k = 1, 3 do redis.call('EXPIREAT', KEYS[k], ARGV[1]) end
 return false
 """
+# KEYS: the record (then its item-id list and item-value hash); ARGV: the
+# owner's prefix. GET answers the record's value if it starts with it;
+# DELETE removes the three keys if so, and answers whether it did.
+_GET = """
+local value = redis.call('GET', KEYS[1])
+if value and string.sub(value, 1, #ARGV[1]) == ARGV[1] then return value end
+return false
+"""
+_DELETE = """
+local value = redis.call('GET', KEYS[1])
+if not value or string.sub(value, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return 1
+"""
 _Result = TypeVar("_Result")
 
 
@@ -46,6 +60,8 @@ class RedisStorage(Storage):
     def __init__(self, url: str) -> None:
         self._client = redis.Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
         self._append = self._client.register_script(_APPEND)
+        self._get = self._client.register_script(_GET)
+        self._delete = self._client.register_script(_DELETE)
 
     async def _run(self, work: Awaitable[_Result]) -> _Result:
         try:
@@ -53,9 +69,9 @@ class RedisStorage(Storage):
         except (RedisError, OSError) as error:
             raise StoreUnavailable(f"the Redis store failed: {type(error).__name__}: {error}") from error
 
-    async def get(self, key: str, now: float) -> bytes | None:
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         record, _, _ = _keys(key)
-        value = await self._run(self._client.get(record))
+        value = await self._run(self._get(keys=[record], args=[prefix]))
         return value if isinstance(value, bytes) else None  # bytes: the client decodes nothing
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
@@ -66,8 +82,8 @@ class RedisStorage(Storage):
             pipe.expireat(values, int(expires_at) + 1)
             await self._run(pipe.execute())
 
-    async def delete(self, key: str) -> bool:
-        return bool(await self._run(self._client.delete(*_keys(key))))
+    async def delete(self, key: str, prefix: bytes) -> bool:
+        return bool(await self._run(self._delete(keys=list(_keys(key)), args=[prefix])))
 
     async def append(
         self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None

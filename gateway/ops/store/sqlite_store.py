@@ -35,6 +35,7 @@ _PURGES = (
     "DELETE FROM items WHERE rowid IN (SELECT rowid FROM items WHERE expires_at <= ? LIMIT ?)",
 )
 
+_STARTS = "substr(value, 1, length(?)) = ?"  # the value starts with a blob (the owner's prefix), compared as bytes
 _Result = TypeVar("_Result")
 
 
@@ -71,9 +72,11 @@ class SqliteStorage(Storage):
         db.execute("COMMIT")
         return result
 
-    async def get(self, key: str, now: float) -> bytes | None:
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         def read(db: sqlite3.Connection) -> bytes | None:
-            row = db.execute("SELECT value FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone()
+            row = db.execute(
+                f"SELECT value FROM records WHERE key = ? AND expires_at > ? AND {_STARTS}", (key, now, prefix, prefix)
+            ).fetchone()
             return row[0] if row else None
 
         return await self._run(read, writes=False)
@@ -85,10 +88,12 @@ class SqliteStorage(Storage):
 
         await self._run(write)
 
-    async def delete(self, key: str) -> bool:
+    async def delete(self, key: str, prefix: bytes) -> bool:
         def drop(db: sqlite3.Connection) -> bool:
+            if db.execute(f"DELETE FROM records WHERE key = ? AND {_STARTS}", (key, prefix, prefix)).rowcount == 0:
+                return False
             db.execute("DELETE FROM items WHERE key = ?", (key,))
-            return db.execute("DELETE FROM records WHERE key = ?", (key,)).rowcount > 0
+            return True
 
         return await self._run(drop)
 

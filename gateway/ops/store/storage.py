@@ -32,16 +32,19 @@ class TooManyItems(Exception):
 
 class Storage(ABC):
     @abstractmethod
-    async def get(self, key: str, now: float) -> bytes | None:
-        """The record's value unless missing or expired."""
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
+        """The record's value unless missing, expired, or not starting with
+        `prefix` (its owner's): compared in the store, so another owner's
+        record is neither sent nor decoded."""
 
     @abstractmethod
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
         """Write the record (replacing it) and move its items' expiry to `expires_at`."""
 
     @abstractmethod
-    async def delete(self, key: str) -> bool:
-        """Remove the record and its items; whether the record was there."""
+    async def delete(self, key: str, prefix: bytes) -> bool:
+        """Remove the record and its items if its value starts with `prefix`
+        (its owner's), in one write; whether it was there."""
 
     @abstractmethod
     async def append(
