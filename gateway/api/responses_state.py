@@ -128,7 +128,8 @@ class ResponseState:
         if self.conversation is not None:
             added = [*self.input, *response["output"]]
             try:
-                await stored(self.store.add_items(self.conversation, added, self.max_items))
+                if not await stored(self.store.add_items(self.conversation, added, self.max_items)):
+                    raise not_found("Conversation", self.conversation, "conversation")  # deleted meanwhile
             except RepeatedItemId as error:  # an id added to the conversation since `load_state` checked
                 raise already_held(added, "input", error) from None
             except TooManyItems as error:

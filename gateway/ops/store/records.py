@@ -80,23 +80,32 @@ class ResponseStore:
         record = await self._record(f"conversation:{conversation_id}", owner)
         return record["conversation"] if record is not None else None
 
+    async def update_conversation(self, owner: str, conversation: dict) -> bool:
+        """Replace the conversation object if it is still there; False (and
+        nothing written) once it was deleted, even after the caller read it."""
+        record = {"owner": owner, "conversation": conversation}
+        key = f"conversation:{conversation['id']}"
+        return await self._storage.replace(key, orjson.dumps(record), self._expiry(), time.time(), _owned_by(owner))
+
     async def delete_conversation(self, owner: str, conversation_id: str) -> bool:
         return await self._storage.delete(f"conversation:{conversation_id}", _owned_by(owner))
 
-    async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> None:
+    async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> bool:
         """Append items to a conversation the caller has read as its own;
         the conversation and all its items are kept another retention.
-        Item ids are unique in a conversation: `RepeatedItemId` names the
-        first that repeats one (nothing is added), `TooManyItems` refuses
-        items past `max_items`."""
+        False (nothing added) when it is gone, deleted since the caller
+        read it. Item ids are unique in a conversation: `RepeatedItemId`
+        names the first that repeats one (nothing is added), `TooManyItems`
+        refuses items past `max_items`."""
         if not items:
-            return
+            return True
         values: dict[str, bytes] = {}
         for item in items:
             if item["id"] in values:
                 raise RepeatedItemId(item["id"])
             values[item["id"]] = orjson.dumps(item)
-        await self._storage.append(f"conversation:{conversation_id}", list(values.items()), self._expiry(), max_items)
+        key = f"conversation:{conversation_id}"
+        return await self._storage.append(key, list(values.items()), self._expiry(), time.time(), max_items)
 
     async def items(self, conversation_id: str) -> list[dict]:
         return [orjson.loads(value) for value in await self._storage.items(f"conversation:{conversation_id}")]

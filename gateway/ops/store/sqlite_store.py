@@ -88,6 +88,16 @@ class SqliteStorage(Storage):
 
         await self._run(write)
 
+    async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            query = f"UPDATE records SET value = ?, expires_at = ? WHERE key = ? AND expires_at > ? AND {_STARTS}"
+            if db.execute(query, (value, expires_at, key, now, prefix, prefix)).rowcount == 0:
+                return False
+            db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+            return True
+
+        return await self._run(write)
+
     async def delete(self, key: str, prefix: bytes) -> bool:
         def drop(db: sqlite3.Connection) -> bool:
             if db.execute(f"DELETE FROM records WHERE key = ? AND {_STARTS}", (key, prefix, prefix)).rowcount == 0:
@@ -98,9 +108,11 @@ class SqliteStorage(Storage):
         return await self._run(drop)
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
-    ) -> None:
-        def add(db: sqlite3.Connection) -> None:  # BEGIN IMMEDIATE: no other write between the checks and the insert
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+    ) -> bool:
+        def add(db: sqlite3.Connection) -> bool:  # BEGIN IMMEDIATE: no other write between the checks and the insert
+            if not db.execute("SELECT 1 FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone():
+                return False
             for item_id, _ in items:
                 if db.execute("SELECT 1 FROM items WHERE key = ? AND item_id = ?", (key, item_id)).fetchone():
                     raise RepeatedItemId(item_id)
@@ -114,8 +126,9 @@ class SqliteStorage(Storage):
             )
             db.execute("UPDATE records SET expires_at = ? WHERE key = ?", (expires_at, key))
             db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+            return True
 
-        await self._run(add)
+        return await self._run(add)
 
     async def items(self, key: str) -> list[bytes]:
         def read(db: sqlite3.Connection) -> list[bytes]:
