@@ -8,6 +8,7 @@ touches the store."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -20,18 +21,25 @@ from gateway.api.offload import item_bound
 from gateway.api.responses_request import ResponsesRequest
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id
+from gateway.ops.observe import request_id
 from gateway.ops.store import RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable, TooManyItems
 
 _Result = TypeVar("_Result")
+log = logging.getLogger("parsegate.store")
+STORE_UNAVAILABLE = "the response store cannot be reached or written just now; try again later"
 _ITEM_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc", "custom_tool_call": "ctc"}
 
 
 async def stored(work: Awaitable[_Result]) -> _Result:
-    """`work`'s result; a store that fails is a 503."""
+    """`work`'s result; a store that fails is a 503 that says so in words,
+    its detail (a file's path, a server's address) logged with the request
+    id, never sent to the client."""
     try:
         return await work
     except StoreUnavailable as error:
-        raise ApiError(503, f"{error}; try again later", type="server_error", code="store_unavailable") from None
+        rid = request_id.get()
+        log.error("request %s: %s", rid, error, extra={"request_id": rid})
+        raise ApiError(503, STORE_UNAVAILABLE, type="server_error", code="store_unavailable") from None
 
 
 def store_of(request: Request, param: str | None = None) -> ResponseStore:

@@ -9,6 +9,7 @@ PostgreSQL are started here when the machine has them; CI must have them
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 import time
@@ -435,15 +436,33 @@ def test_a_deleted_conversation_stays_deleted(store_url, serve, fake_backend_ser
         monkeypatch.undo()
 
 
-@pytest.mark.parametrize("backend", ["redis", "postgres"])
-def test_a_store_that_is_down_answers_503_to_what_needs_it(serve, fake_backend_server, fake, closed_port, backend):
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+def test_a_store_that_is_down_answers_503_to_what_needs_it(
+    serve, fake_backend_server, fake, closed_port, backend, tmp_path, caplog
+):
+    """The 503 says in words that the store failed; what failed (the SQLite
+    file's path, the server's address) is logged with the request's id,
+    and never sent to the client."""
     scheme = "redis" if backend == "redis" else "postgresql"
-    store = {"backend": backend, "url": f"{scheme}://127.0.0.1:{closed_port}/0"}
+    url = (
+        str(tmp_path / "no-such-folder" / "store.db")
+        if backend == "sqlite"
+        else f"{scheme}://127.0.0.1:{closed_port}/0"
+    )
+    store = {"backend": backend, "url": url}
     client = openai_client(serve(create_app(Config.model_validate(config(fake_backend_server, store)))))
-    with pytest.raises(openai.InternalServerError) as down:
+    with caplog.at_level(logging.ERROR, logger="parsegate.store"), pytest.raises(openai.InternalServerError) as down:
         client.responses.create(model="qwen3", input="Hi")
     assert down.value.status_code == 503
-    assert down.value.body["code"] == "store_unavailable" and down.value.body["type"] == "server_error"
+    assert down.value.body == {
+        "message": "the response store cannot be reached or written just now; try again later",
+        "type": "server_error",
+        "param": None,
+        "code": "store_unavailable",
+    }
+    rid = down.value.response.headers["x-request-id"]
+    [logged] = [record.getMessage() for record in caplog.records if rid in record.getMessage()]
+    assert (url if backend == "sqlite" else str(closed_port)) in logged
     with pytest.raises(openai.InternalServerError):
         client.responses.retrieve("resp_123")
     with pytest.raises(openai.InternalServerError):

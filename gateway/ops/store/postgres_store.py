@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import asyncpg
 
@@ -38,6 +39,7 @@ _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceErro
 class PostgresStorage(Storage):
     def __init__(self, url: str) -> None:
         self._url = url
+        self._server = urlsplit(url).netloc.rpartition("@")[2] or "the default server"  # host:port, no password
         self._pool: asyncpg.Pool | None = None
         self._opening = asyncio.Lock()
 
@@ -47,7 +49,9 @@ class PostgresStorage(Storage):
             async with pool.acquire() as connection, connection.transaction():
                 return await work(connection)
         except _FAILURES as error:
-            raise StoreUnavailable(f"the PostgreSQL store failed: {type(error).__name__}: {error}") from error
+            raise StoreUnavailable(
+                f"the PostgreSQL store at {self._server} failed: {type(error).__name__}: {error}"
+            ) from error
 
     async def _open(self) -> asyncpg.Pool:
         """The pool, opened by one request at a time (the first requests and
