@@ -12,6 +12,8 @@ import asyncio
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 
@@ -22,14 +24,15 @@ import orjson
 import pytest
 import redis
 import redis.asyncio
+import yaml
 
 from gateway.app import create_app
 from gateway.ops.config import Config
 from gateway.ops.store import StoredResponse, open_store, records
 from gateway.ops.store_config import StoreConfig
-from tests.conftest import GatewayProcess
+from tests.conftest import GatewayProcess, on_this_checkout
 from tests.sdk_clients import openai_client
-from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
+from tests.store_servers import PostgresServer, RedisServer, free_port, postgres_bin, redis_binary
 
 DAY = 86400.0
 
@@ -603,3 +606,39 @@ def test_adding_items_keeps_the_whole_conversation_for_another_retention_in_redi
             assert client.ttl(f"parsegate:{kind}:conversation:conv_in_use") > 1.8 * DAY
     finally:
         client.flushall()
+
+
+def serve_exit(tmp_path, store: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`parsegate serve` on a config with `store`, which must exit at start-up."""
+    settings = {"models": [{"name": "qwen3", "backend": {"url": "http://127.0.0.1:9/v1"}}], "store": store}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(settings))
+    command = [sys.executable, "-m", "gateway", "serve", "--config", "config.yaml", "--port", str(free_port())]
+    environment = on_this_checkout({**os.environ, **(env or {})})
+    return subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("port", ["99999", "5432x"])
+def test_a_store_url_with_a_bad_port_stops_the_start(tmp_path, port):
+    """A port no client could connect to is said at start-up, in one line
+    without the URL's password (it was a 500 on every request)."""
+    exited = serve_exit(tmp_path, {"backend": "postgres", "url": f"postgresql://me:secret@127.0.0.1:{port}/db"})
+    assert exited.returncode == 2
+    assert exited.stderr == (
+        f"parsegate: config.yaml: store: store.url has a port that is not a number from 1 to 65535: {port!r}\n"
+    )
+
+
+def test_a_store_backend_whose_package_is_missing_is_one_line(tmp_path):
+    """`store.backend: redis` without `parsegate[store-redis]` is said in
+    one line, as a config error (a traceback came first)."""
+    missing = tmp_path / "without-redis" / "redis"
+    missing.mkdir(parents=True)
+    (missing / "__init__.py").write_text('raise ModuleNotFoundError("No module named \'redis\'", name="redis")\n')
+    exited = serve_exit(
+        tmp_path, {"backend": "redis", "url": "redis://127.0.0.1:6379/0"}, {"PYTHONPATH": str(missing.parent)}
+    )
+    assert exited.returncode == 2
+    assert exited.stderr == (
+        "parsegate: config.yaml: store: store.backend redis needs the 'redis' package: "
+        "pip install 'parsegate[store-redis]'\n"
+    )
