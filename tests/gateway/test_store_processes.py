@@ -439,6 +439,50 @@ def test_a_deleted_conversation_stays_deleted(store_url, serve, fake_backend_ser
         monkeypatch.undo()
 
 
+async def _deleted_while_it_waits(url: str, conversation: str, write: Callable[[], object]) -> None:
+    """Run `write` (a request that writes to the conversation) while a
+    connection of the test holds the conversation's row; once PostgreSQL
+    shows the request waiting for that lock (it has read the conversation),
+    delete the conversation and its items in that transaction, as DELETE
+    /v1/conversations/{id} does, and commit; then let `write` answer."""
+    key = f"conversation:{conversation}"
+    deleter = await asyncpg.connect(url)
+    try:
+        async with deleter.transaction():
+            await deleter.execute("SELECT 1 FROM parsegate_records WHERE key = $1 FOR UPDATE", key)
+            writing = asyncio.ensure_future(asyncio.to_thread(write))
+            while not await deleter.fetchval("SELECT count(*) FROM pg_locks WHERE NOT granted"):
+                assert not writing.done(), writing.result()  # it must wait for the row, not answer
+            await deleter.execute("DELETE FROM parsegate_records WHERE key = $1", key)
+            await deleter.execute("DELETE FROM parsegate_items WHERE key = $1", key)
+        await writing
+    finally:
+        await deleter.close()
+
+
+@pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("write", ["update", "add items"])
+def test_a_conversation_deleted_while_a_write_waits_for_it_stays_deleted(
+    store_url, serve, fake_backend_server, fake, write
+):
+    """The same in PostgreSQL's own order of events: a DELETE that commits
+    while an update or an items add waits for the conversation's row."""
+    settings = config(fake_backend_server, {"backend": "postgres", "url": store_url})
+    client = openai_client(serve(create_app(Config.model_validate(settings))))
+    conversation = client.conversations.create(items=[{"role": "user", "content": "A"}]).id
+
+    def request() -> object:
+        if write == "update":
+            return client.conversations.update(conversation, metadata={"k": "v"})
+        return client.conversations.items.create(conversation, items=[{"role": "user", "content": "B"}])
+
+    with pytest.raises(openai.NotFoundError):
+        asyncio.run(_deleted_while_it_waits(store_url, conversation, request))
+    with pytest.raises(openai.NotFoundError):
+        client.conversations.retrieve(conversation)
+    assert asyncio.run(_items_left("postgres", store_url, conversation)) == 0
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
 def test_a_store_that_is_down_answers_503_to_what_needs_it(
     serve, fake_backend_server, fake, closed_port, backend, tmp_path, caplog
