@@ -54,10 +54,12 @@ def _items(body: dict) -> list[dict]:
 async def _add(request: Request, conversation_id: str, items: list[dict]) -> None:
     """Add `items` to the conversation: 400 naming the item whose id it
     holds already, or when it would hold more than `max_input_items` (the
-    most a response continuing it may send)."""
+    most a response continuing it may send); 404 when it was deleted
+    since it was read (nothing added)."""
     limit = request.app.state.config.server.max_input_items
     try:
-        await stored(store_of(request).add_items(conversation_id, items, limit))
+        if not await stored(store_of(request).add_items(conversation_id, items, limit)):
+            raise not_found("Conversation", conversation_id)
     except RepeatedItemId as error:
         raise already_held(items, "items", error) from None
     except TooManyItems as error:
@@ -85,8 +87,12 @@ async def create_conversation(request: Request) -> Response:
         "created_at": int(time.time()),
         "metadata": metadata,
     }
-    await _add(request, conversation_id, items)
+    limit = request.app.state.config.server.max_input_items
+    if len(items) > limit:
+        message = f"a conversation may hold at most {limit} items (max_input_items), got {len(items)}"
+        raise ApiError(400, message, param="items", code="array_above_max_length")
     await stored(store_of(request).save_conversation(owner_of(request), conversation))
+    await _add(request, conversation_id, items)  # items are added only to a conversation that is there
     return json_response(conversation)
 
 
@@ -97,7 +103,8 @@ async def get_conversation(request: Request, conversation_id: str) -> Response:
 async def update_conversation(request: Request, conversation_id: str) -> Response:
     body = await _body(request)
     conversation = {**await _conversation(request, conversation_id), "metadata": checked_metadata(body.get("metadata"))}
-    await stored(store_of(request).save_conversation(owner_of(request), conversation))
+    if not await stored(store_of(request).update_conversation(owner_of(request), conversation)):
+        raise not_found("Conversation", conversation_id)  # deleted since it was read: it stays deleted
     return json_response(conversation)
 
 

@@ -16,6 +16,7 @@ neither text nor a list of parts, a call or tool output without its
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -235,15 +236,33 @@ class _Conversation:
             self.system = []
 
 
+MAX_ITEM_ID_CHARS = 256
+_UNADDRESSABLE = re.compile(r"[/?#\s\x00-\x1f\x7f-\x9f]")  # a path's end, a query's or fragment's start; blanks
+
+
 def check_item_fields(items: list[dict], field: str) -> None:
     """400 naming the first item whose `type` or `id` is there but not a
-    string (both become stored keys: docs/state.md); an `id` of null is
-    taken as none given."""
+    string (both become stored keys: docs/state.md), or whose `id` could
+    not be read or deleted through its route; an `id` of null is taken as
+    none given."""
     for index, item in enumerate(items):
         for key in ("type", "id"):
             if key in item and not isinstance(item[key], str) and not (key == "id" and item[key] is None):
                 place = f"{field}[{index}].{key}"
                 raise ApiError(400, f"{place} must be a string, got {type(item[key]).__name__}", param=place)
+        if isinstance(item.get("id"), str):
+            _check_addressable(item["id"], f"{field}[{index}].id")
+
+
+def _check_addressable(item_id: str, place: str) -> None:
+    """400 naming `place` unless `item_id` can be a path segment of
+    `/v1/conversations/{id}/items/{item_id}` as it is."""
+    if not 0 < len(item_id) <= MAX_ITEM_ID_CHARS or item_id in (".", "..") or _UNADDRESSABLE.search(item_id):
+        message = (
+            f"{place} {item_id[:40]!r} cannot be an item id: an id has 1 to {MAX_ITEM_ID_CHARS} characters, "
+            "none of them /, ?, #, whitespace or a control character, and is not . or ..; leave id out to have one made"
+        )
+        raise ApiError(400, message, param=place)
 
 
 def check_continuable(items: list[dict], field: str) -> None:

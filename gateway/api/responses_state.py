@@ -8,6 +8,7 @@ touches the store."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -20,18 +21,25 @@ from gateway.api.offload import item_bound
 from gateway.api.responses_request import ResponsesRequest
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id
-from gateway.ops.store import RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable
+from gateway.ops.observe import request_id
+from gateway.ops.store import RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable, TooManyItems
 
 _Result = TypeVar("_Result")
+log = logging.getLogger("parsegate.store")
+STORE_UNAVAILABLE = "the response store cannot be reached or written just now; try again later"
 _ITEM_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc", "custom_tool_call": "ctc"}
 
 
 async def stored(work: Awaitable[_Result]) -> _Result:
-    """`work`'s result; a store that fails is a 503."""
+    """`work`'s result; a store that fails is a 503 that says so in words,
+    its detail (a file's path, a server's address) logged with the request
+    id, never sent to the client."""
     try:
         return await work
     except StoreUnavailable as error:
-        raise ApiError(503, f"{error}; try again later", type="server_error", code="store_unavailable") from None
+        rid = request_id.get()
+        log.error("request %s: %s", rid, error, extra={"request_id": rid})
+        raise ApiError(503, STORE_UNAVAILABLE, type="server_error", code="store_unavailable") from None
 
 
 def store_of(request: Request, param: str | None = None) -> ResponseStore:
@@ -118,18 +126,24 @@ class ResponseState:
     history: list[dict] = field(default_factory=list)
     input: list[dict] = field(default_factory=list)
     conversation: str | None = None
+    max_items: int | None = None  # the most items the conversation may hold (max_input_items)
 
     async def save(self, response: dict) -> None:
-        """Store the answered (or cut) response, and add its input and
-        output to the conversation; 503 if the store fails."""
-        if self.keeps:
-            await stored(self.store.save_response(self.owner, StoredResponse(response, self.input, self.history)))
+        """Add the response's input and output to the conversation, then
+        store the answered (or cut) response; 503 if the store fails, 400
+        naming `conversation` (and nothing stored) when they would put it
+        past `max_input_items`, which no later turn could continue."""
         if self.conversation is not None:
             added = [*self.input, *response["output"]]
             try:
-                await stored(self.store.add_items(self.conversation, added))
+                if not await stored(self.store.add_items(self.conversation, added, self.max_items)):
+                    raise not_found("Conversation", self.conversation, "conversation")  # deleted meanwhile
             except RepeatedItemId as error:  # an id added to the conversation since `load_state` checked
                 raise already_held(added, "input", error) from None
+            except TooManyItems as error:
+                raise _conversation_full(error.held, len(self.input), len(response["output"]), self.max_items) from None
+        if self.keeps:
+            await stored(self.store.save_response(self.owner, StoredResponse(response, self.input, self.history)))
 
     def save_later(self, response: dict) -> None:
         """`save`, for a stream its client cut: in a task of its own, which closing the store waits for."""
@@ -162,16 +176,34 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
         if await stored(store.conversation(state.owner, state.conversation)) is None:
             raise not_found("Conversation", state.conversation, "conversation")
         state.history = await stored(store.items(state.conversation))
-    _check_continued(request, asked.model, state, param)
+    limit = _check_continued(request, asked.model, state, param)
+    if state.conversation is not None:
+        state.max_items = limit
+        if len(state.history) + len(state.input) >= limit:  # no room left for the response's output
+            raise _conversation_full(len(state.history), len(state.input), None, limit)
     taken = {item["id"] for item in state.history} if state.conversation is not None else set()
     check_unique_ids(state.input, "input", taken)
     return state
 
 
-def _check_continued(request: Request, model: str, state: ResponseState, param: str) -> None:
+def _conversation_full(held: int, given: int, answered: int | None, limit: int | None) -> ApiError:
+    """The 400 for a conversation that would hold more than `limit` items
+    with a response's `given` input and `answered` output items (None:
+    before it is answered, when the input leaves no room for any)."""
+    added = f"{answered} output items" if answered is not None else "any output"
+    left = "they were not added" if answered is not None else "nothing was sent"
+    message = (
+        f"the conversation holds {held} items; with this response's {given} input items and {added} it would "
+        f"pass the {limit} it may hold (max_input_items), and no later response could continue it, so {left}: "
+        "delete items from the conversation, or start a new one"
+    )
+    return ApiError(400, message, param="conversation", code="array_above_max_length")
+
+
+def _check_continued(request: Request, model: str, state: ResponseState, param: str) -> int:
     """400 naming `param` when the items a request continues are more than
     a request may send itself (docs/state.md): with its input, more than
-    `max_input_items`; or more than `max_body_bytes` of JSON. Each turn of
+    `max_input_items` (which it answers); or more than `max_body_bytes` of JSON. Each turn of
     a chain carries the whole chain, so without this bound one request
     would load and convert a history that only ever grows."""
     limit = item_bound(request, "input").limit(model)
@@ -189,3 +221,4 @@ def _check_continued(request: Request, model: str, state: ResponseState, param: 
             "(max_body_bytes); start a new chain or conversation"
         )
         raise ApiError(400, message, param=param)
+    return limit

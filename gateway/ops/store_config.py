@@ -3,7 +3,9 @@ are kept (docs/state.md)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -11,6 +13,7 @@ from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import expand_variables
 
 _STORE_SCHEMES = {"redis": ("redis://", "rediss://", "unix://"), "postgres": ("postgresql://", "postgres://")}
+_CLIENTS = {"redis": ("redis.asyncio", "store-redis"), "postgres": ("asyncpg", "store-postgres")}
 DEFAULT_SQLITE_FILE = "parsegate-store.db"
 
 
@@ -31,9 +34,38 @@ class StoreConfig(Section):
         schemes = _STORE_SCHEMES.get(self.backend)
         if schemes and not (self.url or "").startswith(schemes):
             raise ValueError(f"store.url must be a {' or '.join(schemes)} URL for store.backend {self.backend}")
+        if schemes:
+            _check_ports(self.url or "")
+            _check_client(self.backend)
         return self
 
     @property
     def location(self) -> str:
         """The store's URL, or the SQLite file's path."""
         return self.url or DEFAULT_SQLITE_FILE
+
+
+def _check_ports(url: str) -> None:
+    """A port in the URL (each host's, for PostgreSQL's several) must be a
+    number from 1 to 65535: checked with the config, where the client
+    would fail on every request."""
+    hosts = urlsplit(url).netloc.rpartition("@")[2]
+    for host in hosts.split(","):
+        try:
+            port = urlsplit(f"//{host}").port
+        except ValueError:
+            port = 0
+        if port == 0:
+            shown = host.rpartition(":")[2] if not host.endswith("]") else ""
+            raise ValueError(f"store.url has a port that is not a number from 1 to 65535: {shown!r}")
+
+
+def _check_client(backend: str) -> None:
+    """The backend's client package must be installed (its optional extra)."""
+    package, extra = _CLIENTS[backend]
+    try:
+        importlib.import_module(package)
+    except ImportError as error:
+        raise ValueError(
+            f"store.backend {backend} needs the {error.name or package!r} package: pip install 'parsegate[{extra}]'"
+        ) from None

@@ -24,7 +24,10 @@ def client(serve, fake_backend_server, tmp_path_factory) -> openai.OpenAI:
     config = {
         "server": {"max_input_items": MAX_ITEMS, "max_body_bytes": MAX_BYTES},
         "store": {"url": str(tmp_path_factory.mktemp("store") / "responses.db")},
-        "models": [{"name": "plain", "backend": {"url": f"{backend_url}/v1"}}],
+        "models": [
+            {"name": "plain", "backend": {"url": f"{backend_url}/v1"}},
+            {"name": "thinking", "backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "qwen3"},
+        ],
     }
     url = serve(create_app(Config.model_validate(config)))
     return openai_client(url)
@@ -52,15 +55,57 @@ def test_a_chain_continues_up_to_max_input_items_with_its_input(client, fake):
     assert len(fake.requests) == 2
 
 
-def test_a_conversation_continues_up_to_max_input_items_with_its_input(client, fake):
+def test_a_response_never_puts_its_conversation_past_max_input_items(client, fake):
+    """A response adds its input and output to its conversation only while
+    the conversation then holds at most `max_input_items`, the most a later
+    turn may continue; past that it is a 400 naming `conversation` and
+    nothing is stored (before, the response was added, and every later
+    turn on the conversation was a 400)."""
+    fake.script("<think>Hmm.</think>Answer.")  # "thinking" answers a reasoning item and a message, "plain" a message
+    conversation = client.conversations.create(items=words(MAX_ITEMS - 2))
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="thinking", input="Two more", conversation=conversation.id)  # 4 + 1 + 2
+    assert refused.value.body == {
+        "message": (
+            f"the conversation holds 4 items; with this response's 1 input items and 2 output items it would pass "
+            f"the {MAX_ITEMS} it may hold (max_input_items), and no later response could continue it, so they were "
+            "not added: delete items from the conversation, or start a new one"
+        ),
+        "type": "invalid_request_error",
+        "param": "conversation",
+        "code": "array_above_max_length",
+    }
+    streamed = list(
+        client.responses.create(model="thinking", input="Two more", conversation=conversation.id, stream=True)
+    )
+    assert streamed[-1].type == "response.failed"
+    assert streamed[-1].response.error.code == "array_above_max_length"
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(streamed[-1].response.id)  # not stored either
+    assert len(client.conversations.items.list(conversation.id).data) == MAX_ITEMS - 2
+    answered = client.responses.create(model="plain", input="Last", conversation=conversation.id)  # 4 + 1 + 1
+    assert answered.output_text == "<think>Hmm.</think>Answer."
+    assert len(client.conversations.items.list(conversation.id).data) == MAX_ITEMS
+    assert client.conversations.items.list(conversation.id).data[0].content[0].text == "<think>Hmm.</think>Answer."
+
+
+def test_a_response_is_refused_before_it_is_sent_when_its_conversation_has_no_room(client, fake):
     fake.script("Answer.")
     conversation = client.conversations.create(items=words(MAX_ITEMS - 1))
-    client.responses.create(model="plain", input="Last", conversation=conversation.id)  # 5 + 1
     with pytest.raises(openai.BadRequestError) as refused:
-        client.responses.create(model="plain", input="One more", conversation=conversation.id)  # 7 + 1
+        client.responses.create(model="plain", input="Last", conversation=conversation.id)  # 5 + 1, and its output
     assert refused.value.body["param"] == "conversation"
     assert refused.value.body["code"] == "array_above_max_length"
-    assert len(fake.requests) == 1
+    assert refused.value.body["message"].startswith(
+        "the conversation holds 5 items; with this response's 1 input items and any output it would pass"
+    )
+    assert refused.value.body["message"].endswith(
+        "so nothing was sent: delete items from the conversation, or start a new one"
+    )
+    with pytest.raises(openai.BadRequestError) as more:
+        client.responses.create(model="plain", input=words(2), conversation=conversation.id)  # 5 + 2
+    assert more.value.body["param"] == "conversation"
+    assert len(fake.requests) == 0
 
 
 def test_a_chain_continues_up_to_max_body_bytes_of_items(client, fake):

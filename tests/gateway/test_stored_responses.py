@@ -280,6 +280,35 @@ def test_an_item_whose_type_or_id_is_not_a_string_is_a_400(gateway, client, fake
     assert fake.requests == [] and list(client.conversations.items.list(conversation.id)) == []
 
 
+@pytest.mark.parametrize("item_id", ["a/b", "", "a b", "a?b", "a#b", "tab\there", "bell\x07", "..", "x" * 257])
+def test_an_item_id_no_route_could_address_is_a_400(gateway, client, fake, item_id):
+    """An item id that cannot be one path segment of its item route as it
+    is (which would be kept, then never read or deleted one at a time) is
+    refused where it is given."""
+    good = {"type": "message", "role": "user", "content": "Hi"}
+    item = {**good, "id": item_id}
+    conversation = client.conversations.create()
+    for path, body, field in (
+        ("/v1/responses", {"model": "qwen3", "input": [good, item]}, "input"),
+        ("/v1/responses", {"model": "qwen3", "input": [good, item], "conversation": conversation.id}, "input"),
+        ("/v1/conversations", {"items": [good, item]}, "items"),
+        (f"/v1/conversations/{conversation.id}/items", {"items": [good, item]}, "items"),
+    ):
+        error = refusal(gateway, "POST", path, body)
+        assert error["param"] == f"{field}[1].id"
+        assert error["message"].startswith(f"{field}[1].id {item_id[:40]!r} cannot be an item id")
+    assert fake.requests == [] and list(client.conversations.items.list(conversation.id)) == []
+
+
+def test_the_longest_item_id_is_read_and_deleted_one_at_a_time(client, fake):
+    longest = "msg_" + "~-._:@!$&'()*+,;=" + "x" * 235
+    assert len(longest) == 256
+    conversation = client.conversations.create(items=[{"id": longest, "role": "user", "content": "Hi"}])
+    assert client.conversations.items.retrieve(longest, conversation_id=conversation.id).id == longest
+    client.conversations.items.delete(longest, conversation_id=conversation.id)
+    assert list(client.conversations.items.list(conversation.id)) == []
+
+
 def test_an_item_id_of_null_is_taken_as_none_given(client, fake):
     item = {"type": "message", "role": "user", "content": "Hi", "id": None}
     conversation = client.conversations.create(items=[item])

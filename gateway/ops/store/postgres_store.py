@@ -6,8 +6,10 @@ under an advisory lock, so replicas starting together do not race."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import asyncpg
 
@@ -26,8 +28,10 @@ CREATE INDEX IF NOT EXISTS parsegate_items_by_id ON parsegate_items (key, item_i
 CREATE INDEX IF NOT EXISTS parsegate_records_by_expiry ON parsegate_records (expires_at);
 CREATE INDEX IF NOT EXISTS parsegate_items_by_expiry ON parsegate_items (expires_at);
 """
+_TABLES = "SELECT count(to_regclass(name)) FROM unnest(ARRAY['parsegate_records', 'parsegate_items']) AS name"
 _SCHEMA_LOCK = 0x70617273  # pg_advisory_xact_lock's key while the tables are created
 _ITEMS_LOCK = 0x69746D73  # with the key's hash: pg_advisory_xact_lock's keys while a key's items are added
+_STARTS = "substring(value FROM 1 FOR length(${0}::bytea)) = ${0}::bytea"  # the value starts with the owner's prefix
 _Result = TypeVar("_Result")
 _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
@@ -35,7 +39,9 @@ _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceErro
 class PostgresStorage(Storage):
     def __init__(self, url: str) -> None:
         self._url = url
+        self._server = urlsplit(url).netloc.rpartition("@")[2] or "the default server"  # host:port, no password
         self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
 
     async def _run(self, work: Callable[[asyncpg.Connection], Awaitable[_Result]]) -> _Result:
         try:
@@ -43,23 +49,39 @@ class PostgresStorage(Storage):
             async with pool.acquire() as connection, connection.transaction():
                 return await work(connection)
         except _FAILURES as error:
-            raise StoreUnavailable(f"the PostgreSQL store failed: {type(error).__name__}: {error}") from error
+            raise StoreUnavailable(
+                f"the PostgreSQL store at {self._server} failed: {type(error).__name__}: {error}"
+            ) from error
 
     async def _open(self) -> asyncpg.Pool:
+        """The pool, opened by one request at a time (the first requests and
+        the start-up purge come together): one pool per store, and no
+        `CREATE INDEX` (which locks its table, even when the index is there)
+        while this store's own writes run, which deadlocked with them."""
+        async with self._opening:
+            return self._pool or await self._new_pool()
+
+    async def _new_pool(self) -> asyncpg.Pool:
         pool = await asyncpg.create_pool(self._url, min_size=1, max_size=10, timeout=5.0, command_timeout=10.0)
         try:
             async with pool.acquire() as connection, connection.transaction():
                 await connection.execute("SELECT pg_advisory_xact_lock($1)", _SCHEMA_LOCK)
-                await connection.execute(_SCHEMA)
+                if await connection.fetchval(_TABLES) < 2:  # another replica's writes may be running: lock nothing
+                    await connection.execute(_SCHEMA)
         except BaseException:
             await pool.close()
             raise
         self._pool = pool
         return pool
 
-    async def get(self, key: str, now: float) -> bytes | None:
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         return await self._run(
-            lambda db: db.fetchval("SELECT value FROM parsegate_records WHERE key = $1 AND expires_at > $2", key, now)
+            lambda db: db.fetchval(
+                f"SELECT value FROM parsegate_records WHERE key = $1 AND expires_at > $2 AND {_STARTS.format(3)}",
+                key,
+                now,
+                prefix,
+            )
         )
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
@@ -75,18 +97,39 @@ class PostgresStorage(Storage):
 
         await self._run(write)
 
-    async def delete(self, key: str) -> bool:
+    async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
+        async def write(db: asyncpg.Connection) -> bool:  # the UPDATE locks the row: a delete waits, or was first
+            query = (
+                "UPDATE parsegate_records SET value = $2, expires_at = $3 "
+                f"WHERE key = $1 AND expires_at > $4 AND {_STARTS.format(5)}"
+            )
+            if await db.execute(query, key, value, expires_at, now, prefix) == "UPDATE 0":
+                return False
+            await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
+            return True
+
+        return await self._run(write)
+
+    async def delete(self, key: str, prefix: bytes) -> bool:
+        # the record first: its row lock orders this delete with a replace or an append of the key; the
+        # items' DELETE, a statement after it, then sees the items of an append that committed first
         async def drop(db: asyncpg.Connection) -> bool:
+            query = f"DELETE FROM parsegate_records WHERE key = $1 AND {_STARTS.format(2)}"
+            if await db.execute(query, key, prefix) == "DELETE 0":
+                return False
             await db.execute("DELETE FROM parsegate_items WHERE key = $1", key)
-            return await db.execute("DELETE FROM parsegate_records WHERE key = $1", key) != "DELETE 0"
+            return True
 
         return await self._run(drop)
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
-    ) -> None:
-        async def add(db: asyncpg.Connection) -> None:
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+    ) -> bool:
+        async def add(db: asyncpg.Connection) -> bool:
             await db.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", _ITEMS_LOCK, key)  # one add at a time
+            present = "SELECT 1 FROM parsegate_records WHERE key = $1 AND expires_at > $2 FOR UPDATE"
+            if await db.fetchval(present, key, now) is None:  # FOR UPDATE: a delete waits for this add, or was first
+                return False
             ids = [item_id for item_id, _ in items]
             repeated = await db.fetchval(
                 "SELECT item_id FROM parsegate_items WHERE key = $1 AND item_id = ANY($2::text[]) LIMIT 1", key, ids
@@ -103,8 +146,9 @@ class PostgresStorage(Storage):
             )
             await db.execute("UPDATE parsegate_records SET expires_at = $1 WHERE key = $2", expires_at, key)
             await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
+            return True
 
-        await self._run(add)
+        return await self._run(add)
 
     async def items(self, key: str) -> list[bytes]:
         async def read(db: asyncpg.Connection) -> list[bytes]:

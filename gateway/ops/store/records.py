@@ -20,6 +20,12 @@ PURGE_SECONDS = 3600.0
 _DAY = 86400.0
 
 
+def _owned_by(owner: str) -> bytes:
+    """How every record of `owner` starts: `{"owner":"…",` (records are
+    written with `owner` first, as they always were)."""
+    return orjson.dumps({"owner": owner})[:-1] + b","
+
+
 @dataclass(frozen=True)
 class StoredResponse:
     """A response as kept: the response object, the input items its request
@@ -46,7 +52,10 @@ class ResponseStore:
         return time.time() + self._retention
 
     async def _record(self, key: str, owner: str) -> dict | None:
-        value = await self._storage.get(key, time.time())
+        """The record if it is `owner`'s: the store compares the owner at
+        the start of its bytes, so another key's record is never decoded,
+        and its id answers as fast as an unknown one."""
+        value = await self._storage.get(key, time.time(), _owned_by(owner))
         record = orjson.loads(value) if value is not None else None
         return record if record is not None and record["owner"] == owner else None
 
@@ -61,9 +70,7 @@ class ResponseStore:
         return StoredResponse(record["response"], record["input"], record["history"])
 
     async def delete_response(self, owner: str, response_id: str) -> bool:
-        return await self._owned(owner, f"response:{response_id}") and await self._storage.delete(
-            f"response:{response_id}"
-        )
+        return await self._storage.delete(f"response:{response_id}", _owned_by(owner))
 
     async def save_conversation(self, owner: str, conversation: dict) -> None:
         record = {"owner": owner, "conversation": conversation}
@@ -73,24 +80,32 @@ class ResponseStore:
         record = await self._record(f"conversation:{conversation_id}", owner)
         return record["conversation"] if record is not None else None
 
-    async def delete_conversation(self, owner: str, conversation_id: str) -> bool:
-        key = f"conversation:{conversation_id}"
-        return await self._owned(owner, key) and await self._storage.delete(key)
+    async def update_conversation(self, owner: str, conversation: dict) -> bool:
+        """Replace the conversation object if it is still there; False (and
+        nothing written) once it was deleted, even after the caller read it."""
+        record = {"owner": owner, "conversation": conversation}
+        key = f"conversation:{conversation['id']}"
+        return await self._storage.replace(key, orjson.dumps(record), self._expiry(), time.time(), _owned_by(owner))
 
-    async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> None:
+    async def delete_conversation(self, owner: str, conversation_id: str) -> bool:
+        return await self._storage.delete(f"conversation:{conversation_id}", _owned_by(owner))
+
+    async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> bool:
         """Append items to a conversation the caller has read as its own;
         the conversation and all its items are kept another retention.
-        Item ids are unique in a conversation: `RepeatedItemId` names the
-        first that repeats one (nothing is added), `TooManyItems` refuses
-        items past `max_items`."""
+        False (nothing added) when it is gone, deleted since the caller
+        read it. Item ids are unique in a conversation: `RepeatedItemId`
+        names the first that repeats one (nothing is added), `TooManyItems`
+        refuses items past `max_items`."""
         if not items:
-            return
+            return True
         values: dict[str, bytes] = {}
         for item in items:
             if item["id"] in values:
                 raise RepeatedItemId(item["id"])
             values[item["id"]] = orjson.dumps(item)
-        await self._storage.append(f"conversation:{conversation_id}", list(values.items()), self._expiry(), max_items)
+        key = f"conversation:{conversation_id}"
+        return await self._storage.append(key, list(values.items()), self._expiry(), time.time(), max_items)
 
     async def items(self, conversation_id: str) -> list[dict]:
         return [orjson.loads(value) for value in await self._storage.items(f"conversation:{conversation_id}")]
@@ -101,9 +116,6 @@ class ResponseStore:
 
     async def remove_item(self, conversation_id: str, item_id: str) -> bool:
         return await self._storage.remove(f"conversation:{conversation_id}", item_id)
-
-    async def _owned(self, owner: str, key: str) -> bool:
-        return await self._record(key, owner) is not None
 
     async def purge_expired(self) -> None:
         await self._storage.purge(time.time())

@@ -18,8 +18,9 @@ from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable,
 _PREFIX = "parsegate:"
 # KEYS: the record, its item-id list, its item-value hash; ARGV: the expiry,
 # the most items the key may hold (0: no bound), then each item's id and value.
-# Answers false once added, {"repeated", id} or {"full", items held} with nothing written.
+# Answers false once added, {"missing"}, {"repeated", id} or {"full", items held} with nothing written.
 _APPEND = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 local added = (#ARGV - 2) / 2
 for i = 1, added do
     if redis.call('HEXISTS', KEYS[3], ARGV[1 + 2 * i]) == 1 then return {'repeated', ARGV[1 + 2 * i]} end
@@ -34,6 +35,31 @@ end
 for k = 1, 3 do redis.call('EXPIREAT', KEYS[k], ARGV[1]) end
 return false
 """
+# KEYS: the record (then its item-id list and item-value hash); ARGV: the
+# owner's prefix. GET answers the record's value if it starts with it;
+# DELETE removes the three keys if so, and answers whether it did.
+_GET = """
+local value = redis.call('GET', KEYS[1])
+if value and string.sub(value, 1, #ARGV[1]) == ARGV[1] then return value end
+return false
+"""
+_DELETE = """
+local value = redis.call('GET', KEYS[1])
+if not value or string.sub(value, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return 1
+"""
+# KEYS: the record, its item-id list, its item-value hash; ARGV: the owner's
+# prefix, the new value, the expiry. Answers 1 once replaced, 0 when the
+# record is missing or another owner's.
+_REPLACE = """
+local value = redis.call('GET', KEYS[1])
+if not value or string.sub(value, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'EXAT', ARGV[3])
+redis.call('EXPIREAT', KEYS[2], ARGV[3])
+redis.call('EXPIREAT', KEYS[3], ARGV[3])
+return 1
+"""
 _Result = TypeVar("_Result")
 
 
@@ -46,6 +72,9 @@ class RedisStorage(Storage):
     def __init__(self, url: str) -> None:
         self._client = redis.Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
         self._append = self._client.register_script(_APPEND)
+        self._get = self._client.register_script(_GET)
+        self._delete = self._client.register_script(_DELETE)
+        self._replace = self._client.register_script(_REPLACE)
 
     async def _run(self, work: Awaitable[_Result]) -> _Result:
         try:
@@ -53,9 +82,9 @@ class RedisStorage(Storage):
         except (RedisError, OSError) as error:
             raise StoreUnavailable(f"the Redis store failed: {type(error).__name__}: {error}") from error
 
-    async def get(self, key: str, now: float) -> bytes | None:
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         record, _, _ = _keys(key)
-        value = await self._run(self._client.get(record))
+        value = await self._run(self._get(keys=[record], args=[prefix]))
         return value if isinstance(value, bytes) else None  # bytes: the client decodes nothing
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
@@ -66,20 +95,27 @@ class RedisStorage(Storage):
             pipe.expireat(values, int(expires_at) + 1)
             await self._run(pipe.execute())
 
-    async def delete(self, key: str) -> bool:
-        return bool(await self._run(self._client.delete(*_keys(key))))
+    async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
+        arguments: list[bytes | int] = [prefix, value, int(expires_at) + 1]
+        return bool(await self._run(self._replace(keys=list(_keys(key)), args=arguments)))
+
+    async def delete(self, key: str, prefix: bytes) -> bool:
+        return bool(await self._run(self._delete(keys=list(_keys(key)), args=[prefix])))
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
-    ) -> None:
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+    ) -> bool:
         arguments: list[str | bytes | int] = [int(expires_at) + 1, max_items or 0]
         for item_id, value in items:
             arguments += [item_id, value]
         refused = await self._run(self._append(keys=list(_keys(key)), args=arguments))
+        if refused and refused[0] == b"missing":
+            return False
         if refused and refused[0] == b"repeated":
             raise RepeatedItemId(refused[1].decode())
         if refused:
             raise TooManyItems(int(refused[1]))
+        return True
 
     async def items(self, key: str) -> list[bytes]:
         _, order, values = _keys(key)

@@ -35,6 +35,7 @@ _PURGES = (
     "DELETE FROM items WHERE rowid IN (SELECT rowid FROM items WHERE expires_at <= ? LIMIT ?)",
 )
 
+_STARTS = "substr(value, 1, length(?)) = ?"  # the value starts with a blob (the owner's prefix), compared as bytes
 _Result = TypeVar("_Result")
 
 
@@ -71,9 +72,11 @@ class SqliteStorage(Storage):
         db.execute("COMMIT")
         return result
 
-    async def get(self, key: str, now: float) -> bytes | None:
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         def read(db: sqlite3.Connection) -> bytes | None:
-            row = db.execute("SELECT value FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone()
+            row = db.execute(
+                f"SELECT value FROM records WHERE key = ? AND expires_at > ? AND {_STARTS}", (key, now, prefix, prefix)
+            ).fetchone()
             return row[0] if row else None
 
         return await self._run(read, writes=False)
@@ -85,17 +88,31 @@ class SqliteStorage(Storage):
 
         await self._run(write)
 
-    async def delete(self, key: str) -> bool:
+    async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            query = f"UPDATE records SET value = ?, expires_at = ? WHERE key = ? AND expires_at > ? AND {_STARTS}"
+            if db.execute(query, (value, expires_at, key, now, prefix, prefix)).rowcount == 0:
+                return False
+            db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+            return True
+
+        return await self._run(write)
+
+    async def delete(self, key: str, prefix: bytes) -> bool:
         def drop(db: sqlite3.Connection) -> bool:
+            if db.execute(f"DELETE FROM records WHERE key = ? AND {_STARTS}", (key, prefix, prefix)).rowcount == 0:
+                return False
             db.execute("DELETE FROM items WHERE key = ?", (key,))
-            return db.execute("DELETE FROM records WHERE key = ?", (key,)).rowcount > 0
+            return True
 
         return await self._run(drop)
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
-    ) -> None:
-        def add(db: sqlite3.Connection) -> None:  # BEGIN IMMEDIATE: no other write between the checks and the insert
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+    ) -> bool:
+        def add(db: sqlite3.Connection) -> bool:  # BEGIN IMMEDIATE: no other write between the checks and the insert
+            if not db.execute("SELECT 1 FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone():
+                return False
             for item_id, _ in items:
                 if db.execute("SELECT 1 FROM items WHERE key = ? AND item_id = ?", (key, item_id)).fetchone():
                     raise RepeatedItemId(item_id)
@@ -109,8 +126,9 @@ class SqliteStorage(Storage):
             )
             db.execute("UPDATE records SET expires_at = ? WHERE key = ?", (expires_at, key))
             db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+            return True
 
-        await self._run(add)
+        return await self._run(add)
 
     async def items(self, key: str) -> list[bytes]:
         def read(db: sqlite3.Connection) -> list[bytes]:

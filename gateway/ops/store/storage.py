@@ -32,26 +32,38 @@ class TooManyItems(Exception):
 
 class Storage(ABC):
     @abstractmethod
-    async def get(self, key: str, now: float) -> bytes | None:
-        """The record's value unless missing or expired."""
+    async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
+        """The record's value unless missing, expired, or not starting with
+        `prefix` (its owner's): compared in the store, so another owner's
+        record is neither sent nor decoded."""
 
     @abstractmethod
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
         """Write the record (replacing it) and move its items' expiry to `expires_at`."""
 
     @abstractmethod
-    async def delete(self, key: str) -> bool:
-        """Remove the record and its items; whether the record was there."""
+    async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
+        """Replace the record's value, and move its and its items' expiry to
+        `expires_at`, if it is there (not expired, its value starting with
+        `prefix`), in one write: a record deleted meanwhile stays deleted.
+        Whether it was there."""
+
+    @abstractmethod
+    async def delete(self, key: str, prefix: bytes) -> bool:
+        """Remove the record and its items if its value starts with `prefix`
+        (its owner's), in one write; whether it was there."""
 
     @abstractmethod
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, max_items: int | None = None
-    ) -> None:
+        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+    ) -> bool:
         """Add (item id, value) pairs after the key's items, and move the
-        record's and all its items' expiry to `expires_at`, in one write;
-        `RepeatedItemId` (and nothing written) when an id is already among
-        the key's items, `TooManyItems` when the key would hold more than
-        `max_items`. The ids of `items` are distinct."""
+        record's and all its items' expiry to `expires_at`, in one write,
+        if the record is there (not expired): whether it was, nothing
+        written if not, so that items never outlive a record deleted
+        meanwhile. `RepeatedItemId` (and nothing written) when an id is
+        already among the key's items, `TooManyItems` when the key would
+        hold more than `max_items`. The ids of `items` are distinct."""
 
     @abstractmethod
     async def items(self, key: str) -> list[bytes]:
