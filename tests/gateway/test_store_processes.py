@@ -14,8 +14,10 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import asyncpg
 import httpx
@@ -151,6 +153,56 @@ def test_reads_go_on_while_another_worker_writes_to_sqlite(gateway_process, fake
         other_worker.close()
     second = client.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
     assert second.output_text == "Answer 2."
+
+
+class WritesAsked:
+    """The store's storage, counting the writes asked of it (`put`: a stored
+    response) before they go to the store."""
+
+    def __init__(self, storage: object) -> None:
+        self._storage = storage
+        self.asked = threading.Semaphore(0)
+
+    def __getattr__(self, name: str) -> object:
+        method = getattr(self._storage, name)
+        if name != "put":
+            return method
+
+        async def put(*args: object, **kwargs: object) -> object:
+            self.asked.release()
+            return await method(*args, **kwargs)
+
+        return put
+
+
+def test_a_read_answers_while_writes_wait_for_sqlites_lock(serve, fake_backend_server, fake, tmp_path, monkeypatch):
+    """While another connection holds the file's write lock and stored
+    requests wait for it, a stored response is retrieved at once: it was
+    queued behind them on the store's one thread, each write waiting up to
+    its 5 s for the lock (a GET waited 29.6 s, and the writes failed 503
+    while it waited). The writes, still within their time, are stored once
+    the lock is free."""
+    fake.answer = numbered_answers
+    settings = config(fake_backend_server, {"backend": "sqlite", "url": str(tmp_path / "store.db")})
+    app = create_app(Config.model_validate(settings))
+    client = openai_client(serve(app)).with_options(max_retries=0)  # a 503 is the answer, not retried
+    first = client.responses.create(model="qwen3", input="Say 1")
+    writes = WritesAsked(app.state.store._storage)
+    monkeypatch.setattr(app.state.store, "_storage", writes)
+    other_worker = sqlite3.connect(str(tmp_path / "store.db"), isolation_level=None)
+    other_worker.execute("BEGIN IMMEDIATE")  # holds the write lock, as a worker does while it writes
+    with ThreadPoolExecutor(max_workers=3) as requests:
+        try:
+            storing = [requests.submit(client.responses.create, model="qwen3", input="Say 1") for _ in range(3)]
+            for _ in storing:
+                writes.asked.acquire()  # each request is at the store, waiting for the lock
+            assert client.responses.retrieve(first.id).output_text == "Answer 1."
+            assert not any(request.done() for request in storing)  # the GET did not wait for them
+        finally:
+            other_worker.execute("ROLLBACK")
+            other_worker.close()
+        stored = [request.result() for request in storing]
+    assert [client.responses.retrieve(response.id).output_text for response in stored] == ["Answer 1."] * 3
 
 
 def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_backend_server, fake, tmp_path):

@@ -1,16 +1,20 @@
-"""The default store: one SQLite file (Python's sqlite3), written on a
-thread of its own so the event loop never waits on the disk. WAL journal,
-so readers do not wait on the writer, and several processes on one machine
-may share the file (https://www.sqlite.org/wal.html). A write is a
-transaction that takes the write lock at its start (`BEGIN IMMEDIATE`),
-so that what it checks holds until it commits; a read is one `SELECT`,
-a transaction of its own on the last commit, which takes no lock a writer
-holds (https://www.sqlite.org/lang_transaction.html)."""
+"""The default store: one SQLite file (Python's sqlite3), on threads of
+its own so the event loop never waits on the disk. WAL journal, so readers
+do not wait on the writer, and several processes on one machine may share
+the file (https://www.sqlite.org/wal.html). Writes go one at a time
+through one connection on one thread; reads through connections of their
+own on other threads, so that a read never waits behind a write that waits
+for the file's write lock. A write is a transaction that takes the write
+lock at its start (`BEGIN IMMEDIATE`), so that what it checks holds until
+it commits; a read is one `SELECT`, a transaction of its own on the last
+commit, which takes no lock a writer holds
+(https://www.sqlite.org/lang_transaction.html)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -36,6 +40,8 @@ _PURGES = (
 )
 
 _STARTS = "substr(value, 1, length(?)) = ?"  # the value starts with a blob (the owner's prefix), compared as bytes
+READERS = 2  # threads, each with its own connection, that reads go through
+_IN_MEMORY = ("", ":memory:")  # a database of one connection's own: reads go through the writer's
 _Result = TypeVar("_Result")
 
 
@@ -44,22 +50,39 @@ class SqliteStorage(Storage):
         self._path = path
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parsegate-store")
         self._db: sqlite3.Connection | None = None
+        self._shared = path not in _IN_MEMORY  # a file other connections may write: reads have their own
+        self._readers = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="parsegate-store-read")
+        self._reader = threading.local()  # each reader thread's connection
+        self._reader_dbs: list[sqlite3.Connection] = []
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)  # takes no lock once the tables are there
+        return db
 
     async def _run(self, work: Callable[[sqlite3.Connection], _Result], *, writes: bool = True) -> _Result:
-        """`work`'s result, on the store's thread: in a write transaction,
-        or (`writes` false: one `SELECT`) as it is."""
+        """`work`'s result: on the store's thread in a write transaction,
+        or (`writes` false: one `SELECT`) as it is, on a reader's thread."""
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_thread, work, writes)
+            if writes or not self._shared:
+                return await loop.run_in_executor(self._thread, self._in_thread, work, writes)
+            return await loop.run_in_executor(self._readers, self._read, work)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"the SQLite store {self._path} failed: {error}") from error
 
+    def _read(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
+        db: sqlite3.Connection | None = getattr(self._reader, "db", None)
+        if db is None:
+            db = self._reader.db = self._connect()
+            self._reader_dbs.append(db)
+        return work(db)
+
     def _in_thread(self, work: Callable[[sqlite3.Connection], _Result], writes: bool) -> _Result:
         if self._db is None:
-            db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            self._db = db
+            self._db = self._connect()
         db = self._db
         if not writes:
             return work(db)
@@ -171,3 +194,7 @@ class SqliteStorage(Storage):
 
         await asyncio.get_running_loop().run_in_executor(self._thread, close_db)
         self._thread.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
+        for db in self._reader_dbs:
+            db.close()
+        self._reader_dbs.clear()
