@@ -23,6 +23,7 @@ class StoreConfig(Section):
     backend: Literal["sqlite", "redis", "postgres", "none"] = "sqlite"
     url: str | None = Field(default=None, repr=False)  # may hold a password
     retention_days: float = Field(default=30.0, gt=0)
+    write_timeout: float = Field(default=5.0, gt=0)  # sqlite: seconds a write may wait for the file's write lock
 
     @field_validator("url")
     @classmethod

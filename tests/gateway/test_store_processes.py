@@ -205,6 +205,47 @@ def test_a_read_answers_while_writes_wait_for_sqlites_lock(serve, fake_backend_s
     assert [client.responses.retrieve(response.id).output_text for response in stored] == ["Answer 1."] * 3
 
 
+def test_writes_waiting_for_sqlites_lock_each_fail_within_their_own_time(
+    serve, fake_backend_server, fake, tmp_path, caplog
+):
+    """While another connection holds the file's write lock, each stored
+    request waits for it no longer than `store.write_timeout`, counted from
+    when it asked, and answers the store's 503: all of them while the lock
+    is still held. Before, they waited in turn on the store's one thread,
+    each for its own 5 s: the n-th answered after n × 5 s."""
+    fake.answer = numbered_answers
+    store = {"backend": "sqlite", "url": str(tmp_path / "store.db"), "write_timeout": 0.2}
+    app = create_app(Config.model_validate(config(fake_backend_server, store)))
+    client = openai_client(serve(app)).with_options(max_retries=0)  # a 503 is the answer, not retried
+    first = client.responses.create(model="qwen3", input="Say 1")
+
+    def stored() -> openai.APIStatusError:
+        with pytest.raises(openai.InternalServerError) as refused:
+            client.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
+        return refused.value
+
+    other_worker = sqlite3.connect(store["url"], isolation_level=None)
+    other_worker.execute("BEGIN IMMEDIATE")  # holds the write lock, as a worker does while it writes
+    try:
+        with caplog.at_level(logging.ERROR, logger="parsegate.store"), ThreadPoolExecutor(max_workers=4) as requests:
+            refusals = list(requests.map(lambda _: stored(), range(4)))
+        assert [refusal.status_code for refusal in refusals] == [503] * 4  # all while the lock is held
+        said = {(refusal.body["code"], refusal.body["message"]) for refusal in refusals}
+        assert said == {
+            ("store_unavailable", "the response store cannot be reached or written just now; try again later")
+        }
+        assert client.responses.retrieve(first.id).output_text == "Answer 1."
+    finally:
+        other_worker.execute("ROLLBACK")
+        other_worker.close()
+    logged = [record.getMessage() for record in caplog.records]
+    for refusal in refusals:
+        [line] = [line for line in logged if refusal.response.headers["x-request-id"] in line]
+        assert "database is locked" in line
+    second = client.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
+    assert second.output_text == "Answer 2."
+
+
 def test_a_stream_its_client_cuts_is_stored_incomplete(gateway_process, fake_backend_server, fake, tmp_path):
     fake.script("<think>Long thought.</think>A long answer that never ends", chunk_size=3)
     fake.hold_after = 6

@@ -25,7 +25,7 @@ def _storage(config: StoreConfig) -> Storage:
         return PostgresStorage(config.location)
     from gateway.ops.store.sqlite_store import SqliteStorage
 
-    return SqliteStorage(config.location)
+    return SqliteStorage(config.location, config.write_timeout)
 
 
 def open_store(config: StoreConfig) -> ResponseStore | None:

@@ -13,8 +13,10 @@ commit, which takes no lock a writer holds
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -46,8 +48,9 @@ _Result = TypeVar("_Result")
 
 
 class SqliteStorage(Storage):
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, write_timeout: float = 5.0) -> None:
         self._path = path
+        self._timeout = write_timeout  # how long a write may wait for the file's write lock, from when it is asked
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parsegate-store")
         self._db: sqlite3.Connection | None = None
         self._shared = path not in _IN_MEMORY  # a file other connections may write: reads have their own
@@ -56,7 +59,7 @@ class SqliteStorage(Storage):
         self._reader_dbs: list[sqlite3.Connection] = []
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=self._timeout)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)  # takes no lock once the tables are there
@@ -64,11 +67,14 @@ class SqliteStorage(Storage):
 
     async def _run(self, work: Callable[[sqlite3.Connection], _Result], *, writes: bool = True) -> _Result:
         """`work`'s result: on the store's thread in a write transaction,
-        or (`writes` false: one `SELECT`) as it is, on a reader's thread."""
+        which waits for the write lock until `write_timeout` after now at
+        the latest, however long the writes before it waited; or (`writes`
+        false: one `SELECT`) as it is, on a reader's thread."""
         loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + self._timeout
         try:
             if writes or not self._shared:
-                return await loop.run_in_executor(self._thread, self._in_thread, work, writes)
+                return await loop.run_in_executor(self._thread, self._in_thread, work, writes, deadline)
             return await loop.run_in_executor(self._readers, self._read, work)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"the SQLite store {self._path} failed: {error}") from error
@@ -80,12 +86,19 @@ class SqliteStorage(Storage):
             self._reader_dbs.append(db)
         return work(db)
 
-    def _in_thread(self, work: Callable[[sqlite3.Connection], _Result], writes: bool) -> _Result:
+    def _in_thread(self, work: Callable[[sqlite3.Connection], _Result], writes: bool, deadline: float) -> _Result:
         if self._db is None:
             self._db = self._connect()
         db = self._db
         if not writes:
             return work(db)
+        left = deadline - time.monotonic()
+        if left <= 0:  # its time went by while the writes before it waited: the lock is not tried
+            raise sqlite3.OperationalError(
+                f"database is locked: the write waited its store.write_timeout of {self._timeout:g} s"
+                " behind other writes waiting for the lock"
+            )
+        db.execute(f"PRAGMA busy_timeout = {math.ceil(left * 1000)}")  # the rest of its time, in ms
         db.execute("BEGIN IMMEDIATE")
         try:
             result = work(db)
@@ -177,7 +190,8 @@ class SqliteStorage(Storage):
         store's thread and the file's write lock go to other writes between
         batches. In one transaction, 36,000 expired records held the lock
         for 0.8 s on a 2-vCPU host; an hour of a busier store's, for longer
-        than the 5 s the other workers' writes wait for it."""
+        than the other workers' writes wait for it (`store.write_timeout`,
+        5 s by default)."""
         for statement in _PURGES:
 
             def drop(db: sqlite3.Connection, statement: str = statement) -> int:
