@@ -36,6 +36,17 @@ _Result = TypeVar("_Result")
 _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
+async def _put(db: asyncpg.Connection, key: str, value: bytes, expires_at: float) -> None:
+    await db.execute(
+        "INSERT INTO parsegate_records VALUES ($1, $2, $3) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at",
+        key,
+        value,
+        expires_at,
+    )
+    await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
+
+
 class PostgresStorage(Storage):
     def __init__(self, url: str) -> None:
         self._url = url
@@ -85,17 +96,7 @@ class PostgresStorage(Storage):
         )
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
-        async def write(db: asyncpg.Connection) -> None:
-            await db.execute(
-                "INSERT INTO parsegate_records VALUES ($1, $2, $3) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at",
-                key,
-                value,
-                expires_at,
-            )
-            await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
-
-        await self._run(write)
+        await self._run(lambda db: _put(db, key, value, expires_at))
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
         async def write(db: asyncpg.Connection) -> bool:  # the UPDATE locks the row: a delete waits, or was first
@@ -123,7 +124,13 @@ class PostgresStorage(Storage):
         return await self._run(drop)
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+        self,
+        key: str,
+        items: list[tuple[str, bytes]],
+        expires_at: float,
+        now: float,
+        max_items: int | None = None,
+        record: tuple[str, bytes] | None = None,
     ) -> bool:
         async def add(db: asyncpg.Connection) -> bool:
             await db.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", _ITEMS_LOCK, key)  # one add at a time
@@ -146,6 +153,8 @@ class PostgresStorage(Storage):
             )
             await db.execute("UPDATE parsegate_records SET expires_at = $1 WHERE key = $2", expires_at, key)
             await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
+            if record is not None:  # in the same transaction: it fails, and the items were never added
+                await _put(db, *record, expires_at)
             return True
 
         return await self._run(add)

@@ -42,6 +42,12 @@ class StoredResponse:
         return [*self.history, *self.input_items, *self.response["output"]]
 
 
+def _response_record(owner: str, stored: StoredResponse) -> tuple[str, bytes]:
+    """The key and value a stored response is kept under (`owner` first)."""
+    record = {"owner": owner, "response": stored.response, "input": stored.input_items, "history": stored.history}
+    return f"response:{stored.response['id']}", orjson.dumps(record)
+
+
 class ResponseStore:
     def __init__(self, storage: Storage, retention_days: float) -> None:
         self._storage = storage
@@ -60,8 +66,7 @@ class ResponseStore:
         return record if record is not None and record["owner"] == owner else None
 
     async def save_response(self, owner: str, stored: StoredResponse) -> None:
-        record = {"owner": owner, "response": stored.response, "input": stored.input_items, "history": stored.history}
-        await self._storage.put(f"response:{stored.response['id']}", orjson.dumps(record), self._expiry())
+        await self._storage.put(*_response_record(owner, stored), self._expiry())
 
     async def response(self, owner: str, response_id: str) -> StoredResponse | None:
         record = await self._record(f"response:{response_id}", owner)
@@ -90,14 +95,24 @@ class ResponseStore:
     async def delete_conversation(self, owner: str, conversation_id: str) -> bool:
         return await self._storage.delete(f"conversation:{conversation_id}", _owned_by(owner))
 
-    async def add_items(self, conversation_id: str, items: list[dict], max_items: int | None = None) -> bool:
+    async def add_items(
+        self,
+        conversation_id: str,
+        items: list[dict],
+        max_items: int | None = None,
+        response: tuple[str, StoredResponse] | None = None,
+    ) -> bool:
         """Append items to a conversation the caller has read as its own;
         the conversation and all its items are kept another retention.
         False (nothing added) when it is gone, deleted since the caller
         read it. Item ids are unique in a conversation: `RepeatedItemId`
         names the first that repeats one (nothing is added), `TooManyItems`
-        refuses items past `max_items`."""
+        refuses items past `max_items`. `response` (its owner, and it) is
+        stored in the same write: with the items, or, whatever refuses or
+        fails, neither."""
         if not items:
+            if response is not None:
+                await self.save_response(*response)
             return True
         values: dict[str, bytes] = {}
         for item in items:
@@ -105,7 +120,8 @@ class ResponseStore:
                 raise RepeatedItemId(item["id"])
             values[item["id"]] = orjson.dumps(item)
         key = f"conversation:{conversation_id}"
-        return await self._storage.append(key, list(values.items()), self._expiry(), time.time(), max_items)
+        record = _response_record(*response) if response is not None else None
+        return await self._storage.append(key, list(values.items()), self._expiry(), time.time(), max_items, record)
 
     async def items(self, conversation_id: str) -> list[dict]:
         return [orjson.loads(value) for value in await self._storage.items(f"conversation:{conversation_id}")]

@@ -16,21 +16,31 @@ from redis.exceptions import RedisError
 from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems
 
 _PREFIX = "parsegate:"
-# KEYS: the record, its item-id list, its item-value hash; ARGV: the expiry,
-# the most items the key may hold (0: no bound), then each item's id and value.
-# Answers false once added, {"missing"}, {"repeated", id} or {"full", items held} with nothing written.
+# KEYS: the record, its item-id list, its item-value hash, then (for a record
+# written with the items) that record's three; ARGV: the expiry, the most items
+# the key may hold (0: no bound), that record's value ('' without it), then
+# each item's id and value. Answers false once written, {"missing"},
+# {"repeated", id} or {"full", items held} with nothing written. Every check
+# comes before the first write, and a script runs whole: the record and the
+# items are written together or not at all (Redis checks ACL key permissions
+# on KEYS before the script runs).
 _APPEND = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
-local added = (#ARGV - 2) / 2
+local added = (#ARGV - 3) / 2
 for i = 1, added do
-    if redis.call('HEXISTS', KEYS[3], ARGV[1 + 2 * i]) == 1 then return {'repeated', ARGV[1 + 2 * i]} end
+    if redis.call('HEXISTS', KEYS[3], ARGV[2 + 2 * i]) == 1 then return {'repeated', ARGV[2 + 2 * i]} end
 end
 local held = redis.call('LLEN', KEYS[2])
 local most = tonumber(ARGV[2])
 if most > 0 and held + added > most then return {'full', held} end
+if #KEYS == 6 then
+    redis.call('SET', KEYS[4], ARGV[3], 'EXAT', ARGV[1])
+    redis.call('EXPIREAT', KEYS[5], ARGV[1])
+    redis.call('EXPIREAT', KEYS[6], ARGV[1])
+end
 for i = 1, added do
-    redis.call('RPUSH', KEYS[2], ARGV[1 + 2 * i])
-    redis.call('HSET', KEYS[3], ARGV[1 + 2 * i], ARGV[2 + 2 * i])
+    redis.call('RPUSH', KEYS[2], ARGV[2 + 2 * i])
+    redis.call('HSET', KEYS[3], ARGV[2 + 2 * i], ARGV[3 + 2 * i])
 end
 for k = 1, 3 do redis.call('EXPIREAT', KEYS[k], ARGV[1]) end
 return false
@@ -103,12 +113,19 @@ class RedisStorage(Storage):
         return bool(await self._run(self._delete(keys=list(_keys(key)), args=[prefix])))
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+        self,
+        key: str,
+        items: list[tuple[str, bytes]],
+        expires_at: float,
+        now: float,
+        max_items: int | None = None,
+        record: tuple[str, bytes] | None = None,
     ) -> bool:
-        arguments: list[str | bytes | int] = [int(expires_at) + 1, max_items or 0]
+        keys = list(_keys(key)) + (list(_keys(record[0])) if record is not None else [])
+        arguments: list[str | bytes | int] = [int(expires_at) + 1, max_items or 0, record[1] if record else b""]
         for item_id, value in items:
             arguments += [item_id, value]
-        refused = await self._run(self._append(keys=list(_keys(key)), args=arguments))
+        refused = await self._run(self._append(keys=keys, args=arguments))
         if refused and refused[0] == b"missing":
             return False
         if refused and refused[0] == b"repeated":

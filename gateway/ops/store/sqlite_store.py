@@ -47,6 +47,11 @@ _IN_MEMORY = ("", ":memory:")  # a database of one connection's own: reads go th
 _Result = TypeVar("_Result")
 
 
+def _put(db: sqlite3.Connection, key: str, value: bytes, expires_at: float) -> None:
+    db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, value, expires_at))
+    db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+
+
 class SqliteStorage(Storage):
     def __init__(self, path: str, write_timeout: float = 5.0) -> None:
         self._path = path
@@ -118,11 +123,7 @@ class SqliteStorage(Storage):
         return await self._run(read, writes=False)
 
     async def put(self, key: str, value: bytes, expires_at: float) -> None:
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, value, expires_at))
-            db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
-
-        await self._run(write)
+        await self._run(lambda db: _put(db, key, value, expires_at))
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
         def write(db: sqlite3.Connection) -> bool:
@@ -144,7 +145,13 @@ class SqliteStorage(Storage):
         return await self._run(drop)
 
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+        self,
+        key: str,
+        items: list[tuple[str, bytes]],
+        expires_at: float,
+        now: float,
+        max_items: int | None = None,
+        record: tuple[str, bytes] | None = None,
     ) -> bool:
         def add(db: sqlite3.Connection) -> bool:  # BEGIN IMMEDIATE: no other write between the checks and the insert
             if not db.execute("SELECT 1 FROM records WHERE key = ? AND expires_at > ?", (key, now)).fetchone():
@@ -162,6 +169,8 @@ class SqliteStorage(Storage):
             )
             db.execute("UPDATE records SET expires_at = ? WHERE key = ?", (expires_at, key))
             db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+            if record is not None:  # in the same transaction: it fails, and the items were never added
+                _put(db, *record, expires_at)
             return True
 
         return await self._run(add)

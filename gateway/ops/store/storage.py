@@ -55,7 +55,13 @@ class Storage(ABC):
 
     @abstractmethod
     async def append(
-        self, key: str, items: list[tuple[str, bytes]], expires_at: float, now: float, max_items: int | None = None
+        self,
+        key: str,
+        items: list[tuple[str, bytes]],
+        expires_at: float,
+        now: float,
+        max_items: int | None = None,
+        record: tuple[str, bytes] | None = None,
     ) -> bool:
         """Add (item id, value) pairs after the key's items, and move the
         record's and all its items' expiry to `expires_at`, in one write,
@@ -63,7 +69,9 @@ class Storage(ABC):
         written if not, so that items never outlive a record deleted
         meanwhile. `RepeatedItemId` (and nothing written) when an id is
         already among the key's items, `TooManyItems` when the key would
-        hold more than `max_items`. The ids of `items` are distinct."""
+        hold more than `max_items`. The ids of `items` are distinct.
+        `record` (another key and its value) is written as `put` writes it,
+        in the same write, and only with the items: both or neither."""
 
     @abstractmethod
     async def items(self, key: str) -> list[bytes]:
