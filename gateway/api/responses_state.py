@@ -129,21 +129,24 @@ class ResponseState:
     max_items: int | None = None  # the most items the conversation may hold (max_input_items)
 
     async def save(self, response: dict) -> None:
-        """Add the response's input and output to the conversation, then
-        store the answered (or cut) response; 503 if the store fails, 400
-        naming `conversation` (and nothing stored) when they would put it
-        past `max_input_items`, which no later turn could continue."""
-        if self.conversation is not None:
-            added = [*self.input, *response["output"]]
-            try:
-                if not await stored(self.store.add_items(self.conversation, added, self.max_items)):
-                    raise not_found("Conversation", self.conversation, "conversation")  # deleted meanwhile
-            except RepeatedItemId as error:  # an id added to the conversation since `load_state` checked
-                raise already_held(added, "input", error) from None
-            except TooManyItems as error:
-                raise _conversation_full(error.held, len(self.input), len(response["output"]), self.max_items) from None
-        if self.keeps:
-            await stored(self.store.save_response(self.owner, StoredResponse(response, self.input, self.history)))
+        """Store the answered (or cut) response, unless `store: false`, and
+        add its input and output to the conversation, in one write: both
+        or neither. 503 if the store fails, 400 naming `conversation` (and
+        nothing stored) when they would put it past `max_input_items`,
+        which no later turn could continue."""
+        kept = (self.owner, StoredResponse(response, self.input, self.history)) if self.keeps else None
+        if self.conversation is None:
+            if kept is not None:
+                await stored(self.store.save_response(*kept))
+            return
+        added = [*self.input, *response["output"]]
+        try:
+            if not await stored(self.store.add_items(self.conversation, added, self.max_items, kept)):
+                raise not_found("Conversation", self.conversation, "conversation")  # deleted meanwhile
+        except RepeatedItemId as error:  # an id added to the conversation since `load_state` checked
+            raise already_held(added, "input", error) from None
+        except TooManyItems as error:
+            raise _conversation_full(error.held, len(self.input), len(response["output"]), self.max_items) from None
 
     def save_later(self, response: dict) -> None:
         """`save`, for a stream its client cut: in a task of its own, which closing the store waits for."""

@@ -532,6 +532,95 @@ def test_a_deleted_conversation_stays_deleted(store_url, serve, fake_backend_ser
         monkeypatch.undo()
 
 
+_REFUSE_RESPONSES_PG = """
+CREATE OR REPLACE FUNCTION parsegate_test_refuse() RETURNS trigger AS $$
+BEGIN RAISE EXCEPTION 'responses refused'; END $$ LANGUAGE plpgsql;
+CREATE TRIGGER refuse_responses BEFORE INSERT ON parsegate_records
+FOR EACH ROW WHEN (NEW.key LIKE 'response:%') EXECUTE FUNCTION parsegate_test_refuse();
+"""
+_REDIS_USER = "gateway-writer"
+
+
+async def _refuse_responses(backend: str, url: str) -> None:
+    """From now on the store's database refuses to write a response record:
+    a trigger in SQLite and PostgreSQL, an ACL in Redis that takes
+    `parsegate:record:response:*` from the gateway's user."""
+    if backend == "sqlite":
+        with sqlite3.connect(url) as db:
+            db.execute(
+                "CREATE TRIGGER refuse_responses BEFORE INSERT ON records WHEN NEW.key LIKE 'response:%' "
+                "BEGIN SELECT RAISE(ABORT, 'responses refused'); END"
+            )
+    elif backend == "redis":
+        client = redis.asyncio.Redis.from_url(url)
+        keys = ["~parsegate:record:conversation:*", "~parsegate:order:*", "~parsegate:items:*"]
+        await client.execute_command("ACL", "SETUSER", _REDIS_USER, "resetkeys", *keys)
+        await client.aclose()
+    else:
+        connection = await asyncpg.connect(url)
+        await connection.execute(_REFUSE_RESPONSES_PG)
+        await connection.close()
+
+
+async def _responses_held(backend: str, url: str) -> int:
+    """The response records the store's database holds."""
+    if backend == "sqlite":
+        with sqlite3.connect(url) as db:
+            return db.execute("SELECT count(*) FROM records WHERE key LIKE 'response:%'").fetchone()[0]
+    if backend == "redis":
+        client = redis.asyncio.Redis.from_url(url)
+        count = len(await client.keys("parsegate:record:response:*"))
+        await client.aclose()
+        return count
+    connection = await asyncpg.connect(url)
+    count = await connection.fetchval("SELECT count(*) FROM parsegate_records WHERE key LIKE 'response:%'")
+    await connection.close()
+    return count
+
+
+@pytest.fixture
+def writer_url(store_url: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL the gateway writes through: in Redis, that of a user of its
+    own (all keys and commands), whose key permissions a test may narrow."""
+    if request.node.callspec.params["backend"] != "redis":
+        yield store_url
+        return
+    admin = redis.Redis.from_url(store_url)
+    admin.execute_command("ACL", "SETUSER", _REDIS_USER, "on", ">writer-secret", "~*", "+@all")
+    yield store_url.replace("redis://", f"redis://{_REDIS_USER}:writer-secret@")
+    admin.execute_command("ACL", "DELUSER", _REDIS_USER)
+    admin.close()
+
+
+@EACH_STORE
+def test_a_response_and_its_conversation_items_are_stored_together(
+    store_url, writer_url, serve, fake_backend_server, fake, backend
+):
+    """A response continuing a conversation is stored with the items it
+    adds to the conversation in one write: when storing the response fails
+    (the database refuses it), the client gets the 503 and neither the
+    response nor its items are kept. Before, the items were added first,
+    and stayed in the conversation of a response that was never stored."""
+    fake.answer = numbered_answers
+    app = create_app(Config.model_validate(config(fake_backend_server, {"backend": backend, "url": writer_url})))
+    client = openai_client(serve(app)).with_options(max_retries=0)  # a 503 is the answer, not retried
+    conversation = client.conversations.create(items=[{"role": "user", "content": "Say 0"}]).id
+    first = client.responses.create(model="qwen3", input="Say 1", conversation=conversation)
+    assert client.responses.retrieve(first.id).output_text == "Answer 2."  # the normal path stores both
+    kept = [item.id for item in client.conversations.items.list(conversation, order="asc")]
+    assert kept[-len(first.output) :] == [item.id for item in first.output] and len(kept) == 2 + len(first.output)
+    held = asyncio.run(_items_left(backend, store_url, conversation))  # in the database, as the client lists them
+    asyncio.run(_refuse_responses(backend, store_url))
+    with pytest.raises(openai.InternalServerError) as failed:
+        client.responses.create(model="qwen3", input="Say 2", conversation=conversation)
+    assert failed.value.status_code == 503 and failed.value.body["code"] == "store_unavailable"
+    assert [item.id for item in client.conversations.items.list(conversation, order="asc")] == kept
+    assert asyncio.run(_items_left(backend, store_url, conversation)) == held
+    assert asyncio.run(_responses_held(backend, store_url)) == 1
+    kept_only = client.responses.create(model="qwen3", input="Say 2", conversation=conversation, store=False)
+    assert len(client.conversations.items.list(conversation).data) == len(kept) + 1 + len(kept_only.output)
+
+
 async def _deleted_while_it_waits(url: str, conversation: str, write: Callable[[], object]) -> None:
     """Run `write` (a request that writes to the conversation) while a
     connection of the test holds the conversation's row; once PostgreSQL
