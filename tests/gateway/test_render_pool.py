@@ -5,29 +5,16 @@ the template, and the next render gets a worker that answers."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
-from bench.stream_load import cpu_seconds, process_tree
+from bench.stream_load import cpu_seconds
 from gateway.templates.chat_template import ChatTemplate
-from gateway.templates.render_pool import WORKER_MODULE, RenderPool
+from gateway.templates.render_pool import RenderPool
 from tests.gateway.test_template_mode import QWEN3
+from tests.render_workers import render_workers
 
 SPIN = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"  # minutes of CPU
 CHAT = {"messages": [{"role": "user", "content": "Hi"}]}
-
-
-def _render_workers() -> set[int]:
-    """This process's descendants that run the render worker (the test
-    process may have others: servers that other tests started)."""
-    return {pid for pid in process_tree(os.getpid())[1:] if WORKER_MODULE.encode() in _command_line(pid)}
-
-
-def _command_line(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return b""
 
 
 def _alive(pid: int) -> bool:
@@ -39,7 +26,7 @@ async def _spinning_worker(others: set[int]) -> int:
     a second of CPU, more than starting Python and importing jinja costs
     (polled, at most 60 s)."""
     for _ in range(600):
-        busy = [pid for pid in _render_workers() - others if cpu_seconds(pid) >= 1.0]
+        busy = [pid for pid in render_workers() - others if cpu_seconds(pid) >= 1.0]
         if busy:
             return busy[0]
         await asyncio.sleep(0.1)
@@ -48,7 +35,7 @@ async def _spinning_worker(others: set[int]) -> int:
 
 def test_a_cancelled_render_kills_its_worker_and_the_next_render_is_answered():
     async def scenario() -> None:
-        others = _render_workers()  # another test's gateway may hold some
+        others = render_workers()  # another test's gateway may hold some
         pool = RenderPool(workers=1, timeout=600, max_prompt_chars=100_000)
         spin = ChatTemplate(SPIN, where="spin.jinja")
         rendering = asyncio.ensure_future(pool.render(spin, CHAT, "spin"))
@@ -60,6 +47,6 @@ def test_a_cancelled_render_kills_its_worker_and_the_next_render_is_answered():
         qwen3 = ChatTemplate(QWEN3.read_text(), eos_token="<|im_end|>", where=QWEN3.name)
         assert await pool.render(qwen3, CHAT, "qwen3") == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
         await pool.close()
-        assert _render_workers() <= others
+        assert render_workers() <= others
 
     asyncio.run(scenario())

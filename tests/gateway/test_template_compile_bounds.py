@@ -10,21 +10,18 @@ template is not compiled again until the server reports another."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
 
-from bench.stream_load import process_tree
 from gateway.app import create_app
 from gateway.ops.config import Config
-from gateway.templates.render_pool import WORKER_MODULE
 from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
+from tests.render_workers import render_workers
 from tests.scripted_backend import ScriptedBackend, completion_answer
 
 # Seconds of CPU in jinja's constant folding, in 115 MB: killed at the render_timeout (1 s)
@@ -63,27 +60,15 @@ def http(gateway: str) -> Iterator[httpx.Client]:
         yield client
 
 
-def _render_workers() -> set[int]:
-    """This process's descendants that run the render worker."""
-    return {pid for pid in process_tree(os.getpid())[1:] if WORKER_MODULE.encode() in _command_line(pid)}
-
-
-def _command_line(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return b""
-
-
 def _asked_watching(http: httpx.Client, model: str) -> tuple[httpx.Response, int, set[int]]:
     """A chat request, with `/health` asked while it is in flight (how many
     times it answered) and the render workers seen running meanwhile."""
     answered, seen = 0, set()
-    before = _render_workers()
+    before = render_workers()
     with ThreadPoolExecutor(1) as pool:
         asking = pool.submit(http.post, "/v1/chat/completions", json={"model": model, "messages": MESSAGES})
         while not asking.done():
-            seen |= _render_workers() - before
+            seen |= render_workers() - before
             assert http.get("/health", timeout=10).json() == {"status": "ok"}
             answered += 1
         return asking.result(), answered, seen
