@@ -6,7 +6,7 @@ shapes, streamed as `chat.completion.chunk` events or whole as one
 Streamed, per upstream chunk and choice at most one chunk goes out (plus
 the finish chunk); this runs once per upstream chunk, so it stays plain:
 dicts and orjson, no pydantic, and each chunk's envelope is encoded once
-per request (sse.Envelope). A stream the backend cuts short still sends
+per request (sse_frames.Envelope). A stream the backend cuts short still sends
 what the parsers held, then ends with an OpenAI error event before
 `[DONE]`. Not streamed, the turn reads the whole message as the streamed
 deltas would be read, so the two paths cannot drift.
@@ -28,7 +28,8 @@ from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import read_request
-from gateway.api.sse import DONE, Envelope, EventStream, data_event
+from gateway.api.sse import EventStream
+from gateway.api.sse_frames import DONE, Envelope, data_event
 from gateway.api.turns import Answer, ChoiceAnswer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
 from gateway.ops.ids import new_id
 from gateway.ops.json_body import json_response

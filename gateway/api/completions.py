@@ -22,7 +22,8 @@ from starlette.background import BackgroundTask
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.request import read_checked
-from gateway.api.sse import DONE, EventStream, data_event, relayed_event
+from gateway.api.sse import EventStream
+from gateway.api.sse_frames import DONE, data_event, relayed_event
 from gateway.api.turns import DRAIN_SECONDS, model_not_found
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind

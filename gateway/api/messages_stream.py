@@ -27,7 +27,8 @@ import orjson
 from gateway.api.errors import from_api_error
 from gateway.api.messages_ids import encode_call_id
 from gateway.api.segments import TEXT, Segmenter
-from gateway.api.sse import Envelope, EventStream, named_event
+from gateway.api.sse import EventStream
+from gateway.api.sse_frames import Envelope, named_event
 from gateway.api.turns import Answer, Turn, TurnStream, TurnUpdate, UsageUpdate
 from gateway.ops.ids import new_id
 from parsers import CallArgs, Content, Event, Reasoning
@@ -142,7 +143,7 @@ class StreamedBlocks(MessageBlocks):
         super().__init__(call_id)
         self.out: list[bytes] = []
         self.count = 0  # blocks opened so far
-        self.head = self.tail = b""  # the open block's delta framing (sse.Envelope)
+        self.head = self.tail = b""  # the open block's delta framing (sse_frames.Envelope)
 
     def _open(self, kind: type[Event], block: dict, delta_type: str, field: str) -> None:
         self.kind = kind

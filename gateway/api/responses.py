@@ -51,7 +51,8 @@ from gateway.api.responses_shapes import (
 from gateway.api.responses_state import ResponseState, load_state
 from gateway.api.responses_tools import Tools
 from gateway.api.segments import TEXT, Segmenter
-from gateway.api.sse import Envelope, EventStream, named_event
+from gateway.api.sse import EventStream
+from gateway.api.sse_frames import Envelope, named_event
 from gateway.api.turns import CUT_REASON, Answer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id

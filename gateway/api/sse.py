@@ -1,13 +1,5 @@
-"""Server-sent events out, on the hot path: the one place where the
-gateway frames events, and `EventStream`, the response that sends them.
-
-Framing (https://html.spec.whatwg.org/multipage/server-sent-events.html):
-chat completions send `data: JSON` and end with `data: [DONE]`
-(`data_event`, `DONE`); the Responses API and Anthropic Messages name each
-event, `event: NAME` then `data: JSON` (`named_event`). Each event ends
-with a blank line. Events sent per token are framed from an `Envelope`,
-the event's bytes around its one varying value, encoded once per block and
-concatenated per delta (`head + orjson.dumps(value) + tail`).
+"""Server-sent events out, on the hot path: `EventStream`, the response
+that sends the events framed by sse_frames.py.
 
 `EventStream` sends the framed events its producer writes: a coroutine
 given the stream, which sends the opening and closing events with `send`
@@ -60,12 +52,12 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, cast
 
-import orjson
 from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from gateway.api.disconnect import DisconnectWatch
+from gateway.api.sse_frames import PING
 from gateway.ops import server_config
 from gateway.ops.logs import left_unfinished
 from gateway.ops.observe import request_id
@@ -75,49 +67,8 @@ log = logging.getLogger("parsegate.stream")
 
 SERVER_SEND = "parsegate.server_send"  # scope key: the ASGI server's own `send` (app.py, `Gateway`)
 SEND_TIMEOUT = "parsegate.send_timeout"  # scope key: `server.send_timeout` (app.py, `Gateway`)
-DATA = b"data: "
-END = b"\n\n"
-DONE = b"data: [DONE]\n\n"
-PING = b": ping\n\n"
 PING_SECONDS = 15.0
 _HEADERS = {"Cache-Control": "no-store", "Connection": "keep-alive", "X-Accel-Buffering": "no"}
-
-
-def data_event(payload: dict) -> bytes:
-    """An unnamed event (chat completions, their errors)."""
-    return DATA + orjson.dumps(payload) + END
-
-
-def relayed_event(payload: bytes) -> bytes:
-    """A backend's event payload, framed again whole."""
-    return DATA + payload + END
-
-
-def _head(name: str | None) -> bytes:
-    return DATA if name is None else b"event: " + name.encode() + b"\n" + DATA
-
-
-def named_event(name: str, payload: dict) -> bytes:
-    """An event with its `event:` line (Responses, Messages)."""
-    return _head(name) + orjson.dumps(payload) + END
-
-
-class Envelope:
-    """The framing of an event whose payload varies in one value, its last:
-    `payload`'s innermost last value (the last key's, nested through its
-    last dicts and lists) is `None` and stands for it. An event is
-    `head + orjson.dumps(value) + tail`; `after` goes right after the
-    value (the Responses API's `,"sequence_number":%d`, filled in with `%`)."""
-
-    __slots__ = ("head", "tail")
-
-    def __init__(self, name: str | None, payload: dict, after: bytes = b"") -> None:
-        encoded = orjson.dumps(payload)
-        closers = len(encoded) - len(encoded.rstrip(b"]}"))
-        hole = len(encoded) - closers - len(b"null")
-        assert encoded[hole : hole + 4] == b"null", "the payload's last value is its hole"
-        self.head = _head(name) + encoded[:hole]
-        self.tail = after + encoded[hole + 4 :] + END
 
 
 Produce = Callable[["EventStream"], Awaitable[None]]

@@ -8,7 +8,8 @@ import asyncio
 import pytest
 from starlette.background import BackgroundTask
 
-from gateway.api.sse import PING, SEND_TIMEOUT, ClientStalled, EventStream
+from gateway.api.sse import SEND_TIMEOUT, ClientStalled, EventStream
+from gateway.api.sse_frames import PING
 from gateway.upstream.sse_reader import EventLines
 from tests import virtual_clock
 

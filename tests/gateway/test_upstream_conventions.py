@@ -11,7 +11,8 @@ import httpx
 import orjson
 import pytest
 
-from gateway.api.sse import PING, EventStream
+from gateway.api.sse import EventStream
+from gateway.api.sse_frames import PING
 from gateway.app import create_app
 from gateway.ops.config import Config
 from tests import virtual_clock
