@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import openai
@@ -9,6 +10,7 @@ import pytest
 
 from gateway.upstream import asked_once, fast_paths
 from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
+from tests.scripted_backend import ScriptedBackend
 from tests.sdk_clients import openai_client
 
 
@@ -52,3 +54,19 @@ def both_paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     on = request.param and fast_paths.unavailable is None
     monkeypatch.setattr(fast_paths, "ENABLED", on)
     return on
+
+
+@pytest.fixture(scope="module")
+def scripted() -> ScriptedBackend:
+    return ScriptedBackend()
+
+
+@pytest.fixture
+def side(scripted: ScriptedBackend) -> ScriptedBackend:
+    """The module's scripted server (a raw HTTP backend,
+    tests/scripted_backend.py) with no routes, no requests and none held,
+    for this test."""
+    scripted.routes.clear()
+    scripted.requests.clear()
+    scripted.held, scripted.left = threading.Semaphore(0), threading.Semaphore(0)
+    return scripted

@@ -35,20 +35,6 @@ ESTIMATE = math.ceil(len(ASK[0]["content"]) / 4)
 
 
 @pytest.fixture(scope="module")
-def scripted() -> ScriptedBackend:
-    return ScriptedBackend()
-
-
-@pytest.fixture
-def side(scripted: ScriptedBackend) -> ScriptedBackend:
-    """The scripted server with no routes, no requests and none held, for this test."""
-    scripted.routes.clear()
-    scripted.requests.clear()
-    scripted.held, scripted.left = threading.Semaphore(0), threading.Semaphore(0)
-    return scripted
-
-
-@pytest.fixture(scope="module")
 def gateway(serve, scripted: ScriptedBackend, closed_port: int) -> str:
     url = f"{scripted.url}/v1"
     on_props = {"chat_template": "backend", "reasoning_parser": "none", "tool_call_parser": "none"}

@@ -33,18 +33,6 @@ MESSAGES = [{"role": "user", "content": "Hi"}]
 
 
 @pytest.fixture(scope="module")
-def scripted() -> ScriptedBackend:
-    return ScriptedBackend()
-
-
-@pytest.fixture
-def side(scripted: ScriptedBackend) -> ScriptedBackend:
-    scripted.routes.clear()
-    scripted.requests.clear()
-    return scripted
-
-
-@pytest.fixture(scope="module")
 def gateway(serve, scripted: ScriptedBackend) -> str:
     def entry(name: str) -> dict:
         backend = {"url": f"{scripted.url}/v1", "server": "other"}
