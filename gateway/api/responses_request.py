@@ -214,13 +214,15 @@ class _Conversation:
                 raise ApiError(400, f"{place} must be a string, got {_kind(given)}", param=place)
             arguments = orjson.dumps({"input": given}).decode()
         call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-        self._assistant().setdefault("tool_calls", []).append(call)
+        self._assistant(calls=True).setdefault("tool_calls", []).append(call)
 
-    def _assistant(self) -> dict:
-        """The assistant message being built, or a new one."""
+    def _assistant(self, calls: bool = False) -> dict:
+        """The assistant message being built, or a new one: calls join the
+        calls before them (a parallel round trip is one turn the model
+        wrote), while text or reasoning after calls starts the next turn."""
         self._flush_system()
         last = self.messages[-1] if self.messages else None
-        if last is None or last["role"] != "assistant" or "tool_calls" in last:
+        if last is None or last["role"] != "assistant" or ("tool_calls" in last and not calls):
             last = {"role": "assistant", "content": None}
             self.messages.append(last)
         return last

@@ -174,6 +174,22 @@ def test_refusal_parts_and_a_tools_text_parts_reach_the_backend(client, fake):
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "line 1\nline 2"}
 
 
+def test_a_parallel_round_trip_reaches_the_backend_as_the_one_turn_the_model_wrote(client, fake):
+    """Two calls in a row are one assistant message with both calls, then
+    both outputs; a text answer after them is the next assistant turn."""
+    calls = [
+        {"type": "function_call", "call_id": f"call_{n}", "name": "get_weather", "arguments": f'{{"n": {n}}}'}
+        for n in (1, 2)
+    ]
+    outputs = [{"type": "function_call_output", "call_id": f"call_{n}", "output": f"out {n}"} for n in (1, 2)]
+    answer = {"type": "message", "role": "assistant", "content": "Both done."}
+    client.responses.create(model="qwen3", input=[USER, *calls, *outputs, answer, USER], tools=[WEATHER])
+    sent = fake.last_body["messages"]
+    assert [message["role"] for message in sent] == ["user", "assistant", "tool", "tool", "assistant", "user"]
+    assert [call["id"] for call in sent[1]["tool_calls"]] == ["call_1", "call_2"]
+    assert sent[4] == {"role": "assistant", "content": "Both done."}
+
+
 def test_an_image_outside_a_user_message_is_a_400(client, fake):
     image = {"type": "input_image", "image_url": "https://example.com/cat.png"}
     developer = {"type": "message", "role": "developer", "content": [image]}
