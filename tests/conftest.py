@@ -183,6 +183,13 @@ def gateway_config(
                 "reasoning_parser": "none",
                 "tool_call_parser": "none",
             },
+            {
+                "name": "qwen3-vl",
+                "backend": {"url": f"{fake_url}/v1"},
+                "reasoning_parser": "qwen3",
+                "tool_call_parser": "qwen25",
+                "images": True,
+            },
             {"name": "down", "backend": {"url": f"http://127.0.0.1:{closed_port}/v1"}},
             {"name": "slow", "backend": {"url": f"{fake_url}/v1", "timeout": 0.2}},
         ],

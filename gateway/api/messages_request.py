@@ -8,9 +8,12 @@
 - Text blocks are joined with newlines; `image` blocks become `image_url`
   parts, so a backend that takes images gets them and one that doesn't
   answers its own 400.
+- `document` blocks become their text (documents.py: a PDF's text, a
+  text file's); one given by URL or file id is a 400 (nothing is fetched).
 - `tool_use` blocks become the assistant's `tool_calls`, `tool_result`
   blocks `tool` messages (an `is_error` result's text is prefixed
-  `Error: `), an id the gateway encoded restored to the model's own
+  `Error: `; its images are placed for the model by
+  plan/tool_images.py, its documents read as text), an id the gateway encoded restored to the model's own
   (`functions.NAME:N`: messages_ids.py); `thinking` blocks come back as
   the turn's `reasoning_content`, `redacted_thinking` ones are dropped.
 - `tools` are functions; a `defer_loading` tool is not offered (the client
@@ -37,6 +40,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from gateway.api.documents import document_text
 from gateway.api.messages_ids import decode_tool_use_id
 from gateway.api.request import ChatRequest, ItemBound, checked_payload, read_checked
 from gateway.api.tool_schema import ToolPlaces
@@ -172,6 +176,8 @@ def _user_messages(content: object, position: int) -> list[dict]:
             parts.append({"type": "text", "text": _block_text(block, where)})
         elif kind == "image":
             parts.append(_image_part(block, where))
+        elif kind == "document":
+            parts.append({"type": "text", "text": _document_text(block, where)})
         else:
             raise ApiError(
                 400, f"{where}: content block type {kind!r} is not supported in a user turn", param="messages"
@@ -184,16 +190,55 @@ def _user_messages(content: object, position: int) -> list[dict]:
 
 
 def _tool_message(block: dict, where: str) -> dict:
+    """A `tool_result` as a `tool` message: its text, documents read as
+    text (documents.py) and images kept as parts, placed for the model
+    that serves the turn (plan/tool_images.py)."""
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str):
         raise ApiError(400, f"{where}.tool_use_id must be a string", param="messages")
     content = block.get("content", "")
-    if isinstance(content, list):
-        content = [part for part in content if not (isinstance(part, dict) and part.get("type") == "image")]
-    text = _text_of(content, where)
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else _result_parts(content, where)
     if block.get("is_error") is True:
-        text = f"Error: {text}"
-    return {"role": "tool", "tool_call_id": decode_tool_use_id(call_id), "content": text}
+        opening = parts[0]["text"] if parts and parts[0]["type"] == "text" else None
+        parts = [{"type": "text", "text": f"Error: {opening or ''}"}, *parts[0 if opening is None else 1 :]]
+    if all(part["type"] == "text" for part in parts):
+        content = "\n".join(part["text"] for part in parts)
+    else:
+        content = parts
+    return {"role": "tool", "tool_call_id": decode_tool_use_id(call_id), "content": content}
+
+
+def _result_parts(content: object, where: str) -> list[dict]:
+    if not isinstance(content, list):
+        raise ApiError(400, f"{where}.content must be a string or a list of content blocks", param="messages")
+    parts: list[dict] = []
+    for i, block in enumerate(content):
+        place = f"{where}.content[{i}]"
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "image":
+            parts.append(_image_part(block, place))
+        elif kind == "document":
+            parts.append({"type": "text", "text": _document_text(block, place)})
+        else:
+            parts.append({"type": "text", "text": _block_text(block, place)})
+    return parts
+
+
+def _document_text(block: dict, where: str) -> str:
+    """A `document` block's text: a PDF's or a text file's (documents.py),
+    a `content` source's text blocks; a URL or a file id is a 400."""
+    given = block.get("source")
+    source: dict = given if isinstance(given, dict) else {}
+    title = block.get("title") if isinstance(block.get("title"), str) else None
+    kind = source.get("type")
+    if kind == "base64" and isinstance(source.get("data"), str) and isinstance(source.get("media_type"), str):
+        return document_text(source["media_type"], source["data"], title)
+    if kind == "text" and isinstance(source.get("data"), str):
+        return document_text(str(source.get("media_type") or "text/plain"), source["data"], title, encoded=False)
+    if kind == "content":
+        return _text_of(source.get("content"), f"{where}.source")
+    message = "must be a base64, text or content document source (this gateway keeps and fetches no files)"
+    raise ApiError(400, f"{where}.source {message}", param="messages")
 
 
 def _image_part(block: dict, where: str) -> dict:

@@ -8,10 +8,12 @@ developer messages into one system message. Reasoning items are replayed
 as the assistant's `reasoning_content`. Tools are converted in
 responses_tools.py; the converted request goes through chat's check
 (request.py). Whatever the conversion would drop or could not read is a
-400 naming it: a content part it does not pass on (a file, an image
-without a URL, an image in a tool's output), a content or output that is
-neither text nor a list of parts, a call or tool output without its
-`call_id`, a call without its `name`.
+400 naming it: a content part it does not pass on (an image without a
+URL, an image or file outside a user message or a tool's output), a
+content or output that is neither text nor a list of parts, a call or
+tool output without its `call_id`, a call without its `name`. A file's
+text is read (documents.py); a tool output's images are placed for the
+model that serves the turn (plan/tool_images.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from gateway.api.documents import data_url_document
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload, invalid_request
 from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
@@ -106,17 +109,27 @@ def _check_content(content: object, where: str) -> None:
 
 
 def _content(content: object) -> str | list[dict]:
-    """A user message's content (its parts checked): text, or text and
-    image parts in chat's shape."""
-    if not isinstance(content, list) or not any(part["type"] == "input_image" for part in content):
+    """A user message's or a tool output's content (its parts checked):
+    text, or text and image parts in chat's shape; a file's text read
+    (documents.py)."""
+    if not isinstance(content, list) or not any(part["type"] in ("input_image", "input_file") for part in content):
         return _text(content)
     parts: list[dict] = []
     for part in content:
         if part["type"] == "input_image":
             parts.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
+        elif part["type"] == "input_file":
+            parts.append({"type": "text", "text": _file_text(part)})
         else:
             parts.append({"type": "text", "text": _part_text(part)})
+    if all(part["type"] == "text" for part in parts):
+        return "".join(part["text"] for part in parts)
     return parts
+
+
+def _file_text(part: dict) -> str:
+    """A checked `input_file`'s text: its `file_data` read."""
+    return data_url_document(part["file_data"], part.get("filename") if isinstance(part.get("filename"), str) else None)
 
 
 def _check_parts(content: object, path: str, role: object) -> None:
@@ -132,13 +145,17 @@ def _check_parts(content: object, path: str, role: object) -> None:
         key = text_key(kind)
         if kind in _TEXT_PARTS and not isinstance(part.get(key), str):
             message = f"a {kind} part needs its {key} as a string"
-        elif kind == "input_file":
-            message = "input_file parts are not supported (this gateway keeps no files): send the file's text"
+        elif kind == "input_file" and role not in ("user", "tool"):
+            message = "input_file parts are taken in user messages and tool outputs only"
+        elif kind == "input_file" and not (isinstance(part.get("file_data"), str) and part["file_data"]):
+            message = (
+                "an input_file needs its file_data (this gateway keeps and fetches no files: no file_id or file_url)"
+            )
         elif kind == "input_image" and not (isinstance(part.get("image_url"), str) and part["image_url"]):
             message = "an input_image needs an image_url (this gateway keeps no files, so file_id is not supported)"
-        elif kind == "input_image" and role != "user":
-            message = "input_image parts are taken in user messages only"
-        elif kind not in (*_TEXT_PARTS, "input_image"):
+        elif kind == "input_image" and role not in ("user", "tool"):
+            message = "input_image parts are taken in user messages and tool outputs only"
+        elif kind not in (*_TEXT_PARTS, "input_image", "input_file"):
             message = f"content parts of type {kind!r} are not supported"
         else:
             continue
@@ -162,9 +179,9 @@ class _Conversation:
             call_id = _required_string(item, "call_id", where)
             output = item.get("output")
             _check_content(output, f"{where}.output")
-            _check_parts(output, f"{where}.output", "tool")  # a tool message is text
+            _check_parts(output, f"{where}.output", "tool")
             self._flush_system()
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": _text(output)})
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": _content(output)})
         else:
             raise ApiError(400, f"{where}: items of type {kind!r} are not supported by this gateway", param=where)
 

@@ -33,6 +33,7 @@ from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_err
 from gateway.plan.choice_reader import ChoiceReader, finish_reason, matched_stop, request_stops, text_or_null
 from gateway.plan.parse_plan import ParsePlan
 from gateway.plan.request_fields import with_extra_body, with_thinking_switch
+from gateway.plan.tool_images import with_tool_images
 from gateway.upstream.serving import Serving, serving_for
 from gateway.upstream.transport import UpstreamResponse
 from gateway.upstream.usage import checked_usage, with_reasoning_tokens
@@ -380,12 +381,14 @@ async def serving_request(request: Request, model: str, *, needs_server_kind: bo
 
 async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     """The turn for a checked chat payload: what serves it, the thinking
-    switch and extra_body applied, its parse plan, and the request's record
+    switch, extra_body and the tool results' images (tool_images.py)
+    applied, its parse plan, and the request's record
     told what serves it."""
     server = request.app.state.config.server
     serving = await serving_request(request, chat.model, needs_server_kind=chat.tools_active())
     model = serving.model
     payload = with_extra_body(with_thinking_switch(payload), model.extra_body)
+    payload = with_tool_images(payload, takes_images=model.images and model.chat_template is None)
     plan = ParsePlan.for_request(
         payload, model, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
     )

@@ -59,6 +59,7 @@ class ModelConfig(Section, RequestBounds):
     reasoning_field: Literal["reasoning_content", "reasoning", "both"] = "reasoning_content"
     keep_special_tokens: bool | None = None  # None: when the parsers need them
     extra_body: dict[str, Any] = {}
+    images: bool = False  # the model takes images, also from tool results (docs/api.md)
     chat_template: str | None = None  # template mode: a .jinja, tokenizer_config.json or .gguf path, or "backend"
     bos_token: str | None = None  # template mode: overrides the template source's
     eos_token: str | None = None

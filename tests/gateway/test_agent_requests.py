@@ -111,8 +111,8 @@ def user_parts(*parts: dict) -> list[dict]:
 @pytest.mark.parametrize(
     "part",
     [
-        {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"},
         {"type": "input_file", "file_id": "file-123"},
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
         {"type": "input_image", "file_id": "file-123", "detail": "auto"},
         {"type": "input_image", "image_url": None, "detail": "auto"},
         {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
@@ -148,7 +148,7 @@ def output_of(output: object) -> list[dict]:
         (output_of(5), "input[1].output"),
         (output_of({"text": "done"}), "input[1].output"),
         (output_of(None), "input[1].output"),
-        (output_of([{"type": "input_image", "image_url": "https://example.com/cat.png"}]), "input[1].output[0]"),
+        (output_of([{"type": "input_image", "file_id": "file-123"}]), "input[1].output[0]"),
         ([{"type": "reasoning", "summary": 5}], "input[0].summary"),
         ([{"type": "reasoning", "summary": [{"type": "summary_text"}]}], "input[0].summary[0]"),
         ([{"type": "reasoning", "summary": [{"type": "refusal", "text": "no"}]}], "input[0].summary[0]"),

@@ -130,9 +130,10 @@ def image_environment() -> dict[str, str]:
     }
 
 
-def test_the_lock_pins_every_runtime_and_speed_dependency_with_hashes():
+def test_the_lock_pins_every_runtime_speed_and_pdf_dependency_with_hashes():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = [Requirement(text) for text in project["dependencies"] + project["optional-dependencies"]["speed"]]
+    extras = project["optional-dependencies"]["speed"] + project["optional-dependencies"]["pdf"]
+    wanted = [Requirement(text) for text in project["dependencies"] + extras]
     pins, image = locked_pins(), image_environment()
     for requirement in wanted:
         if requirement.marker is not None and not requirement.marker.evaluate(image):
