@@ -12,17 +12,21 @@
   text file's); one given by URL or file id is a 400 (nothing is fetched).
 - `tool_use` blocks become the assistant's `tool_calls`, `tool_result`
   blocks `tool` messages (an `is_error` result's text is prefixed
-  `Error: `; its images are placed for the model by
-  plan/tool_images.py, its documents read as text), an id the gateway encoded restored to the model's own
-  (`functions.NAME:N`: messages_ids.py); `thinking` blocks come back as
-  the turn's `reasoning_content`, `redacted_thinking` ones are dropped.
-- `tools` are functions; a `defer_loading` tool is not offered (the client
-  loads it later), nor is a server tool (`type` other than `custom`), which
-  only Anthropic runs. `tool_choice` `auto` / `any` / `tool` / `none` map to
-  `auto` / `required` / a named function / `none`, and
-  `disable_parallel_tool_use` to `parallel_tool_calls: false`. The chat
-  request goes through chat's check (request.py), its errors naming the
-  offered tools as sent (`tools[1].input_schema...`).
+  `Error: `; its images are placed for the model by plan/tool_images.py,
+  its documents read as text), an id the gateway encoded restored to the
+  model's own (`functions.NAME:N`: messages_ids.py); `thinking` blocks come
+  back as the turn's `reasoning_content`, `redacted_thinking` ones are
+  dropped.
+- `tools` are functions; a `defer_loading` tool is not offered until a
+  `tool_reference` block in a tool result loads it (Claude Code's
+  ToolSearch), from that turn on; nor is a server tool (`type` other than
+  `custom`), which only Anthropic runs. `tool_choice` `auto` / `any` /
+  `tool` / `none` map to `auto` / `required` / a named function / `none`,
+  and `disable_parallel_tool_use` to `parallel_tool_calls: false`. The
+  chat request goes through chat's check (request.py), its errors naming
+  the offered tools as sent (`tools[1].input_schema...`).
+- `output_config.format` (`{"type": "json_schema", "schema": …}`) becomes
+  chat's `response_format`, the backend's JSON-schema constraint.
 - `thinking.type` `enabled` / `disabled` sets the chat-template thinking
   switches; `adaptive` leaves them to the template, unless an
   `output_config.effort` is given, which becomes `reasoning_effort` (`max`
@@ -87,7 +91,8 @@ def read_messages_request(
     payload checked as the chat route checks it."""
     _, request = read_checked(raw, checked, items)
     payload = chat_payload(request)
-    offered = [f"tools[{index}]" for index, tool in enumerate(request.tools or ()) if _offered(tool)]
+    loaded = loaded_tools(request.messages)
+    offered = [f"tools[{index}]" for index, tool in enumerate(request.tools or ()) if _offered(tool, loaded)]
     return request, payload, checked_payload(payload, ToolPlaces(offered, schema="input_schema", name="name"))
 
 
@@ -119,8 +124,9 @@ def chat_payload(request: MessagesRequest) -> dict:
             payload[key] = value
     if request.stop_sequences:
         payload["stop"] = request.stop_sequences
-    payload.update(_tool_fields(request.tools, request.tool_choice))
+    payload.update(_tool_fields(request.tools, request.tool_choice, loaded_tools(request.messages)))
     payload.update(_thinking_fields(request.thinking, request.output_config))
+    payload.update(_format_fields(request.output_config))
     return payload
 
 
@@ -219,6 +225,8 @@ def _result_parts(content: object, where: str) -> list[dict]:
             parts.append(_image_part(block, place))
         elif kind == "document":
             parts.append({"type": "text", "text": _document_text(block, place)})
+        elif kind == "tool_reference" and isinstance(block.get("tool_name"), str):
+            parts.append({"type": "text", "text": f"Tool {block['tool_name']} loaded: it is among the tools now."})
         else:
             parts.append({"type": "text", "text": _block_text(block, place)})
     return parts
@@ -285,19 +293,37 @@ def _tool_call(block: dict, where: str) -> dict:
     return {"id": decode_tool_use_id(call_id), "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _offered(tool: dict) -> bool:
-    """A client tool the model may call now (not deferred, not a server tool)."""
-    return tool.get("type", "custom") == "custom" and tool.get("defer_loading") is not True
+def loaded_tools(messages: list[dict]) -> frozenset[str]:
+    """The deferred tools the conversation has loaded: those a `tool_reference`
+    block in a tool result names (Claude Code's ToolSearch answers with them)."""
+    return frozenset(
+        reference["tool_name"]
+        for message in messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block.get("content"), list)
+        for reference in block["content"]
+        if isinstance(reference, dict)
+        and reference.get("type") == "tool_reference"
+        and isinstance(reference.get("tool_name"), str)
+    )
 
 
-def _tool_fields(tools: list[dict] | None, choice: dict | None) -> dict:
+def _offered(tool: dict, loaded: frozenset[str]) -> bool:
+    """A client tool the model may call now: not a server tool, and not
+    deferred (`defer_loading`) unless a tool result has loaded it."""
+    deferred = tool.get("defer_loading") is True and tool.get("name") not in loaded
+    return tool.get("type", "custom") == "custom" and not deferred
+
+
+def _tool_fields(tools: list[dict] | None, choice: dict | None, loaded: frozenset[str]) -> dict:
     functions = []
     for i, tool in enumerate(tools or ()):
         if not isinstance(tool.get("name"), str):
             raise ApiError(400, f"tools[{i}].name must be a string", param="tools")
         if tool.get("type", "custom") != "custom":
             logger.info("messages: server tool %r dropped: only Anthropic runs it", tool["name"] or tool.get("type"))
-        if _offered(tool):
+        if _offered(tool, loaded):
             schema = tool.get("input_schema")
             function = {"name": tool["name"], "parameters": {"type": "object"} if schema in (None, {}) else schema}
             if isinstance(tool.get("description"), str):
@@ -323,6 +349,18 @@ def _tool_fields(tools: list[dict] | None, choice: dict | None) -> dict:
     if choice.get("disable_parallel_tool_use") is True:
         fields["parallel_tool_calls"] = False
     return fields
+
+
+def _format_fields(output_config: dict | None) -> dict:
+    """Chat's `response_format` for a structured-output request
+    (`output_config.format`, Anthropic's JSON outputs)."""
+    given = (output_config or {}).get("format")
+    if given is None:
+        return {}
+    if not isinstance(given, dict) or given.get("type") != "json_schema" or not isinstance(given.get("schema"), dict):
+        message = 'output_config.format must be {"type": "json_schema", "schema": {...}}'
+        raise ApiError(400, message, param="output_config.format")
+    return {"response_format": {"type": "json_schema", "json_schema": {"name": "output", "schema": given["schema"]}}}
 
 
 def _thinking_fields(thinking: dict | None, output_config: dict | None) -> dict:

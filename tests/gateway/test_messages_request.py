@@ -145,6 +145,49 @@ def test_tools_tool_choice_and_parallelism():
     assert chat(request(tools=[BASH], tool_choice={"type": "auto"}))["tool_choice"] == "auto"
 
 
+def test_a_deferred_tool_is_offered_from_the_turn_a_tool_reference_loads_it():
+    """Claude Code's ToolSearch: `defer_loading` tools stay out of the
+    prompt until a tool result's `tool_reference` names them (they used to
+    be a 400, and Claude then dropped the beta and sent every tool in full)."""
+    search = {**BASH, "name": "ToolSearch"}
+    weather = {**BASH, "name": "mcp__weather__forecast", "defer_loading": True}
+    other = {**BASH, "name": "mcp__mail__send", "defer_loading": True}
+    asked = [{"role": "user", "content": "Weather in Paris?"}]
+    before = chat(request(messages=asked, tools=[search, weather, other]))
+    assert [tool["function"]["name"] for tool in before["tools"]] == ["ToolSearch"]
+    found = [
+        *asked,
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {}}]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "tool_reference", "tool_name": "mcp__weather__forecast"}],
+                }
+            ],
+        },
+    ]
+    for checked in (None, CountTokensRequest):
+        after = chat({**request(messages=found, tools=[search, weather, other])}, checked)
+        assert [tool["function"]["name"] for tool in after["tools"]] == ["ToolSearch", "mcp__weather__forecast"]
+        assert after["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": "toolu_1",
+            "content": "Tool mcp__weather__forecast loaded: it is among the tools now.",
+        }
+
+
+def test_output_config_format_becomes_the_backends_json_schema_constraint():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    payload = chat(request(output_config={"effort": "low", "format": {"type": "json_schema", "schema": schema}}))
+    assert payload["response_format"] == {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+    with pytest.raises(ApiError) as caught:
+        chat(request(output_config={"format": {"type": "text"}}))
+    assert caught.value.status == 400 and caught.value.body["error"]["param"] == "output_config.format"
+
+
 @pytest.mark.parametrize("tools", [None, [{**BASH, "defer_loading": True}]])
 def test_tool_choice_any_with_no_tool_to_call_is_refused_in_the_clients_words(tools):
     with pytest.raises(ApiError) as refused:
