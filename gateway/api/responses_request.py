@@ -48,6 +48,37 @@ _CHAT_EXTENSIONS = (
 )
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
+# Items a history holds from tools that OpenAI, or the client, ran for the
+# model (hosted tools, shell and patch tools, MCP, tool search): replayed as
+# text of the assistant's turn, `[TYPE] {fields}`, so a session moved from
+# OpenAI to a local model keeps what happened (docs/api.md#history-items).
+_REPLAYED_ITEMS = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "computer_call_output",
+        "image_generation_call",
+        "code_interpreter_call",
+        "local_shell_call",
+        "local_shell_call_output",
+        "shell_call",
+        "shell_call_output",
+        "apply_patch_call",
+        "apply_patch_call_output",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "mcp_call",
+        "tool_search_call",
+        "tool_search_output",
+        "program",
+        "program_output",
+    }
+)
+_NOT_REPLAYED = ("id", "type", "status")
+_REPLAYED_TEXT_CHARS = 1000  # a longer string that is an image (data: URL, base64 result) is named, not replayed
+_IMAGE_TEXT = re.compile(r"(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+")
 
 
 class ResponsesRequest(BaseModel):
@@ -168,11 +199,21 @@ class _Conversation:
     def __init__(self, instructions: str | None) -> None:
         self.messages: list[dict] = []
         self.system: list[str] = [instructions] if instructions else []
+        self.added_tools: list[tuple[dict, str]] = []  # what `additional_tools` and tool search added, and where
 
     def add(self, item: dict, where: str) -> None:
         kind = item.get("type", "message")
         if kind == "message":
             self._message(item, where)
+        elif kind in _REPLAYED_ITEMS:
+            if kind == "tool_search_output":
+                self._add_tools(item, where)
+            message = self._assistant()
+            before = message.get("content") or ""
+            separator = "\n" if before and not before.endswith("\n") else ""
+            message["content"] = f"{before}{separator}{_replayed(kind, item)}\n"  # a line of its own
+        elif kind == "additional_tools":
+            self._add_tools(item, where)
         elif kind in _ASSISTANT_ITEMS:
             self._assistant_item(kind, item, where)
         elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -203,6 +244,13 @@ class _Conversation:
             message["content"] = (message.get("content") or "") + _text(item.get("content"))
         else:
             raise ApiError(400, f"{where}: messages with role {role!r} are not supported", param=where)
+
+    def _add_tools(self, item: dict, where: str) -> None:
+        """The tools an item makes available from here on (400 unless a list of tools)."""
+        tools = item.get("tools")
+        if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
+            raise ApiError(400, f"{where}.tools must be a list of tools", param=f"{where}.tools")
+        self.added_tools += [(tool, f"{where}.tools[{index}]") for index, tool in enumerate(tools)]
 
     def _assistant_item(self, kind: str, item: dict, where: str) -> None:
         if kind == "reasoning":
@@ -253,6 +301,22 @@ class _Conversation:
         if self.system:
             self.messages.insert(0, {"role": "system", "content": "\n\n".join(self.system)})
             self.system = []
+
+
+def _replayed(kind: str, item: dict) -> str:
+    """A hosted tool's history item as the text the model reads."""
+    fields = {key: _without_images(value) for key, value in item.items() if key not in _NOT_REPLAYED}
+    return f"[{kind}] {orjson.dumps(fields).decode()}"
+
+
+def _without_images(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _without_images(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_without_images(inner) for inner in value]
+    if isinstance(value, str) and len(value) > _REPLAYED_TEXT_CHARS and _IMAGE_TEXT.fullmatch(value):
+        return f"(an image or file of {len(value)} characters, not replayed)"
+    return value
 
 
 MAX_ITEM_ID_CHARS = 256
@@ -322,7 +386,7 @@ def chat_request(request: ResponsesRequest, raw: dict, history: list[dict]) -> t
         for index, item in enumerate(request.input):
             conversation.add(item, f"input[{index}]")
     payload: dict = {"model": request.model, "messages": conversation.finished()}
-    tools = offered_tools(request.tools or [])
+    tools = offered_tools(request.tools or [], conversation.added_tools)
     choice = chat_tool_choice(request.tool_choice, tools)
     if tools.chat:
         payload["tools"] = tools.chat

@@ -1,7 +1,9 @@
 """The tools of a Responses request (`POST /v1/responses`) as chat
 functions: `function` as it is; `custom` as a function with one string
 parameter `input`; `namespace` flattened (a name another tool already has
-gets its namespace as prefix); hosted tools dropped with a log line.
+gets its namespace as prefix); hosted tools dropped with a log line; the
+tools that input items add (`additional_tools`, a client tool search's
+output) after the request's own.
 `Tools` remembers what each offered name was, so the reply's calls go back
 out in their own kind, and where the request held it, so that chat's
 check (request.py) names the field as sent. `tool_choice` follows,
@@ -11,6 +13,7 @@ check (request.py) names the field as sent. `tool_choice` follows,
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -85,20 +88,22 @@ class Tools:
         return any(tool["function"]["name"] == name for tool in self.chat)
 
 
-def offered_tools(tools: list[dict]) -> Tools:
-    """The request's `tools` as chat functions, remembered by kind and place."""
+def offered_tools(tools: list[dict], added: Sequence[tuple[dict, str]] = ()) -> Tools:
+    """The request's `tools`, then the tools its input's `additional_tools`
+    items add (each with its place), as chat functions, remembered by kind
+    and place."""
     offered = Tools()
-    for index, tool in enumerate(tools):
+    for tool, path in [*((tool, f"tools[{index}]") for index, tool in enumerate(tools)), *added]:
         kind = tool.get("type")
         if kind == "function":
-            offered.add_function(tool, f"tools[{index}]")
+            offered.add_function(tool, path)
         elif kind == "custom":
-            offered.add_custom(tool, f"tools[{index}]")
+            offered.add_custom(tool, path)
         elif kind == "namespace":
             inner_tools = tool.get("tools")
             for place, inner in enumerate(inner_tools if isinstance(inner_tools, list) else []):
                 if isinstance(inner, dict) and inner.get("type", "function") == "function":
-                    offered.add_function(inner, f"tools[{index}].tools[{place}]", namespace=str(tool.get("name") or ""))
+                    offered.add_function(inner, f"{path}.tools[{place}]", namespace=str(tool.get("name") or ""))
         else:
             log.info("responses: dropped the hosted tool %r, which this gateway cannot run", kind)
     return offered

@@ -268,3 +268,54 @@ def test_a_finish_reason_that_is_not_a_string_is_a_malformed_answer_on_every_sur
     assert events[-1].response.output[0].content[0].text == "Partial"
     with pytest.raises(anthropic.APIStatusError, match="malformed chunk"):
         list(messages_client.messages.create(model="qwen3", max_tokens=10, messages=[USER], stream=True))
+
+
+def test_hosted_tool_history_is_replayed_as_text_the_model_can_read(client, fake):
+    """A session moved from OpenAI keeps the items its hosted tools left:
+    each is text of the assistant's turn, an image result named, not sent."""
+    search = {
+        "type": "web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "paris weather"},
+    }
+    shell = {
+        "type": "local_shell_call",
+        "id": "lsh_1",
+        "call_id": "c1",
+        "status": "completed",
+        "action": {"type": "exec", "command": ["ls"]},
+    }
+    shell_output = {"type": "local_shell_call_output", "id": "lsho_1", "output": "a.txt\nb.txt"}
+    image = {"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": "iVBORw0KGgo" * 200}
+    answer = {"type": "message", "role": "assistant", "content": "It is sunny."}
+    client.responses.create(model="qwen3", input=[USER, search, shell, shell_output, image, answer, USER])
+    sent = fake.last_body["messages"]
+    assert [message["role"] for message in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"].split("\n") == [
+        '[web_search_call] {"action":{"type":"search","query":"paris weather"}}',
+        '[local_shell_call] {"call_id":"c1","action":{"type":"exec","command":["ls"]}}',
+        '[local_shell_call_output] {"output":"a.txt\\nb.txt"}',
+        '[image_generation_call] {"result":"(an image or file of 2200 characters, not replayed)"}',
+        "It is sunny.",
+    ]
+
+
+def test_tools_added_by_input_items_are_offered_with_the_requests_own(client, fake):
+    """`additional_tools` and a client tool search's `tool_search_output`
+    make tools available from that item on (newer Codex sends both)."""
+    forecast = {"type": "function", "name": "forecast", "parameters": {"type": "object"}}
+    added = {"type": "additional_tools", "role": "developer", "tools": [CLOCK]}
+    found = [
+        {"type": "tool_search_call", "call_id": "ts_1", "execution": "client", "arguments": {"query": "weather"}},
+        {"type": "tool_search_output", "call_id": "ts_1", "execution": "client", "tools": [forecast]},
+    ]
+    client.responses.create(model="qwen3", input=[USER, added, *found, USER], tools=[WEATHER])
+    body = fake.last_body
+    assert [tool["function"]["name"] for tool in body["tools"]] == ["get_weather", "get_time", "forecast"]
+    assert body["messages"][1]["content"].startswith('[tool_search_call] {"call_id":"ts_1"')
+    error = responses_400(
+        client,
+        input=[USER, {"type": "additional_tools", "role": "developer", "tools": [{"type": "function", "name": 5}]}],
+    )
+    assert error["param"] == "input[1].tools[0].name"
