@@ -35,6 +35,7 @@ import orjson
 
 from bench.gateway_bench import QUICK, cpu_plan, servers, taskset
 from bench.surface_requests import REPO
+from gateway.api.compaction_seal import Seal
 from gateway.api.messages_request import read_messages_request
 from gateway.api.request import read_object
 from gateway.api.responses_request import chat_request, responses_fields
@@ -120,7 +121,7 @@ def chat_equivalent(surface: str, body: dict) -> dict:
     if surface == "messages":
         return read_messages_request(raw)[1]
     request = read_object(raw)
-    return chat_request(responses_fields(request), request, [])[0]
+    return chat_request(responses_fields(request), request, [], Seal(None))[0]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.chat import chat_completions
+from gateway.api.compaction_seal import Seal
 from gateway.api.completions import completions
 from gateway.api.conversations import add_conversation_routes
 from gateway.api.errors import surface_error
@@ -37,7 +38,7 @@ from gateway.api.messages import messages_router
 from gateway.api.models import list_models
 from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
-from gateway.api.responses import responses
+from gateway.api.responses import compact, responses
 from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
 from gateway.ops import collector
@@ -124,6 +125,7 @@ def create_app(
     app.state.created = int(time.time())
     app.state.config = config
     app.state.converting = converting_limiter()
+    app.state.seal = Seal(config.server.seal_key)  # read at start-up: a reload keeps the key
     redact_in_logs(Secrets.of(config))
     quiet_unfinished_on_purpose()
     metrics = app.state.metrics = Metrics()
@@ -134,6 +136,7 @@ def create_app(
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
     v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
+    v1.add_api_route("/responses/compact", compact, methods=["POST"])  # before /responses/{response_id}
     add_stored_response_routes(v1)
     add_conversation_routes(v1)
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())

@@ -21,6 +21,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from gateway.api.auth import owner_of
+from gateway.api.compaction_seal import Seal
 from gateway.api.limits import read_body
 from gateway.api.metadata import checked_metadata
 from gateway.api.pages import page
@@ -39,13 +40,13 @@ async def _body(request: Request) -> dict:
     return read_object(await read_body(request, request.app.state.config.server.max_body_bytes))
 
 
-def _items(body: dict) -> list[dict]:
+def _items(body: dict, seal: Seal) -> list[dict]:
     items = body.get("items", [])
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         raise ApiError(400, "items must be an array of item objects", param="items")
     if len(items) > _MAX_ITEMS:
         raise ApiError(400, f"items may hold at most {_MAX_ITEMS} items, got {len(items)}", param="items")
-    check_continuable(items, "items")
+    check_continuable(items, "items", seal)
     stored_items = as_stored_items(items)
     check_unique_ids(stored_items, "items", set())
     return stored_items
@@ -79,7 +80,7 @@ async def _conversation(request: Request, conversation_id: str) -> dict:
 
 async def create_conversation(request: Request) -> Response:
     body = await _body(request)
-    items, metadata = _items(body), checked_metadata(body.get("metadata"))
+    items, metadata = _items(body, request.app.state.seal), checked_metadata(body.get("metadata"))
     conversation_id = new_id("conv_", UNGUESSABLE)
     conversation = {
         "id": conversation_id,
@@ -122,7 +123,7 @@ async def list_items(request: Request, conversation_id: str) -> Response:
 async def add_items(request: Request, conversation_id: str) -> Response:
     body = await _body(request)
     await _conversation(request, conversation_id)
-    items = _items(body)
+    items = _items(body, request.app.state.seal)
     await _add(request, conversation_id, items)
     first, last = (items[0]["id"], items[-1]["id"]) if items else (None, None)
     return json_response({"object": "list", "data": items, "first_id": first, "last_id": last, "has_more": False})

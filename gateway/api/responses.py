@@ -35,6 +35,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
+from gateway.api.compaction import asks_compaction, compacted_response, compaction_item, compaction_stream
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
@@ -329,18 +330,41 @@ async def responses(request: Request) -> Response:
     server = request.app.state.config.server
     body = await read_body(request, server.max_body_bytes)
     raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
+    compacting = asks_compaction(asked.input)
     state = await load_state(request, asked)
     history = state.history if state is not None else []
     size = None if history else len(body)  # a history is as long as the chain it continues
-    payload, chat, tools = await converted(request, size, chat_request, asked, raw, history)
-    turn = await chat_turn(request, payload, chat)
+    conversed = asked.model_copy(update={"input": asked.input[:-1]}) if compacting else asked
+    payload, chat, tools = await converted(request, size, chat_request, conversed, raw, history, request.app.state.seal)
     if state is None:
         response_object = ResponseObject(asked, raw)
     else:
         response_object = ResponseObject(asked, raw, stored=state.keeps, conversation=state.conversation)
+    if compacting:
+        item, chat_usage, finish_reason = await unless_client_leaves(request, compaction_item(request, payload, chat))
+        response = response_object.finished([item], finish_reason, chat_usage)
+        if state is not None:
+            await state.save(response)
+        return compaction_stream(response) if chat.stream else json_response(response)
+    turn = await chat_turn(request, payload, chat)
     if chat.stream:
         return await unless_client_leaves(request, stream_response(turn, response_object, tools, state))
     response = whole_response(await unless_client_leaves(request, turn.answer()), turn, response_object, tools)
     if state is not None:
         await state.save(response)
     return json_response(response)
+
+
+async def compact(request: Request) -> Response:
+    """`POST /v1/responses/compact`: the request's conversation (its input,
+    after a `previous_response_id`'s chain) compacted into one `compaction`
+    item; nothing is stored."""
+    server = request.app.state.config.server
+    body = await read_body(request, server.max_body_bytes)
+    raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
+    asked = asked.model_copy(update={"store": False, "stream": False})
+    state = await load_state(request, asked)
+    history = state.history if state is not None else []
+    payload, chat, _ = await converted(request, None, chat_request, asked, raw, history, request.app.state.seal)
+    item, chat_usage, _ = await unless_client_leaves(request, compaction_item(request, payload, chat))
+    return json_response(compacted_response(item, chat_usage))

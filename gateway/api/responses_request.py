@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from gateway.api.compaction_seal import Seal, expanded
 from gateway.api.documents import data_url_document
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload, invalid_request
@@ -196,7 +197,8 @@ def _check_parts(content: object, path: str, role: object) -> None:
 class _Conversation:
     """Chat messages built item by item."""
 
-    def __init__(self, instructions: str | None) -> None:
+    def __init__(self, instructions: str | None, seal: Seal) -> None:
+        self.seal = seal
         self.messages: list[dict] = []
         self.system: list[str] = [instructions] if instructions else []
         self.added_tools: list[tuple[dict, str]] = []  # what `additional_tools` and tool search added, and where
@@ -214,6 +216,9 @@ class _Conversation:
             message["content"] = f"{before}{separator}{_replayed(kind, item)}\n"  # a line of its own
         elif kind == "additional_tools":
             self._add_tools(item, where)
+        elif kind == "compaction":
+            self._flush_system()
+            self.messages.append(expanded(self.seal, item, where))
         elif kind in _ASSISTANT_ITEMS:
             self._assistant_item(kind, item, where)
         elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -348,12 +353,12 @@ def _check_addressable(item_id: str, place: str) -> None:
         raise ApiError(400, message, param=place)
 
 
-def check_continuable(items: list[dict], field: str) -> None:
+def check_continuable(items: list[dict], field: str, seal: Seal) -> None:
     """`check_item_fields`, and 400 naming the first item a Responses
     request could not continue (as `chat_request` checks its input), so a
     conversation never holds an item that fails every later request."""
     check_item_fields(items, field)
-    conversation = _Conversation(None)
+    conversation = _Conversation(None, seal)
     for index, item in enumerate(items):
         conversation.add(item, f"{field}[{index}]")
 
@@ -374,10 +379,13 @@ def responses_fields(raw: dict) -> ResponsesRequest:
     return request
 
 
-def chat_request(request: ResponsesRequest, raw: dict, history: list[dict]) -> tuple[dict, ChatRequest, Tools]:
+def chat_request(
+    request: ResponsesRequest, raw: dict, history: list[dict], seal: Seal
+) -> tuple[dict, ChatRequest, Tools]:
     """The chat payload (checked) for a Responses request (its fields and
-    JSON object), continuing the stored `history` items, and the tools offered."""
-    conversation = _Conversation(request.instructions)
+    JSON object), continuing the stored `history` items (`compaction` items
+    unsealed with `seal`), and the tools offered."""
+    conversation = _Conversation(request.instructions, seal)
     for index, item in enumerate(history):
         conversation.add(item, f"previous item {index}")
     if isinstance(request.input, str):

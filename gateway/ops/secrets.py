@@ -27,10 +27,10 @@ class Secrets:
 
     @classmethod
     def of(cls, config: Config) -> Secrets:
-        """Every client key in `config`, and every backend's secrets."""
-        return cls(
-            [*config.server.api_keys, *(secret for model in config.models for secret in backend_secrets(model.backend))]
-        )
+        """Every client key in `config`, the seal key, and every backend's secrets."""
+        server = config.server
+        backends = (secret for model in config.models for secret in backend_secrets(model.backend))
+        return cls([*server.api_keys, *([server.seal_key] if server.seal_key else []), *backends])
 
     def __bool__(self) -> bool:
         return bool(self._secrets)

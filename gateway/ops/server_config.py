@@ -29,6 +29,8 @@ class ServerConfig(Section, RequestBounds):
     send_timeout: float = Field(default=SEND_TIMEOUT, gt=0)
     log_format: Literal["text", "json"] = "text"
     opentelemetry: bool = False
+    compaction_prompt: str | None = Field(default=None, min_length=1)  # None: api/compaction.py's SUMMARY_PROMPT
+    seal_key: str | None = Field(default=None, repr=False)  # None: a random key per process
 
     @model_validator(mode="before")
     @classmethod
@@ -59,6 +61,16 @@ class ServerConfig(Section, RequestBounds):
         if enabled and not tracing_installed():
             raise ValueError("needs the OpenTelemetry instrumentations: pip install 'parsegate[otel]'")
         return enabled
+
+    @field_validator("seal_key")
+    @classmethod
+    def _expand_seal_key(cls, key: str | None) -> str | None:
+        if key is None:
+            return None
+        expanded = expand_variables(key)
+        if len(expanded) < 16:
+            raise ValueError(f"seal_key must have at least 16 characters{from_variables(key)}")
+        return expanded
 
     @field_validator("api_keys")
     @classmethod
