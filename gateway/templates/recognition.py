@@ -77,6 +77,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature("Granite 4", ("<|start_of_role|>", "<tool_call>"), "granite4", None),
     # ServiceNow-AI/Apriel-1.5-15b-Thinker and 1.6
     Signature("Apriel", ("<available_tools>", "[BEGIN FINAL RESPONSE]"), "apriel", "apriel"),
+    # mistralai/Ministral-3-14B-Reasoning-2512, Magistral: `[THINK]…[/THINK]` beside Mistral's `[TOOL_CALLS]`
+    Signature("Mistral reasoning", ("[TOOL_CALLS]", "[THINK]", "[/THINK]"), "mistral", "mistral"),
     # swiss-ai/Apertus-8B-Instruct-2509
     Signature("Apertus", ("<|tools_prefix|>", "<|inner_prefix|>"), "apertus2509", "apertus2509"),
     # ai-sage/GigaChat3-10B-A1.8B
