@@ -300,14 +300,7 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation, family: Recog
         FIRST[0],
         SECOND[0],
     )
-    named = family.signature.tool_call_parser if family is not None else None
-    widened = [(_region(answer, one, whole_tokens=True), [FIRST])]
-    # a template that writes one call per turn (gpt-oss, GigaChat 3) is read back on the one call
-    both = _region(answer, two, whole_tokens=True) if two is not None else ""
-    widened += [(both, [FIRST, SECOND])] if SECOND[0] in both else []
-    if family is not None and named and _reads_back(named, widened, family.signature.reasoning_parser, family=True):
-        _by_markers(found, family, tools=True, reasoning=False)
-    else:
+    if not _read_by_family(found, family, answer, one, two):
         found.recognised_tools = _recognised_tools(samples)
         found.tools_from = "the template's renders" if found.recognised_tools else None
     markers, why = call_markers(samples[0][0], FIRST, samples[1][0] if two is not None else None, SECOND)
@@ -321,6 +314,25 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation, family: Recog
             f"tool calls: the derived format ({markers.style}) does not read the template's calls back"
         )
         found.tools = None
+
+
+def _read_by_family(found: Derivation, family: Recognition | None, answer: str, one: str, two: str | None) -> bool:
+    """Whether the family its markers name serves the tool calls: its parser
+    reads the template's one call, and its two if it writes two (gpt-oss and
+    GigaChat 3 write one per turn), back; if not, the refusal says so."""
+    named = family.signature.tool_call_parser if family is not None else None
+    if family is None or named is None:
+        return False
+    widened = [(_region(answer, one, whole_tokens=True), [FIRST])]
+    both = _region(answer, two, whole_tokens=True) if two is not None else ""
+    widened += [(both, [FIRST, SECOND])] if SECOND[0] in both else []
+    if _reads_back(named, widened, family.signature.reasoning_parser, family=True):
+        _by_markers(found, family, tools=True, reasoning=False)
+        return True
+    found.refusals.append(
+        f"tool calls: not as {named}: {family.evidence}, but it does not read the template's calls back"
+    )
+    return False
 
 
 def _recognised_tools(samples: list[tuple[str, list]]) -> str | None:

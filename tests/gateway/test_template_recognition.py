@@ -12,15 +12,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
+from gateway.app import create_app
 from gateway.cli import main
+from gateway.ops.config import Config
 from gateway.templates.analysis import Derivation, derive
 from gateway.templates.chat_template import ChatTemplate
 from gateway.templates.sources import load_chat_template
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
 from tests.parsers.test_conformance import parse_with
+from tests.scripted_backend import chat_answer
 from tests.template_families import (
     FAMILY_TEMPLATES,
     LFM2_TOKENS,
@@ -150,6 +154,10 @@ def test_a_familys_markers_do_not_serve_calls_its_parser_cannot_read_back() -> N
     )
     found = derive(ChatTemplate(source, where="odd"))
     assert found.recognised_tools is None
+    assert (
+        "tool calls: not as gemma4: Gemma 4 (markers in the template: <|tool_call>, <tool_call|>), "
+        "but it does not read the template's calls back"
+    ) in found.refusals
     assert found.origin == "template: derived"
     assert found.tools is not None and (found.tools.call_start, found.tools.call_end) == (
         "<|tool_call>",
@@ -173,3 +181,34 @@ def test_parsers_derive_says_per_part_recognised_derived_or_refused(capsys, tmp_
     }
     assert report["recognised"] == {"tool_call_parser": "gemma4", "reasoning_parser": "gemma4"}
     assert report["recognised_from"] == {"tool_call_parser": markers, "reasoning_parser": markers}
+
+
+def test_models_served_from_their_templates_alone_parse_their_calls(serve, side, tmp_path: Path) -> None:
+    _tokenizer_config(tmp_path, LFM2_TOKENS)  # the folder is the source, as a model's download is
+    models = [
+        {"name": "lfm", "backend": {"url": f"{side.url}/v1"}, "parsers_from": str(tmp_path)},
+        {
+            "name": "gemma",
+            "backend": {"url": f"{side.url}/v1"},
+            "parsers_from": str(TEMPLATES / "google-gemma-4-31B-it.jinja"),
+        },
+    ]
+    url = serve(create_app(Config.model_validate({"models": models})))
+    listed = {model["id"]: model["parsers"] for model in httpx.get(f"{url}/v1/models").json()["data"]}
+    assert listed["lfm"] == {
+        "reasoning_parser": None,
+        "tool_call_parser": "lfm2",
+        "origin": "template: recognised as lfm2",
+    }
+    assert listed["gemma"]["origin"] == "template: recognised as gemma4"
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    for model, reply in (
+        ("lfm", '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>'),
+        ("gemma", '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>'),
+    ):
+        side.routes["/v1/chat/completions"] = chat_answer(reply)
+        body = {"model": model, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": tools}
+        message = httpx.post(f"{url}/v1/chat/completions", json=body).json()["choices"][0]["message"]
+        assert [
+            (call["function"]["name"], json.loads(call["function"]["arguments"])) for call in message["tool_calls"]
+        ] == [("get_weather", {"city": "Paris"})], model
