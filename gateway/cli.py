@@ -152,20 +152,30 @@ def _derived_parsers(source: str, as_json: bool) -> int:
         print(json.dumps(report, ensure_ascii=False))
         return 0
     print(f"{source}: {report['origin'] or 'no reasoning or tool-call structure found: served as plain content'}")
-    for stage, key in (("reasoning", "reasoning_parser"), ("tool_calls", "tool_call_parser")):
-        markers = report[stage]
-        recognised = report["recognised"][key]
-        print(f"  {stage}: {'recognised as ' + recognised if recognised else 'derived' if markers else 'none'}")
-        for name, value in (markers or {}).items():
+    for stage, part in report["parts"].items():
+        print(f"  {stage}: {_part_line(part)}")
+        for name, value in (report[stage] or {}).items():
             print(f"    {name}: {json.dumps(value, ensure_ascii=False)}")
     print(f"  end_of_turn: {json.dumps(report['end_of_turn'], ensure_ascii=False)}")
     if report["tool_calls"] is not None:
         made = report["call_id_template"]
         print(f"  call_ids: {report['call_ids']}{f' (ids made as {made})' if made else ''}")
+    shown = {reason for part in report["parts"].values() for reason in part.get("reasons", ())}
     for reason in report["refused"]:
-        print(f"  refused: {reason}")
+        if reason not in shown:
+            print(f"  refused: {reason}")
     print(f"  analysed in {report['milliseconds']} ms")
     return 0
+
+
+def _part_line(part: dict) -> str:
+    """`recognised as X, by …`, `derived`, or `refused: …` (Derivation.parts)."""
+    if part["status"] == "recognised":
+        return f"recognised as {part['parser']}, by {part['from']}"
+    if part["status"] == "derived":
+        return "derived from the template's markers"
+    reasons = [reason.removeprefix("reasoning: ").removeprefix("tool calls: ") for reason in part["reasons"]]
+    return "refused: " + ("; ".join(reasons) or "nothing found")
 
 
 def _list_parsers(args: argparse.Namespace) -> int:

@@ -6,7 +6,12 @@ present or absent, a thinking switch on or off), with sentinel values, and
 the markers are read from where the renders differ, as llama.cpp's
 autoparser does (`common/chat-diff-analyzer.cpp`). Then:
 
-1. **recognise**: a registered tool-call format whose own rendering of the
+0. **recognise the family**: markers only one family writes, in the
+   template's text or its special tokens (`recognition.py`), name its
+   parsers; its tool-call parser serves the model if it reads the
+   template's own renders of calls back, or if the template writes no
+   calls (LFM2.5) or renders none;
+1. **recognise** a format: a registered tool-call format whose own rendering of the
    sample call has the template's markers (whitespace aside) and that
    reads the template's renders back to the same calls serves the model;
    a registered reasoning format with the same markers and switches too;
@@ -29,6 +34,7 @@ from gateway.ops.model_families import FAMILIES
 from gateway.templates.call_ids import NOT_WRITTEN, call_id_pattern
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
 from gateway.templates.markers import call_markers, closing_token, common_prefix, opening_token
+from gateway.templates.recognition import Recognition, recognise
 from parsers import ParseResult, make_pipeline
 from parsers.formats import REASONING_FORMATS, TOOL_FORMATS
 from parsers.formats.derived import (
@@ -53,6 +59,7 @@ TYPED: Call = (
 THINKING_SWITCHES = ("enable_thinking", "thinking")
 CALL_ID = "call{index:05d}"  # 9 letters and digits, as Mistral's template demands (`call_ids.GIVEN`)
 _CALL_ID = re.compile(r',?\s*"id"\s*:\s*"call\d{5}"|call\d{5}')
+_TOKENS = re.compile(r"(?:\s*<[^<>\s]+>)+")
 _PLAIN: dict[str, dict] = {"key_a": {"type": "string"}, "key_b": {"type": "integer"}}
 _TYPED: dict[str, dict] = {
     **_PLAIN,
@@ -90,6 +97,8 @@ class Derivation:
     end_of_turn: tuple[str, ...] = ()
     recognised_reasoning: str | None = None
     recognised_tools: str | None = None
+    reasoning_from: str | None = None  # what recognised it: the family's markers, or the template's renders
+    tools_from: str | None = None
     refusals: list[str] = field(default_factory=list)
     call_ids: str = NOT_WRITTEN  # how the template writes call ids (`call_ids.py`)
     call_id_template: str | None = None  # the ids a derived format makes
@@ -128,6 +137,25 @@ class Derivation:
         stage = self.tool_stage()
         return (TOOL_FORMATS[stage] if isinstance(stage, str) else stage).call_id_template if stage else None
 
+    def parts(self) -> dict[str, dict[str, Any]]:
+        """Per part (`tool_calls`, `reasoning`): `recognised` (as which
+        parser, and from what), `derived` (with its markers) or `refused`
+        (with the reasons), as `parsegate parsers --derive` says."""
+        general = [reason for reason in self.refusals if _part_of(reason) is None]
+        parts: dict[str, dict[str, Any]] = {}
+        for part, name, origin, markers, stage in (
+            ("tool_calls", self.recognised_tools, self.tools_from, self.tools, self.tool_stage()),
+            ("reasoning", self.recognised_reasoning, self.reasoning_from, self.reasoning, self.reasoning_stage()),
+        ):
+            if name:
+                parts[part] = {"status": "recognised", "parser": name, "from": origin}
+            elif stage is not None and markers is not None:
+                parts[part] = {"status": "derived", "markers": asdict(markers)}
+            else:
+                reasons = [reason for reason in self.refusals if _part_of(reason) == part]
+                parts[part] = {"status": "refused", "reasons": reasons or general}
+        return parts
+
     def to_json(self) -> dict[str, Any]:
         """What `parsegate parsers --derive --json` prints."""
         return {
@@ -139,25 +167,49 @@ class Derivation:
             "call_ids": self.call_ids,
             "call_id_template": self._ids_made(),
             "recognised": {"tool_call_parser": self.recognised_tools, "reasoning_parser": self.recognised_reasoning},
+            "recognised_from": {"tool_call_parser": self.tools_from, "reasoning_parser": self.reasoning_from},
             "refused": self.refusals,
+            "parts": self.parts(),
             "milliseconds": round(self.milliseconds, 1),
         }
+
+
+_NO_CALLS = "the template writes no tool calls in an assistant turn"
+
+
+def _part_of(reason: str) -> str | None:
+    """The part a refusal is about (`tool_calls`, `reasoning`), or None for the whole template."""
+    if reason.startswith("tool calls:") or reason == _NO_CALLS:
+        return "tool_calls"
+    return "reasoning" if reason.startswith("reasoning:") else None
 
 
 def derive(template: ChatTemplate) -> Derivation:
     """Recognise or derive the parsers `template` implies (module docstring)."""
     started = time.perf_counter()
     found = Derivation(template.where)
+    family = recognise(tuple(template.sources.values()), template.special_tokens)
     renders = _Renders(template, found.refusals)
     answer = renders.turn(_assistant(ANSWER))
     if answer is None or ANSWER not in answer:
         found.refusals.append("the template does not render an assistant answer")
+        if family is not None:
+            _by_markers(found, family, tools=True, reasoning=True)
         return found
     found.end_of_turn = _end_of_turn(answer)
-    _find_tools(renders, answer, found)
-    _find_reasoning(renders, answer, found)
+    _find_tools(renders, answer, found, family)
+    _find_reasoning(renders, answer, found, family)
     found.milliseconds = (time.perf_counter() - started) * 1000
     return found
+
+
+def _by_markers(found: Derivation, family: Recognition, *, tools: bool, reasoning: bool) -> None:
+    """The family's parsers for the parts named, recognised by its markers."""
+    signature = family.signature
+    if tools and signature.tool_call_parser:
+        found.recognised_tools, found.tools_from = signature.tool_call_parser, family.evidence
+    if reasoning and signature.reasoning_parser:
+        found.recognised_reasoning, found.reasoning_from = signature.reasoning_parser, family.evidence
 
 
 class _Renders:
@@ -213,18 +265,28 @@ def _end_of_turn(answer: str) -> tuple[str, ...]:
     return (token,) if token else ()
 
 
-def _region(answer: str, render: str) -> str:
-    """What `render` writes where `answer` writes the answer."""
+def _region(answer: str, render: str, whole_tokens: bool = False) -> str:
+    """What `render` writes where `answer` writes the answer; with
+    `whole_tokens`, widened to the `<…>` tokens it starts or ends inside
+    (`|><|START_ACTION|>…<|END_ACTION` -> `<|END_THINKING|><|START_ACTION|>…<|END_ACTION|>`)."""
     before, after = answer.split(ANSWER, 1)
     start = len(common_prefix(before, render))
     end = len(render) - len(common_prefix(after[::-1], render[start:][::-1]))
+    if whole_tokens:
+        opened = render.rfind("<", 0, start)
+        start = opened if opened > render.rfind(">", 0, start) else start
+        closed = render.find(">", end)
+        end = closed + 1 if closed >= 0 and not 0 <= render.find("<", end) < closed else end
     return render[start:end]
 
 
-def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
+def _find_tools(renders: _Renders, answer: str, found: Derivation, family: Recognition | None) -> None:
     one, two = renders.turn(_assistant("", FIRST)), renders.turn(_assistant("", FIRST, SECOND))
     if one is None or one == renders.turn(_assistant("")):
-        found.refusals.append("the template writes no tool calls in an assistant turn")
+        if family is not None and family.signature.tool_call_parser:
+            _by_markers(found, family, tools=True, reasoning=False)  # LFM2.5: the tokens alone
+        else:
+            found.refusals.append(_NO_CALLS)
         return
     typed = renders.turn(_assistant("", TYPED), _TYPED_TOOLS)
     typed_answer = renders.turn(_assistant(ANSWER), _TYPED_TOOLS)
@@ -238,7 +300,9 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
         FIRST[0],
         SECOND[0],
     )
-    found.recognised_tools = _recognised_tools(samples)
+    if not _read_by_family(found, family, answer, one, two):
+        found.recognised_tools = _recognised_tools(samples)
+        found.tools_from = "the template's renders" if found.recognised_tools else None
     markers, why = call_markers(samples[0][0], FIRST, samples[1][0] if two is not None else None, SECOND)
     if markers is None:
         if found.recognised_tools is None:
@@ -250,6 +314,25 @@ def _find_tools(renders: _Renders, answer: str, found: Derivation) -> None:
             f"tool calls: the derived format ({markers.style}) does not read the template's calls back"
         )
         found.tools = None
+
+
+def _read_by_family(found: Derivation, family: Recognition | None, answer: str, one: str, two: str | None) -> bool:
+    """Whether the family its markers name serves the tool calls: its parser
+    reads the template's one call, and its two if it writes two (gpt-oss and
+    GigaChat 3 write one per turn), back; if not, the refusal says so."""
+    named = family.signature.tool_call_parser if family is not None else None
+    if family is None or named is None:
+        return False
+    widened = [(_region(answer, one, whole_tokens=True), [FIRST])]
+    both = _region(answer, two, whole_tokens=True) if two is not None else ""
+    widened += [(both, [FIRST, SECOND])] if SECOND[0] in both else []
+    if _reads_back(named, widened, family.signature.reasoning_parser, family=True):
+        _by_markers(found, family, tools=True, reasoning=False)
+        return True
+    found.refusals.append(
+        f"tool calls: not as {named}: {family.evidence}, but it does not read the template's calls back"
+    )
+    return False
 
 
 def _recognised_tools(samples: list[tuple[str, list]]) -> str | None:
@@ -291,14 +374,19 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _reads_back(parser: str | ToolFormat, samples: list[tuple[str, list]]) -> bool:
+def _reads_back(
+    parser: str | ToolFormat, samples: list[tuple[str, list]], reasoning: str | None = None, family: bool = False
+) -> bool:
     """Whether `parser` reads each sample text back to its calls, and
     nothing else: one-shot, and the one-call sample a character at a time
     too (the markers cut everywhere; the rest costs start-up time for no
-    more cover)."""
+    more cover). A `family`'s parser, recognised by its markers, reads the
+    samples widened to whole tokens, with its `reasoning` parser, and may
+    leave tokens around them (Gemma 4's `<|tool_response>`, the empty
+    thinking Command R7B writes before an action)."""
     for index, (text, calls) in enumerate(samples):
         for pieces in ([text], list(text)) if index == 0 else ([text],):
-            pipeline, result = make_pipeline(None, parser, tools=_TYPED_TOOLS), ParseResult()
+            pipeline, result = make_pipeline(reasoning, parser, tools=_TYPED_TOOLS), ParseResult()
             for piece in pieces:
                 result.add(pipeline.feed(piece))
             result.add(pipeline.finish())
@@ -306,12 +394,16 @@ def _reads_back(parser: str | ToolFormat, samples: list[tuple[str, list]]) -> bo
                 got = [(name, json.loads(arguments or "{}")) for name, arguments in result.tool_calls]
             except ValueError:  # arguments the format cut wrong
                 return False
-            if got != [(name, args) for name, args in calls] or (result.content or "").strip():
+            left = (result.content or "").strip()
+            if got != [(name, args) for name, args in calls] or (left and not (family and _TOKENS.fullmatch(left))):
                 return False
     return True
 
 
-def _find_reasoning(renders: _Renders, answer: str, found: Derivation) -> None:
+def _find_reasoning(renders: _Renders, answer: str, found: Derivation, family: Recognition | None) -> None:
+    if family is not None and family.signature.reasoning_parser:
+        _by_markers(found, family, tools=False, reasoning=True)
+        return
     prompts = {
         switch: (renders.prompt(**{switch: True}), renders.prompt(**{switch: False})) for switch in THINKING_SWITCHES
     }
@@ -338,6 +430,7 @@ def _find_reasoning(renders: _Renders, answer: str, found: Derivation) -> None:
     on_by_default = not switches or default == prompts[switches[0]][0]
     found.reasoning = ReasoningMarkers(start, end, opens, switches, on_by_default)
     found.recognised_reasoning = _recognised_reasoning(found.reasoning, found.recognised_tools, found.end_of_turn)
+    found.reasoning_from = "the template's renders" if found.recognised_reasoning else None
 
 
 def _recognised_reasoning(markers: ReasoningMarkers, tool_name: str | None, end_of_turn: tuple[str, ...]) -> str | None:

@@ -187,6 +187,7 @@ class ChatTemplate:
         where: str = "chat template",
         max_prompt_chars: int | None = None,
         compile_now: bool = True,
+        special_tokens: Iterable[str] = (),
     ) -> None:
         named = {"default": source} if isinstance(source, str) else dict(source)
         if "default" not in named:
@@ -197,6 +198,7 @@ class ChatTemplate:
         self.eos_token = eos_token
         self.add_bos_token = add_bos_token  # whether the model's tokenizer adds BOS itself (None: not said)
         self.max_prompt_chars = max_prompt_chars
+        self.special_tokens = frozenset(special_tokens)  # the tokenizer's special tokens, where the source lists them
         self._compiled: dict[str, jinja2.Template] = {}
         if compile_now:
             self.compile()

@@ -65,6 +65,7 @@ def _job(template: ChatTemplate, *, compile_only: bool) -> dict:
         "bos_token": template.bos_token,
         "eos_token": template.eos_token,
         "where": template.where,
+        "special_tokens": sorted(template.special_tokens),
         "compile_only": compile_only,
     }
 
@@ -101,7 +102,12 @@ def _derive_job(job: dict) -> object:
     """The template compiled (`_COMPILED` for a compile-only job, the
     problem if it does not) and analysed."""
     template = ChatTemplate(
-        job["sources"], bos_token=job["bos_token"], eos_token=job["eos_token"], where=job["where"], compile_now=False
+        job["sources"],
+        bos_token=job["bos_token"],
+        eos_token=job["eos_token"],
+        where=job["where"],
+        compile_now=False,
+        special_tokens=job["special_tokens"],
     )
     try:
         template.compile()

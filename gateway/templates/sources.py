@@ -6,12 +6,16 @@
   the renderer picks when tools are given). A `chat_template.jinja` beside
   the file wins over both, as transformers has it. `bos_token` and
   `eos_token` are strings or `{"content": …}` objects; `add_bos_token`
-  says whether the tokenizer adds BOS itself.
+  says whether the tokenizer adds BOS itself. The `added_tokens_decoder`
+  entries marked `special` are the template's special tokens, which
+  recognition reads beside its text (recognition.py).
 - `.gguf`: the metadata's `tokenizer.chat_template` (and
   `tokenizer.chat_template.tool_use`), with BOS and EOS texts looked up
   from `tokenizer.ggml.bos_token_id` / `eos_token_id` in
   `tokenizer.ggml.tokens`, and `tokenizer.ggml.add_bos_token`, which
-  llama.cpp's server obeys when it tokenizes a prompt. Only metadata is
+  llama.cpp's server obeys when it tokenizes a prompt; the tokens whose
+  `tokenizer.ggml.token_type` is control or user-defined are its special
+  tokens, as llama.cpp's `llama-vocab.cpp` marks them. Only metadata is
   read: the reader maps the file and never loads a tensor.
 
 Every failure is a ChatTemplateError naming the file.
@@ -26,6 +30,8 @@ from typing import Any
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
 
 TOKENIZER_CONFIG = "tokenizer_config.json"
+# llama.cpp's `enum llama_token_type` (gguf-py `TokenType`): control and user-defined tokens
+_GGUF_SPECIAL_TYPES = {3, 4}
 TEMPLATE_FILE = "chat_template.jinja"
 
 
@@ -55,6 +61,7 @@ def load_chat_template(
         add_bos_token=loaded.add_bos_token,
         where=loaded.where,
         compile_now=compile_now,
+        special_tokens=loaded.special_tokens,
     )
 
 
@@ -89,6 +96,7 @@ def from_tokenizer_config(path: str | Path, *, compile_now: bool = True) -> Chat
         add_bos_token=_flag(config.get("add_bos_token")),
         where=where,
         compile_now=compile_now,
+        special_tokens=_added_special_tokens(config.get("added_tokens_decoder")),
     )
 
 
@@ -107,6 +115,17 @@ def _config_templates(value: Any, where: str) -> str | dict[str, str]:
             named[entry["name"]] = entry["template"]
         return named
     raise ChatTemplateError(where, "no chat_template in the tokenizer config")
+
+
+def _added_special_tokens(value: Any) -> list[str]:
+    """The contents of `added_tokens_decoder`'s entries marked special
+    (`{"10": {"content": "<|tool_call_start|>", "special": true}, …}`)."""
+    entries = value.values() if isinstance(value, dict) else ()
+    return [
+        entry["content"]
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry.get("special", True) is True
+    ]
 
 
 def _token_text(value: Any) -> str | None:
@@ -147,6 +166,7 @@ def from_gguf(path: str | Path, *, compile_now: bool = True) -> ChatTemplate:
         add_bos_token=_flag(_gguf_value(reader, "tokenizer.ggml.add_bos_token")),
         where=str(path),
         compile_now=compile_now,
+        special_tokens=_gguf_special_tokens(reader),
     )
 
 
@@ -161,6 +181,14 @@ def _gguf_token(reader: Any, id_key: str) -> str | None:
     if not isinstance(token_id, int) or tokens is None or not 0 <= token_id < len(tokens.data):
         return None
     return tokens.contents(token_id)
+
+
+def _gguf_special_tokens(reader: Any) -> list[str]:
+    tokens, types = reader.get_field("tokenizer.ggml.tokens"), reader.get_field("tokenizer.ggml.token_type")
+    if tokens is None or types is None:
+        return []
+    kinds = types.contents()
+    return [tokens.contents(index) for index, kind in enumerate(kinds) if kind in _GGUF_SPECIAL_TYPES]
 
 
 def _read_text(path: Path) -> str:

@@ -11,20 +11,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from gateway.cli import main
-from gateway.templates.analysis import Derivation, derive
+from gateway.templates.analysis import derive
 from gateway.templates.chat_template import ChatTemplate
 from gateway.templates.sources import load_chat_template
-from parsers import reasoning_format, tool_format
-from tests.corpus import load_cases
+from parsers import tool_format
 from tests.parsers.test_conformance import parse_with as parse
 from tests.parsers.test_conformance import splits
+from tests.template_families import TEMPLATES, cases_for, stages
 
-TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
 QWEN3 = "Qwen-Qwen3-0.6B.jinja"
 HERMES = "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja"
 QWEN25 = "Qwen-Qwen2.5-7B-Instruct.jinja"
@@ -95,7 +93,6 @@ NOT_IN_THE_TEMPLATE = {
         )
     ),
 }
-CASES = load_cases()
 
 
 def renamed(text: str) -> str:
@@ -107,39 +104,6 @@ def renamed(text: str) -> str:
 def template(name: str, rename: bool = False) -> ChatTemplate:
     source = (TEMPLATES / name).read_text(encoding="utf-8")
     return ChatTemplate(renamed(source) if rename else source, where=name)
-
-
-def cases_for(tool: str | None, reasoning: str | None) -> list[dict]:
-    """The cases of the named formats: each case's parsers are these (any
-    alias), or it names only one stage and that one is."""
-
-    def same(case_name, named, lookup):
-        return case_name is None or (named is not None and lookup(case_name) is lookup(named))
-
-    return [
-        case
-        for case in CASES
-        if (case["tool_parser"] or case["reasoning_parser"])
-        and _known(case)
-        and same(case["tool_parser"], tool, tool_format)
-        and same(case["reasoning_parser"], reasoning, reasoning_format)
-    ]
-
-
-def _known(case: dict) -> bool:
-    try:
-        case["tool_parser"] and tool_format(case["tool_parser"])
-        case["reasoning_parser"] and reasoning_format(case["reasoning_parser"])
-    except KeyError:
-        return False
-    return True
-
-
-def stages(found: Derivation, case: dict) -> tuple:
-    """The derived stages the case exercises (a tool-only case: no reasoning)."""
-    return (found.reasoning_stage() if case["reasoning_parser"] else None), (
-        found.tool_stage() if case["tool_parser"] else None
-    )
 
 
 def shown_by_template(case: dict, tool: str | None) -> bool:
