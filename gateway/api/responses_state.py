@@ -240,7 +240,9 @@ async def _chain_items(store: ResponseStore, owner: str, asked: str, chain: Chai
     return [*before, *(item for stored_response in chain.responses for item in stored_response.items)]
 
 
-async def _conversation_before(store: ResponseStore, owner: str, conversation: str, response: StoredResponse) -> list:
+async def _conversation_before(
+    store: ResponseStore, owner: str, conversation: str, response: StoredResponse
+) -> list[dict]:
     """The items of `conversation` before those `response` added to it."""
     own = {item["id"] for item in (*response.input_items, *response.response["output"])}
     items = await stored(store.items(conversation)) if await stored(store.conversation(owner, conversation)) else []

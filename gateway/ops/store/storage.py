@@ -7,8 +7,8 @@ never sees half of a write (docs/state.md).
 
 A record may follow another (a response the one it continued): its value
 goes on, right after its owner's prefix, with `"link":"KEY",` naming the
-record it follows (a key holds no `"` or `\\`). `chain` walks these links
-inside the store, in one call."""
+record it follows (a key holds no `"` or `\\`, and is under 1,000 bytes).
+`chain` walks these links inside the store, in one call."""
 
 from __future__ import annotations
 
