@@ -294,7 +294,7 @@ async def _events(stream: TurnStream, events: ResponseEvents, state: ResponseSta
     closing, response = events.ending(usage, failure)
     if state is not None:
         try:
-            await state.save(response)  # before the final event: a client that reads it can chain at once
+            response = await state.save(response)  # before the final event: a client that reads it can chain at once
         except ApiError as error:
             response = events.failed(error.body, usage)
     await out.send(closing + events.final(response))
@@ -344,14 +344,14 @@ async def responses(request: Request) -> Response:
         item, chat_usage, finish_reason = await unless_client_leaves(request, compaction_item(request, payload, chat))
         response = response_object.finished([item], finish_reason, chat_usage)
         if state is not None:
-            await state.save(response)
+            response = await state.save(response)
         return compaction_stream(response) if chat.stream else json_response(response)
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
         return await unless_client_leaves(request, stream_response(turn, response_object, tools, state))
     response = whole_response(await unless_client_leaves(request, turn.answer()), turn, response_object, tools)
     if state is not None:
-        await state.save(response)
+        response = await state.save(response)
     return json_response(response)
 
 

@@ -22,7 +22,7 @@ from gateway.api.responses_request import ResponsesRequest
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id
 from gateway.ops.observe import request_id
-from gateway.ops.store import RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable, TooManyItems
+from gateway.ops.store import Chain, RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable, TooManyItems
 
 _Result = TypeVar("_Result")
 log = logging.getLogger("parsegate.store")
@@ -37,9 +37,13 @@ async def stored(work: Awaitable[_Result]) -> _Result:
     try:
         return await work
     except StoreUnavailable as error:
-        rid = request_id.get()
-        log.error("request %s: %s", rid, error, extra={"request_id": rid})
+        _log(error)
         raise ApiError(503, STORE_UNAVAILABLE, type="server_error", code="store_unavailable") from None
+
+
+def _log(error: StoreUnavailable) -> None:
+    rid = request_id.get()
+    log.error("request %s: %s", rid, error, extra={"request_id": rid})
 
 
 def store_of(request: Request, param: str | None = None) -> ResponseStore:
@@ -127,21 +131,33 @@ class ResponseState:
     input: list[dict] = field(default_factory=list)
     conversation: str | None = None
     max_items: int | None = None  # the most items the conversation may hold (max_input_items)
+    continues: list[str] = field(default_factory=list)  # the ids of the chain's responses, kept on with it
 
-    async def save(self, response: dict) -> None:
+    async def save(self, response: dict) -> dict:
         """Store the answered (or cut) response, unless `store: false`, and
         add its input and output to the conversation, in one write: both
-        or neither. 503 if the store fails, 400 naming `conversation` (and
-        nothing stored) when they would put it past `max_input_items`,
-        which no later turn could continue."""
-        kept = (self.owner, StoredResponse(response, self.input, self.history)) if self.keeps else None
+        or neither. The response as answered: when the store fails, the
+        answer is not lost, and says what was not kept (`store: false`, a
+        `parsegate_warning`). A 400 naming `conversation` (and nothing
+        stored) when they would put it past `max_input_items`, which no
+        later turn could continue."""
+        try:
+            await self._write(response)
+        except StoreUnavailable as error:
+            _log(error)
+            return {**response, "store": False, "parsegate_warning": _not_stored(self.keeps, self.conversation)}
+        return response
+
+    async def _write(self, response: dict) -> None:
+        stored = StoredResponse(response, self.input)
         if self.conversation is None:
-            if kept is not None:
-                await stored(self.store.save_response(*kept))
+            if self.keeps:
+                await self.store.save_response(self.owner, stored, self.continues)
             return
         added = [*self.input, *response["output"]]
+        kept = (self.owner, stored) if self.keeps else None
         try:
-            if not await stored(self.store.add_items(self.conversation, added, self.max_items, kept)):
+            if not await self.store.add_items(self.conversation, added, self.max_items, kept):
                 raise not_found("Conversation", self.conversation, "conversation")  # deleted meanwhile
         except RepeatedItemId as error:  # an id added to the conversation since `load_state` checked
             raise already_held(added, "input", error) from None
@@ -151,6 +167,15 @@ class ResponseState:
     def save_later(self, response: dict) -> None:
         """`save`, for a stream its client cut: in a task of its own, which closing the store waits for."""
         self.store.in_background(self.save(response))
+
+
+def _not_stored(keeps: bool, conversation: str | None) -> dict:
+    """What a response whose store failed after it was answered says it lost."""
+    lost = "this response was not stored: it cannot be retrieved, or continued with previous_response_id"
+    if conversation is not None:
+        added = f"its input and output were not added to conversation {conversation}"
+        lost = f"{lost}, and {added}" if keeps else added
+    return {"code": "store_unavailable", "message": f"the response store could not be written: {lost}"}
 
 
 async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState | None:
@@ -169,17 +194,22 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
     state = ResponseState(
         store, owner_of(request), keeps=asked.store is not False, input=as_stored_items(input_items(asked))
     )
+    limit = item_bound(request, "input").limit(asked.model)
+    chain = None
     if asked.previous_response_id is not None:
-        previous = await stored(store.response(state.owner, asked.previous_response_id))
-        if previous is None:
+        chain = await stored(store.chain(state.owner, asked.previous_response_id, limit + 1))
+        if chain is None:
             raise not_found("Previous response", asked.previous_response_id, "previous_response_id")
-        state.history = previous.context
+        state.history = await _chain_items(store, state.owner, asked.previous_response_id, chain)
+        state.continues = [stored_response.response["id"] for stored_response in chain.responses]
     elif asked.conversation is not None:
         state.conversation = conversation_id(asked.conversation)
         if await stored(store.conversation(state.owner, state.conversation)) is None:
             raise not_found("Conversation", state.conversation, "conversation")
         state.history = await stored(store.items(state.conversation))
-    limit = _check_continued(request, asked.model, state, param)
+    _check_continued(request, limit, state, param)
+    if chain is not None and chain.longer:
+        raise _too_long(len(chain.responses), limit)
     if state.conversation is not None:
         state.max_items = limit
         if len(state.history) + len(state.input) >= limit:  # no room left for the response's output
@@ -187,6 +217,51 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
     taken = {item["id"] for item in state.history} if state.conversation is not None else set()
     check_unique_ids(state.input, "input", taken)
     return state
+
+
+async def _chain_items(store: ResponseStore, owner: str, asked: str, chain: Chain) -> list[dict]:
+    """The items a chain continues, in order: what its oldest response
+    continued (the items of its conversation before its own), then each
+    response's input and output. A 404 naming what is gone when the chain
+    goes through a response deleted or expired (or a conversation that no
+    longer holds the oldest one's items): a chain is never continued with
+    a hole in it (docs/state.md)."""
+    if chain.gone is not None:
+        message = (
+            f"Previous response with id '{chain.gone}' not found: '{asked}' continues it, and it was deleted or "
+            "has expired; start a new chain"
+        )
+        raise ApiError(404, message, param="previous_response_id", code="not_found")
+    oldest = chain.responses[0]
+    before: list[dict] = []
+    conversation = oldest.response.get("conversation")
+    if oldest.history is None and conversation is not None:
+        before = await _conversation_before(store, owner, conversation["id"], oldest)
+    return [*before, *(item for stored_response in chain.responses for item in stored_response.items)]
+
+
+async def _conversation_before(
+    store: ResponseStore, owner: str, conversation: str, response: StoredResponse
+) -> list[dict]:
+    """The items of `conversation` before those `response` added to it."""
+    own = {item["id"] for item in (*response.input_items, *response.response["output"])}
+    items = await stored(store.items(conversation)) if await stored(store.conversation(owner, conversation)) else []
+    place = next((index for index, item in enumerate(items) if item["id"] in own), None)
+    if place is None:
+        message = (
+            f"Conversation with id '{conversation}' not found, or it no longer holds the items of response "
+            f"'{response.response['id']}', which previous_response_id continues; start a new chain"
+        )
+        raise ApiError(404, message, param="previous_response_id", code="not_found")
+    return items[:place]
+
+
+def _too_long(read: int, limit: int) -> ApiError:
+    message = (
+        f"previous_response_id continues a chain of more than {read} responses: more than a request may hold "
+        f"(max_input_items: {limit}); start a new chain"
+    )
+    return ApiError(400, message, param="previous_response_id", code="array_above_max_length")
 
 
 def _conversation_full(held: int, given: int, answered: int | None, limit: int | None) -> ApiError:
@@ -203,13 +278,12 @@ def _conversation_full(held: int, given: int, answered: int | None, limit: int |
     return ApiError(400, message, param="conversation", code="array_above_max_length")
 
 
-def _check_continued(request: Request, model: str, state: ResponseState, param: str) -> int:
+def _check_continued(request: Request, limit: int, state: ResponseState, param: str) -> None:
     """400 naming `param` when the items a request continues are more than
     a request may send itself (docs/state.md): with its input, more than
-    `max_input_items` (which it answers); or more than `max_body_bytes` of JSON. Each turn of
+    `limit` (`max_input_items`); or more than `max_body_bytes` of JSON. Each turn of
     a chain carries the whole chain, so without this bound one request
     would load and convert a history that only ever grows."""
-    limit = item_bound(request, "input").limit(model)
     if len(state.history) + len(state.input) > limit:
         message = (
             f"{param} continues {len(state.history)} items, and input adds {len(state.input)}: more than the "
@@ -224,4 +298,3 @@ def _check_continued(request: Request, model: str, state: ResponseState, param: 
             "(max_body_bytes); start a new chain or conversation"
         )
         raise ApiError(400, message, param=param)
-    return limit

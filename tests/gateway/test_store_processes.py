@@ -205,43 +205,53 @@ def test_a_read_answers_while_writes_wait_for_sqlites_lock(serve, fake_backend_s
     assert [client.responses.retrieve(response.id).output_text for response in stored] == ["Answer 1."] * 3
 
 
-def test_writes_waiting_for_sqlites_lock_each_fail_within_their_own_time(
+# what a response says when the store failed after it was answered
+NOT_STORED = {
+    "code": "store_unavailable",
+    "message": "the response store could not be written: this response was not stored: it cannot be retrieved, "
+    "or continued with previous_response_id",
+}
+
+
+def test_writes_waiting_for_sqlites_lock_each_give_up_within_their_own_time(
     serve, fake_backend_server, fake, tmp_path, caplog
 ):
     """While another connection holds the file's write lock, each stored
     request waits for it no longer than `store.write_timeout`, counted from
-    when it asked, and answers the store's 503: all of them while the lock
-    is still held. Before, they waited in turn on the store's one thread,
-    each for its own 5 s: the n-th answered after n × 5 s."""
+    when it asked: all of them answer while the lock is still held. Before,
+    they waited in turn on the store's one thread, each for its own 5 s:
+    the n-th answered after n × 5 s. Each answer is the model's, not
+    stored, and says so (it was a 503, and the answer was lost)."""
     fake.answer = numbered_answers
     store = {"backend": "sqlite", "url": str(tmp_path / "store.db"), "write_timeout": 0.2}
     app = create_app(Config.model_validate(config(fake_backend_server, store)))
-    client = openai_client(serve(app)).with_options(max_retries=0)  # a 503 is the answer, not retried
+    client = openai_client(serve(app)).with_options(max_retries=0)
     first = client.responses.create(model="qwen3", input="Say 1")
 
-    def stored() -> openai.APIStatusError:
-        with pytest.raises(openai.InternalServerError) as refused:
-            client.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
-        return refused.value
+    def answered() -> httpx.Response:
+        body = {"model": "qwen3", "input": "Say 2", "previous_response_id": first.id}
+        return httpx.post(f"{client.base_url}responses", json=body, timeout=30)
 
     other_worker = sqlite3.connect(store["url"], isolation_level=None)
     other_worker.execute("BEGIN IMMEDIATE")  # holds the write lock, as a worker does while it writes
     try:
         with caplog.at_level(logging.ERROR, logger="parsegate.store"), ThreadPoolExecutor(max_workers=4) as requests:
-            refusals = list(requests.map(lambda _: stored(), range(4)))
-        assert [refusal.status_code for refusal in refusals] == [503] * 4  # all while the lock is held
-        said = {(refusal.body["code"], refusal.body["message"]) for refusal in refusals}
-        assert said == {
-            ("store_unavailable", "the response store cannot be reached or written just now; try again later")
-        }
+            replies = list(requests.map(lambda _: answered(), range(4)))
+        assert [reply.status_code for reply in replies] == [200] * 4  # all while the lock is held
+        for reply in replies:
+            assert reply.json()["output"][-1]["content"][0]["text"] == "Answer 2."
+            assert reply.json()["store"] is False
+            assert reply.json()["parsegate_warning"] == NOT_STORED
         assert client.responses.retrieve(first.id).output_text == "Answer 1."
     finally:
         other_worker.execute("ROLLBACK")
         other_worker.close()
     logged = [record.getMessage() for record in caplog.records]
-    for refusal in refusals:
-        [line] = [line for line in logged if refusal.response.headers["x-request-id"] in line]
+    for reply in replies:
+        [line] = [line for line in logged if reply.headers["x-request-id"] in line]
         assert "database is locked" in line
+        with pytest.raises(openai.NotFoundError):
+            client.responses.retrieve(reply.json()["id"])
     second = client.responses.create(model="qwen3", input="Say 2", previous_response_id=first.id)
     assert second.output_text == "Answer 2."
 
@@ -598,9 +608,10 @@ def test_a_response_and_its_conversation_items_are_stored_together(
 ):
     """A response continuing a conversation is stored with the items it
     adds to the conversation in one write: when storing the response fails
-    (the database refuses it), the client gets the 503 and neither the
-    response nor its items are kept. Before, the items were added first,
-    and stayed in the conversation of a response that was never stored."""
+    (the database refuses it), neither the response nor its items are
+    kept, and the client still gets its answer, streamed or not, saying
+    so. Before, the items were added first, and stayed in the conversation
+    of a response that was never stored; then the answer was a 503, lost."""
     fake.answer = numbered_answers
     app = create_app(Config.model_validate(config(fake_backend_server, {"backend": backend, "url": writer_url})))
     client = openai_client(serve(app)).with_options(max_retries=0)  # a 503 is the answer, not retried
@@ -611,9 +622,19 @@ def test_a_response_and_its_conversation_items_are_stored_together(
     assert kept[-len(first.output) :] == [item.id for item in first.output] and len(kept) == 2 + len(first.output)
     held = asyncio.run(_items_left(backend, store_url, conversation))  # in the database, as the client lists them
     asyncio.run(_refuse_responses(backend, store_url))
-    with pytest.raises(openai.InternalServerError) as failed:
-        client.responses.create(model="qwen3", input="Say 2", conversation=conversation)
-    assert failed.value.status_code == 503 and failed.value.body["code"] == "store_unavailable"
+    answered = client.responses.create(model="qwen3", input="Say 2", conversation=conversation)
+    with client.responses.stream(model="qwen3", input="Say 2", conversation=conversation) as stream:
+        events = [event.type for event in stream]
+        streamed = stream.get_final_response()
+    assert events[-1] == "response.completed"
+    for response in (answered, streamed):
+        assert response.output_text == "Answer 3." and response.store is False
+        assert response.to_dict()["parsegate_warning"] == {
+            "code": "store_unavailable",
+            "message": "the response store could not be written: this response was not stored: it cannot be "
+            f"retrieved, or continued with previous_response_id, and its input and output were not added to "
+            f"conversation {conversation}",
+        }
     assert [item.id for item in client.conversations.items.list(conversation, order="asc")] == kept
     assert asyncio.run(_items_left(backend, store_url, conversation)) == held
     assert asyncio.run(_responses_held(backend, store_url)) == 1
@@ -671,7 +692,11 @@ def test_a_store_that_is_down_answers_503_to_what_needs_it(
 ):
     """The 503 says in words that the store failed; what failed (the SQLite
     file's path, the server's address) is logged with the request's id,
-    and never sent to the client."""
+    and never sent to the client. A response the store fails only after it
+    was answered is not lost: the client gets it, streamed or not, saying
+    it was not stored (it was a 503, or a stream ending in
+    `response.failed`, after the model had answered)."""
+    fake.answer = numbered_answers
     scheme = "redis" if backend == "redis" else "postgresql"
     url = (
         str(tmp_path / "no-such-folder" / "store.db")
@@ -680,8 +705,15 @@ def test_a_store_that_is_down_answers_503_to_what_needs_it(
     )
     store = {"backend": backend, "url": url}
     client = openai_client(serve(create_app(Config.model_validate(config(fake_backend_server, store)))))
-    with caplog.at_level(logging.ERROR, logger="parsegate.store"), pytest.raises(openai.InternalServerError) as down:
-        client.responses.create(model="qwen3", input="Hi")
+    with caplog.at_level(logging.ERROR, logger="parsegate.store"):
+        answered = client.with_options(max_retries=0).responses.with_raw_response.create(model="qwen3", input="Hi")
+    assert answered.parse().output_text == "Answer 1." and answered.parse().store is False  # answered, not stored
+    assert answered.parse().to_dict()["parsegate_warning"] == NOT_STORED
+    rid = answered.headers["x-request-id"]
+    [logged] = [record.getMessage() for record in caplog.records if rid in record.getMessage()]
+    assert (url if backend == "sqlite" else str(closed_port)) in logged
+    with pytest.raises(openai.InternalServerError) as down:
+        client.responses.create(model="qwen3", input="Again", previous_response_id=answered.parse().id)
     assert down.value.status_code == 503
     assert down.value.body == {
         "message": "the response store cannot be reached or written just now; try again later",
@@ -689,16 +721,13 @@ def test_a_store_that_is_down_answers_503_to_what_needs_it(
         "param": None,
         "code": "store_unavailable",
     }
-    rid = down.value.response.headers["x-request-id"]
-    [logged] = [record.getMessage() for record in caplog.records if rid in record.getMessage()]
-    assert (url if backend == "sqlite" else str(closed_port)) in logged
     with pytest.raises(openai.InternalServerError):
         client.responses.retrieve("resp_123")
     with pytest.raises(openai.InternalServerError):
         client.conversations.create()
     stream = list(client.responses.create(model="qwen3", input="Hi", store=True, stream=True))
-    assert stream[-1].type == "response.failed" and stream[-1].response.error.code == "store_unavailable"
-    fake.answer = numbered_answers
+    assert stream[-1].type == "response.completed" and stream[-1].response.output_text == "Answer 1."
+    assert stream[-1].response.store is False and stream[-1].response.to_dict()["parsegate_warning"] == NOT_STORED
     assert client.responses.create(model="qwen3", input="Say 1", store=False).output_text == "Answer 1."
 
 

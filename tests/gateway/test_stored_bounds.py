@@ -118,3 +118,28 @@ def test_a_chain_continues_up_to_max_body_bytes_of_items(client, fake):
     assert body["param"] == "previous_response_id" and body["type"] == "invalid_request_error"
     assert f"bytes of items: more than the {MAX_BYTES} a request may send (max_body_bytes)" in body["message"]
     assert len(fake.requests) == 2
+
+
+def test_a_chain_of_more_responses_than_a_request_may_hold_items_ends(client, fake):
+    """A chain is read back a response at a time up to one more than
+    `max_input_items`; past that it is a 400, even when its responses hold
+    no items (an empty input, answered with nothing), and nothing is sent
+    upstream: a chain's length bounds the reading of it."""
+    fake.script("")
+    previous = client.responses.create(model="plain", input="Start")  # 1 item
+    for _ in range(MAX_ITEMS + 1):
+        previous = client.responses.create(model="plain", input=[], previous_response_id=previous.id)
+    assert previous.output == []
+    asked = len(fake.requests)
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="plain", input="One more", previous_response_id=previous.id)
+    assert refused.value.body == {
+        "message": (
+            f"previous_response_id continues a chain of more than {MAX_ITEMS + 1} responses: more than a request "
+            f"may hold (max_input_items: {MAX_ITEMS}); start a new chain"
+        ),
+        "type": "invalid_request_error",
+        "param": "previous_response_id",
+        "code": "array_above_max_length",
+    }
+    assert len(fake.requests) == asked

@@ -5,11 +5,19 @@ gives the configured backend's `ResponseStore`, or None for
 
 from __future__ import annotations
 
-from gateway.ops.store.records import ResponseStore, StoredResponse
+from gateway.ops.store.records import Chain, ResponseStore, StoredResponse
 from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems
 from gateway.ops.store_config import StoreConfig
 
-__all__ = ["RepeatedItemId", "ResponseStore", "StoreUnavailable", "StoredResponse", "TooManyItems", "open_store"]
+__all__ = [
+    "Chain",
+    "RepeatedItemId",
+    "ResponseStore",
+    "StoreUnavailable",
+    "StoredResponse",
+    "TooManyItems",
+    "open_store",
+]
 
 _EXTRAS = {"redis": "store-redis", "postgres": "store-postgres"}
 

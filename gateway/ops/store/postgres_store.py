@@ -7,7 +7,7 @@ under an advisory lock, so replicas starting together do not race."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -32,11 +32,28 @@ _TABLES = "SELECT count(to_regclass(name)) FROM unnest(ARRAY['parsegate_records'
 _SCHEMA_LOCK = 0x70617273  # pg_advisory_xact_lock's key while the tables are created
 _ITEMS_LOCK = 0x69746D73  # with the key's hash: pg_advisory_xact_lock's keys while a key's items are added
 _STARTS = "substring(value FROM 1 FOR length(${0}::bytea)) = ${0}::bytea"  # the value starts with the owner's prefix
+# The record and those it follows (storage.py's LINK), newest first: $1 the
+# key, $2 now, $3 the owner's prefix, $4 the most records. A link is read off
+# the start of a value after the owner's prefix; `escape` keeps its ASCII as
+# it is, so a cut through a multi-byte character never fails.
+_CHAIN = f"""
+WITH RECURSIVE chain (value, depth) AS (
+    SELECT value, 1 FROM parsegate_records WHERE key = $1 AND expires_at > $2 AND {_STARTS.format(3)}
+    UNION ALL
+    SELECT record.value, chain.depth + 1 FROM chain JOIN parsegate_records AS record
+    ON record.key = substring(
+        encode(substring(chain.value FROM length($3::bytea) + 1 FOR 1024), 'escape') FROM '^"link":"([^"]+)"'
+    )
+    WHERE chain.depth < $4 AND record.expires_at > $2
+    AND substring(record.value FROM 1 FOR length($3::bytea)) = $3::bytea
+)
+SELECT value FROM chain ORDER BY depth
+"""
 _Result = TypeVar("_Result")
 _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
-async def _put(db: asyncpg.Connection, key: str, value: bytes, expires_at: float) -> None:
+async def _put(db: asyncpg.Connection, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
     await db.execute(
         "INSERT INTO parsegate_records VALUES ($1, $2, $3) "
         "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at",
@@ -45,6 +62,10 @@ async def _put(db: asyncpg.Connection, key: str, value: bytes, expires_at: float
         expires_at,
     )
     await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
+    if renew:
+        await db.execute(
+            "UPDATE parsegate_records SET expires_at = $1 WHERE key = ANY($2::text[])", expires_at, list(renew)
+        )
 
 
 class PostgresStorage(Storage):
@@ -95,8 +116,14 @@ class PostgresStorage(Storage):
             )
         )
 
-    async def put(self, key: str, value: bytes, expires_at: float) -> None:
-        await self._run(lambda db: _put(db, key, value, expires_at))
+    async def chain(self, key: str, now: float, prefix: bytes, most: int) -> list[bytes]:
+        async def read(db: asyncpg.Connection) -> list[bytes]:
+            return [row["value"] for row in await db.fetch(_CHAIN, key, now, prefix, most)]
+
+        return await self._run(read)
+
+    async def put(self, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
+        await self._run(lambda db: _put(db, key, value, expires_at, renew))
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
         async def write(db: asyncpg.Connection) -> bool:  # the UPDATE locks the row: a delete waits, or was first

@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 
 import orjson
 
@@ -28,24 +29,54 @@ def _owned_by(owner: str) -> bytes:
 
 @dataclass(frozen=True)
 class StoredResponse:
-    """A response as kept: the response object, the input items its request
-    sent, and the items of its chain before them (a previous response's
-    history, input and output, or the conversation's items)."""
+    """A response as kept: the response object (its output, and the id of
+    the response it continued or of the conversation it is in) and the
+    input items its request sent; its chain is reached by reference, never
+    copied. `history` is only in a record written before that (up to
+    parsegate 0.1.0's phase 3): the items of its whole chain, copied into
+    it. Such a record follows no link, so a walk stops at it and its
+    `history` stands for the chain before it; it is read as it was
+    written, never rewritten."""
 
     response: dict
     input_items: list[dict]
-    history: list[dict]
+    history: list[dict] | None = None
 
     @property
-    def context(self) -> list[dict]:
-        """What a request chained to this response continues: every item up to its output."""
-        return [*self.history, *self.input_items, *self.response["output"]]
+    def items(self) -> list[dict]:
+        """What it adds to a chain: its input and output (after an old record's copied chain)."""
+        return [*(self.history or []), *self.input_items, *self.response["output"]]
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The stored responses a request continues, oldest first, read back
+    along their links from the one `previous_response_id` names. `gone` is
+    the id of the response the oldest of them continued, no longer there
+    (deleted or expired); `longer` says there are more than were read."""
+
+    responses: list[StoredResponse]
+    gone: str | None = None
+    longer: bool = False
+
+
+def _response_key(response_id: str) -> str:
+    return f"response:{response_id}"
 
 
 def _response_record(owner: str, stored: StoredResponse) -> tuple[str, bytes]:
-    """The key and value a stored response is kept under (`owner` first)."""
-    record = {"owner": owner, "response": stored.response, "input": stored.input_items, "history": stored.history}
-    return f"response:{stored.response['id']}", orjson.dumps(record)
+    """The key and value a stored response is kept under: `owner` first,
+    then the link to the response it continued (storage.py's LINK)."""
+    record: dict = {"owner": owner}
+    previous = stored.response.get("previous_response_id")
+    if previous is not None:
+        record["link"] = _response_key(previous)
+    record |= {"response": stored.response, "input": stored.input_items}
+    return _response_key(stored.response["id"]), orjson.dumps(record)
+
+
+def _stored_response(record: dict) -> StoredResponse:
+    return StoredResponse(record["response"], record["input"], record.get("history"))
 
 
 class ResponseStore:
@@ -65,17 +96,33 @@ class ResponseStore:
         record = orjson.loads(value) if value is not None else None
         return record if record is not None and record["owner"] == owner else None
 
-    async def save_response(self, owner: str, stored: StoredResponse) -> None:
-        await self._storage.put(*_response_record(owner, stored), self._expiry())
+    async def save_response(self, owner: str, stored: StoredResponse, continues: Sequence[str] = ()) -> None:
+        """Store the response; the responses it `continues` (their ids) are
+        kept another retention with it, so a chain in use is never cut short."""
+        renew = [_response_key(response_id) for response_id in continues]
+        await self._storage.put(*_response_record(owner, stored), self._expiry(), renew)
 
     async def response(self, owner: str, response_id: str) -> StoredResponse | None:
-        record = await self._record(f"response:{response_id}", owner)
-        if record is None:
+        record = await self._record(_response_key(response_id), owner)
+        return _stored_response(record) if record is not None else None
+
+    async def chain(self, owner: str, response_id: str, most: int) -> Chain | None:
+        """The response and those it continues, at most `most` of them, in
+        one call to the store; None if it is not `owner`'s."""
+        values = await self._storage.chain(_response_key(response_id), time.time(), _owned_by(owner), most)
+        records = list(takewhile(lambda record: record["owner"] == owner, map(orjson.loads, values)))
+        if not records:
             return None
-        return StoredResponse(record["response"], record["input"], record["history"])
+        responses = [_stored_response(record) for record in reversed(records)]
+        link = records[-1].get("link")
+        if link is None:
+            return Chain(responses)
+        if len(records) < most:
+            return Chain(responses, gone=link.removeprefix("response:"))
+        return Chain(responses, longer=True)
 
     async def delete_response(self, owner: str, response_id: str) -> bool:
-        return await self._storage.delete(f"response:{response_id}", _owned_by(owner))
+        return await self._storage.delete(_response_key(response_id), _owned_by(owner))
 
     async def save_conversation(self, owner: str, conversation: dict) -> None:
         record = {"owner": owner, "conversation": conversation}
@@ -145,7 +192,7 @@ class ResponseStore:
                 log.warning("store purge failed, retried in %.0f s: %s", PURGE_SECONDS, error)
             await asyncio.sleep(PURGE_SECONDS)
 
-    def in_background(self, write: Coroutine[object, object, None]) -> None:
+    def in_background(self, write: Coroutine[object, object, object]) -> None:
         """Run a write in a task of its own (for a request that is gone);
         its failure is logged, and `close` waits for it."""
         task = asyncio.get_running_loop().create_task(write)

@@ -7,7 +7,7 @@ where the write depends on what is there (https://redis.io/docs/latest/develop/i
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
 import redis.asyncio as redis
@@ -59,6 +59,24 @@ if not value or string.sub(value, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 return 1
 """
+# KEYS: the record a walk starts from; ARGV: the owner's prefix, the most
+# records to read, the records' key prefix. Answers the values of the record
+# and of those it follows (storage.py's LINK), newest first, each starting
+# with the owner's prefix. The keys after the first are known only from the
+# values, so they are not in KEYS: a single Redis server, not a cluster
+# (which the multi-key scripts here already need).
+_CHAIN = """
+local prefix, most = ARGV[1], tonumber(ARGV[2])
+local found, key = {}, KEYS[1]
+while key and #found < most do
+    local value = redis.call('GET', key)
+    if not value or string.sub(value, 1, #prefix) ~= prefix then break end
+    found[#found + 1] = value
+    local link = string.match(value, '^"link":"([^"]+)"', #prefix + 1)
+    key = link and ARGV[3] .. link
+end
+return found
+"""
 # KEYS: the record, its item-id list, its item-value hash; ARGV: the owner's
 # prefix, the new value, the expiry. Answers 1 once replaced, 0 when the
 # record is missing or another owner's.
@@ -85,6 +103,7 @@ class RedisStorage(Storage):
         self._get = self._client.register_script(_GET)
         self._delete = self._client.register_script(_DELETE)
         self._replace = self._client.register_script(_REPLACE)
+        self._chain = self._client.register_script(_CHAIN)
 
     async def _run(self, work: Awaitable[_Result]) -> _Result:
         try:
@@ -97,12 +116,19 @@ class RedisStorage(Storage):
         value = await self._run(self._get(keys=[record], args=[prefix]))
         return value if isinstance(value, bytes) else None  # bytes: the client decodes nothing
 
-    async def put(self, key: str, value: bytes, expires_at: float) -> None:
+    async def chain(self, key: str, now: float, prefix: bytes, most: int) -> list[bytes]:
+        record, _, _ = _keys(key)
+        found = await self._run(self._chain(keys=[record], args=[prefix, most, f"{_PREFIX}record:"]))
+        return [value for value in found if isinstance(value, bytes)]
+
+    async def put(self, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
         record, order, values = _keys(key)
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.set(record, value, exat=int(expires_at) + 1)
             pipe.expireat(order, int(expires_at) + 1)
             pipe.expireat(values, int(expires_at) + 1)
+            for other in renew:  # EXPIREAT leaves a key that is gone gone
+                pipe.expireat(_keys(other)[0], int(expires_at) + 1)
             await self._run(pipe.execute())
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:

@@ -17,11 +17,11 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems
+from gateway.ops.store.storage import RepeatedItemId, Storage, StoreUnavailable, TooManyItems, linked_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL);
@@ -47,9 +47,10 @@ _IN_MEMORY = ("", ":memory:")  # a database of one connection's own: reads go th
 _Result = TypeVar("_Result")
 
 
-def _put(db: sqlite3.Connection, key: str, value: bytes, expires_at: float) -> None:
+def _put(db: sqlite3.Connection, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
     db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (key, value, expires_at))
     db.execute("UPDATE items SET expires_at = ? WHERE key = ?", (expires_at, key))
+    db.executemany("UPDATE records SET expires_at = ? WHERE key = ?", [(expires_at, other) for other in renew])
 
 
 class SqliteStorage(Storage):
@@ -122,8 +123,25 @@ class SqliteStorage(Storage):
 
         return await self._run(read, writes=False)
 
-    async def put(self, key: str, value: bytes, expires_at: float) -> None:
-        await self._run(lambda db: _put(db, key, value, expires_at))
+    async def chain(self, key: str, now: float, prefix: bytes, most: int) -> list[bytes]:
+        def read(db: sqlite3.Connection) -> list[bytes]:  # in-process: a point read per link, on one thread call
+            found: list[bytes] = []
+            link: str | None = key
+            while link is not None and len(found) < most:
+                row = db.execute(
+                    f"SELECT value FROM records WHERE key = ? AND expires_at > ? AND {_STARTS}",
+                    (link, now, prefix, prefix),
+                ).fetchone()
+                if row is None:
+                    break
+                found.append(row[0])
+                link = linked_key(row[0], prefix)
+            return found
+
+        return await self._run(read, writes=False)
+
+    async def put(self, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
+        await self._run(lambda db: _put(db, key, value, expires_at, renew))
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
         def write(db: sqlite3.Connection) -> bool:

@@ -3,11 +3,27 @@ lists (values in insertion order, each under an item id, kept under the
 key of the record they belong to), all with an expiry time. The response
 store (records.py) builds responses and conversations on these; each
 backend (SQLite, Redis, PostgreSQL) implements them atomically, so a reader
-never sees half of a write (docs/state.md)."""
+never sees half of a write (docs/state.md).
+
+A record may follow another (a response the one it continued): its value
+goes on, right after its owner's prefix, with `"link":"KEY",` naming the
+record it follows (a key holds no `"` or `\\`, and is under 1,000 bytes).
+`chain` walks these links inside the store, in one call."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+LINK = b'"link":"'  # what a record that follows another goes on with after its owner's prefix, then the key and '"'
+
+
+def linked_key(value: bytes, prefix: bytes) -> str | None:
+    """The key of the record that `value` (starting with `prefix`) follows, if any."""
+    start = len(prefix) + len(LINK)
+    if value[len(prefix) : start] != LINK:
+        return None
+    return value[start : value.index(b'"', start)].decode()
 
 
 class StoreUnavailable(Exception):
@@ -38,8 +54,17 @@ class Storage(ABC):
         record is neither sent nor decoded."""
 
     @abstractmethod
-    async def put(self, key: str, value: bytes, expires_at: float) -> None:
-        """Write the record (replacing it) and move its items' expiry to `expires_at`."""
+    async def chain(self, key: str, now: float, prefix: bytes, most: int) -> list[bytes]:
+        """The record's value and those of the records it follows, newest
+        first, each read as `get` reads it: the walk stops at a record that
+        follows none, before one that is missing, expired or not starting
+        with `prefix`, or after `most` records."""
+
+    @abstractmethod
+    async def put(self, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
+        """Write the record (replacing it) and move its items' expiry, and
+        that of the records `renew` names (the chain it follows), to
+        `expires_at`, in one write."""
 
     @abstractmethod
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
