@@ -1,7 +1,8 @@
 """A store call's deadline (docs/state.md#stores), against a real
 `redis-server` and a real PostgreSQL: a paused server (SIGSTOP: it takes
 connections and answers nothing), a table another session locks, a row
-another session holds, a server stopped and started again. Each store call
+another session holds, a server stopped and started again, and a server
+that cannot be reached when `parsegate serve` starts. Each store call
 answers within its own `store.read_timeout` or `store.write_timeout`,
 the store's 503 when the store did not answer, and never waits behind
 another request's call."""
@@ -23,7 +24,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from gateway.ops.store.postgres_store import WRITERS
-from tests.gateway.test_store_processes import config, numbered_answers
+from tests.gateway.test_store_processes import config, numbered_answers, serve_exit
 from tests.sdk_clients import openai_client
 from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
 
@@ -262,3 +263,41 @@ def test_a_stream_whose_store_stops_answering_ends_within_the_deadline(serve, fa
     ends = [event["type"] for event in rest if event["type"] in ("response.completed", "response.failed")]
     assert ends == [rest[-1]["type"]]  # one end, the last event
     assert [event["sequence_number"] for event in [created, *rest]] == list(range(len(rest) + 1))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+def test_a_store_that_cannot_be_reached_stops_the_start(tmp_path, closed_port, backend):
+    """`parsegate serve` asks the store a trivial question before it
+    starts, and stops with one line naming the backend and what failed,
+    without the URL's password; it started, and every request that
+    needed the store was a 503 (a 500 before that)."""
+    url = {
+        "sqlite": str(tmp_path / "no-such-folder" / "store.db"),
+        "redis": f"redis://me:secret@127.0.0.1:{closed_port}/0",
+        "postgres": f"postgresql://me:secret@127.0.0.1:{closed_port}/db",
+    }[backend]
+    exited = serve_exit(tmp_path, {"backend": backend, "url": url})
+    assert exited.returncode == 1
+    [line] = exited.stderr.splitlines()
+    assert line.startswith(f"parsegate: store.backend {backend} cannot be used: the ")
+    assert (url if backend == "sqlite" else f"127.0.0.1:{closed_port}") in line
+    assert "secret" not in exited.stderr
+    assert "model qwen3" not in exited.stdout + exited.stderr  # before any start-up line
+
+
+@EACH_SERVER
+def test_a_store_that_does_not_answer_stops_the_start_within_its_deadline(tmp_path, store_server):
+    """A server that takes the connection and answers nothing is asked no
+    longer than `store.read_timeout`."""
+    store = {"backend": backend_of(store_server), "url": store_server.url, "read_timeout": DEADLINE}
+    store_server.pause()
+    try:
+        exited = serve_exit(tmp_path, store)
+    finally:
+        store_server.resume()
+    assert exited.returncode == 1
+    assert exited.stderr == (
+        f"parsegate: store.backend {store['backend']} cannot be used: the "
+        f"{'Redis' if store['backend'] == 'redis' else 'PostgreSQL'} store at 127.0.0.1:{store_server.port} "
+        f"did not answer within store.read_timeout ({DEADLINE:g} s)\n"
+    )
