@@ -28,8 +28,8 @@ from tests.gateway.test_store_processes import config, numbered_answers, serve_e
 from tests.sdk_clients import openai_client
 from tests.store_servers import PostgresServer, RedisServer, postgres_bin, redis_binary
 
-DEADLINE = 0.5  # store.read_timeout and store.write_timeout, seconds
-LEEWAY = 1.5  # seconds past the deadline a busy test machine may take to carry the answer
+DEADLINE = 1.0  # store.read_timeout and store.write_timeout, seconds: time enough to connect on a busy machine
+LEEWAY = 2.0  # seconds past the deadline a busy test machine may take to carry the answer
 STORE_DOWN = ("store_unavailable", "the response store cannot be reached or written just now; try again later")
 
 Server = RedisServer | PostgresServer
@@ -195,7 +195,7 @@ def test_a_read_answers_while_writes_wait_for_a_postgres_row(serve, fake_backend
     at asyncpg's 10 s command timeout. The writes, still within their time,
     are written once the row is let go."""
     fake.answer = numbered_answers
-    client = gateway(serve, fake_backend_server, store_server, write_timeout=60.0)
+    client = gateway(serve, fake_backend_server, store_server, read_timeout=30.0, write_timeout=60.0)
     first = client.responses.create(model="qwen3", input="Say 1")
     conversation = client.conversations.create(metadata={"turn": "0"}).id
     writes = [
@@ -220,7 +220,7 @@ def test_a_store_restarted_mid_run_serves_again(serve, fake_backend_server, fake
     restarting the gateway (its connections to the old server are dropped
     and new ones opened)."""
     fake.answer = numbered_answers
-    client = gateway(serve, fake_backend_server, store_server)
+    client = gateway(serve, fake_backend_server, store_server, read_timeout=5.0, write_timeout=5.0)
     first = client.responses.create(model="qwen3", input="Say 1")
     if isinstance(store_server, RedisServer):
         store_server.stop()

@@ -84,7 +84,9 @@ async def _in_transaction(
 
     cutting = loop.call_at(deadline, cut_off)
     try:
-        async with connection.transaction():
+        async with connection.transaction():  # the server ends a statement still running at the deadline
+            left = math.ceil((deadline - loop.time()) * 1000)  # ms; in the transaction: no setting a pooler must keep
+            await connection.execute(f"SET LOCAL statement_timeout = {max(left, 1)}")
             return await work(connection)
     finally:
         cutting.cancel()
@@ -141,7 +143,6 @@ class PostgresStorage(Storage):
             min_size=1,
             max_size=WRITERS if writes else READERS,
             timeout=seconds,  # connecting
-            server_settings={"statement_timeout": str(math.ceil(seconds * 1000))},  # in ms
         )
         try:
             if not self._pools:  # the first pool: the tables, if they are missing
@@ -252,7 +253,6 @@ class PostgresStorage(Storage):
 
     async def purge(self, now: float) -> None:
         async def drop(db: asyncpg.Connection) -> None:
-            await db.execute(f"SET LOCAL statement_timeout = {math.ceil(PURGE_TIMEOUT * 1000)}")
             await db.execute("DELETE FROM parsegate_records WHERE expires_at <= $1", now)
             await db.execute("DELETE FROM parsegate_items WHERE expires_at <= $1", now)
 
