@@ -84,10 +84,17 @@ async def _in_transaction(
 
     cutting = loop.call_at(deadline, cut_off)
     try:
-        async with connection.transaction():  # the server ends a statement still running at the deadline
-            left = math.ceil((deadline - loop.time()) * 1000)  # ms; in the transaction: no setting a pooler must keep
-            await connection.execute(f"SET LOCAL statement_timeout = {max(left, 1)}")
-            return await work(connection)
+        # the server ends a statement still running at the deadline: a setting of the transaction's own (a
+        # startup parameter is refused by PgBouncer), sent with its BEGIN in one round trip
+        left = max(math.ceil((deadline - loop.time()) * 1000), 1)  # ms
+        await connection.execute(f"BEGIN; SET LOCAL statement_timeout = {left}")
+        try:
+            result = await work(connection)
+        except BaseException:
+            await connection.execute("ROLLBACK")  # on a connection cut off, it fails at once
+            raise
+        await connection.execute("COMMIT")
+        return result
     finally:
         cutting.cancel()
         # within what is left of its time; past it, or failing, the pool closes the connection (and opens
