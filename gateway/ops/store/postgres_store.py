@@ -84,8 +84,9 @@ async def _in_transaction(
 
     cutting = loop.call_at(deadline, cut_off)
     try:
-        # the server ends a statement still running at the deadline: a setting of the transaction's own (a
-        # startup parameter is refused by PgBouncer), sent with its BEGIN in one round trip
+        # the server ends a statement still running at the deadline: a setting of the transaction's own, sent
+        # with its BEGIN in one round trip (PgBouncer refuses a startup parameter it does not know, "FATAL:
+        # unsupported startup parameter": https://github.com/pgbouncer/pgbouncer/issues/1074)
         left = max(math.ceil((deadline - loop.time()) * 1000), 1)  # ms
         await connection.execute(f"BEGIN; SET LOCAL statement_timeout = {left}")
         try:
