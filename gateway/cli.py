@@ -71,6 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
         logging.getLogger("parsegate.cli").warning(
             "no ./%s here: serving the built-in demo model; %s", DEFAULT_CONFIG, HOW_TO_CONFIGURE
         )
+    from gateway.ops.store import StoreUnavailable
     from gateway.serve import CannotListen, serve  # the web stack loads only once there is something to serve
 
     try:
@@ -82,7 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
             workers=args.workers,
             log_format=log_format,
         )
-    except CannotListen as error:
+    except (CannotListen, StoreUnavailable) as error:
         print(f"parsegate: {error}", file=sys.stderr)
         return 1
     return 0

@@ -8,7 +8,10 @@ goes to them in `$PARSEGATE_CONFIG`, which `app_from_environment` reads.
 With workers, SIGHUP goes to uvicorn's supervisor, which replaces them one
 by one; a new worker gets `WORKER_START_SECONDS` to come up.
 An address that cannot be bound (a port in use) stops `serve` with
-`CannotListen` before any start-up line.
+`CannotListen` before any start-up line, and a store that does not answer
+a trivial question within `store.read_timeout` with `StoreUnavailable`
+(ops/store: `check_store`); a store that stops answering later is a 503
+to the requests that need it, until it answers again.
 In-flight streams finish on shutdown, up to `server.shutdown_timeout`.
 Each serving process sets its garbage collector for serving as its app
 starts (ops/collector.py).
@@ -20,6 +23,7 @@ starts; a process that reloads its config writes ops/startup.py's again
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging.config
 import os
@@ -33,6 +37,7 @@ from gateway.ops.config import Config, load_config
 from gateway.ops.env_overlay import CONFIG_FILE_VARIABLE
 from gateway.ops.logs import logging_config
 from gateway.ops.startup import log_startup
+from gateway.ops.store import check_store
 from gateway.upstream import fast_paths
 
 WORKER_START_SECONDS = 30  # uvicorn's default of 5 is too short on a busy host
@@ -93,6 +98,7 @@ def serve(
         "access_log": False,
     }
     check_address(host, port)
+    asyncio.run(check_store(config.store))
     logging.config.dictConfig(options["log_config"])  # uvicorn sets the same up again, after these lines
     log_startup(config, host)
     fast_paths.log_choice()  # workers decide alike: same packages, same environment

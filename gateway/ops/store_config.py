@@ -23,7 +23,8 @@ class StoreConfig(Section):
     backend: Literal["sqlite", "redis", "postgres", "none"] = "sqlite"
     url: str | None = Field(default=None, repr=False)  # may hold a password
     retention_days: float = Field(default=30.0, gt=0)
-    write_timeout: float = Field(default=5.0, gt=0)  # sqlite: seconds a write may wait for the file's write lock
+    write_timeout: float = Field(default=5.0, gt=0)  # seconds a store write may take, waits included, then a 503
+    read_timeout: float = Field(default=5.0, gt=0)  # seconds a store read may take, waits included, then a 503
 
     @field_validator("url")
     @classmethod

@@ -1,12 +1,23 @@
 """Records and item lists in PostgreSQL, shared by every gateway replica,
-with asyncpg (https://magicstack.github.io/asyncpg/current/). The pool
-opens on first use, so a gateway starts while the database is down and
-answers 503 only to the requests that need it; the tables are created
-under an advisory lock, so replicas starting together do not race."""
+with asyncpg (https://magicstack.github.io/asyncpg/current/). Reads and
+writes go through pools of their own, so that writes waiting for a lock
+(another session's) never hold every connection a read needs: under
+MVCC a read does not wait for a row being written
+(https://www.postgresql.org/docs/current/mvcc-intro.html). Each call,
+connecting and waiting for a pool's connection included, has its
+deadline (`store.read_timeout`, `store.write_timeout`): the server ends a
+statement still running at it (`statement_timeout`), and a connection
+still waiting then (a server that stopped answering) is closed, so
+nothing waits for its rollback; a 503 either way, and the transaction
+is never committed. The pools open on first use, after the start-up
+check (`check`); the tables are created under an advisory lock, so
+replicas starting together do not race."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -51,6 +62,9 @@ SELECT value FROM chain ORDER BY depth
 """
 _Result = TypeVar("_Result")
 _FAILURES = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+READERS = 4  # connections of the pool reads go through
+WRITERS = 10  # connections of the pool writes go through
+PURGE_TIMEOUT = 300.0  # seconds the hourly purge may take: a request's deadline would cut a large one short
 
 
 async def _put(db: asyncpg.Connection, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
@@ -68,42 +82,104 @@ async def _put(db: asyncpg.Connection, key: str, value: bytes, expires_at: float
         )
 
 
+async def _create_tables(db: asyncpg.Connection) -> None:
+    await db.execute("SELECT pg_advisory_xact_lock($1)", _SCHEMA_LOCK)
+    if await db.fetchval(_TABLES) < 2:  # another replica's writes may be running: lock nothing
+        await db.execute(_SCHEMA)
+
+
+async def _in_transaction(
+    pool: asyncpg.Pool, work: Callable[[asyncpg.Connection], Awaitable[_Result]], deadline: float, cut: list[bool]
+) -> _Result:
+    """`work`'s result, in a transaction on one of `pool`'s connections,
+    by the event loop's time `deadline`: waiting for a connection ends
+    then, and a connection still in use then is closed (`cut` says so),
+    so that its `work`, its rollback and its release fail at once."""
+    async with asyncio.timeout_at(deadline):
+        connection = await pool.acquire()
+    loop = asyncio.get_running_loop()
+
+    def cut_off() -> None:
+        cut.append(True)
+        connection.terminate()
+
+    cutting = loop.call_at(deadline, cut_off)
+    try:
+        # the server ends a statement still running at the deadline: a setting of the transaction's own, sent
+        # with its BEGIN in one round trip (PgBouncer refuses a startup parameter it does not know, "FATAL:
+        # unsupported startup parameter": https://github.com/pgbouncer/pgbouncer/issues/1074)
+        left = max(math.ceil((deadline - loop.time()) * 1000), 1)  # ms
+        await connection.execute(f"BEGIN; SET LOCAL statement_timeout = {left}")
+        try:
+            result = await work(connection)
+        except BaseException:
+            await connection.execute("ROLLBACK")  # on a connection cut off, it fails at once
+            raise
+        await connection.execute("COMMIT")
+        return result
+    finally:
+        cutting.cancel()
+        # within what is left of its time; past it, or failing, the pool closes the connection (and opens
+        # another when asked): `work`'s answer, or its failure, stands, and a committed write is no 503
+        with contextlib.suppress(*_FAILURES):
+            await pool.release(connection, timeout=max(deadline - loop.time(), 0.0))
+
+
 class PostgresStorage(Storage):
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, read_timeout: float = 5.0, write_timeout: float = 5.0) -> None:
         self._url = url
         self._server = urlsplit(url).netloc.rpartition("@")[2] or "the default server"  # host:port, no password
-        self._pool: asyncpg.Pool | None = None
+        self._timeouts = {"read_timeout": read_timeout, "write_timeout": write_timeout}
+        self._pools: dict[bool, asyncpg.Pool] = {}  # by whether it writes
         self._opening = asyncio.Lock()
 
-    async def _run(self, work: Callable[[asyncpg.Connection], Awaitable[_Result]]) -> _Result:
+    async def _run(
+        self, work: Callable[[asyncpg.Connection], Awaitable[_Result]], *, writes: bool, seconds: float | None = None
+    ) -> _Result:
+        """`work`'s result, in a transaction on a connection of the read or
+        the write pool, within that pool's deadline (or `seconds`)."""
+        setting = "write_timeout" if writes else "read_timeout"
+        seconds = seconds or self._timeouts[setting]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        cut: list[bool] = []
         try:
-            pool = self._pool or await self._open()
-            async with pool.acquire() as connection, connection.transaction():
-                return await work(connection)
+            async with asyncio.timeout_at(deadline):
+                pool = self._pools.get(writes) or await self._open(writes, deadline, cut)
+            return await _in_transaction(pool, work, deadline, cut)
         except _FAILURES as error:
+            if cut or loop.time() >= deadline:
+                raise StoreUnavailable(
+                    f"the PostgreSQL store at {self._server} did not answer within store.{setting} ({seconds:g} s)"
+                ) from error
             raise StoreUnavailable(
                 f"the PostgreSQL store at {self._server} failed: {type(error).__name__}: {error}"
             ) from error
 
-    async def _open(self) -> asyncpg.Pool:
-        """The pool, opened by one request at a time (the first requests and
-        the start-up purge come together): one pool per store, and no
-        `CREATE INDEX` (which locks its table, even when the index is there)
-        while this store's own writes run, which deadlocked with them."""
+    async def _open(self, writes: bool, deadline: float, cut: list[bool]) -> asyncpg.Pool:
+        """The read or the write pool, opened by one request at a time (the
+        first requests and the start-up purge come together): one of each
+        per store, and no `CREATE INDEX` (which locks its table, even when
+        the index is there) while this store's own writes run, which
+        deadlocked with them."""
         async with self._opening:
-            return self._pool or await self._new_pool()
+            return self._pools.get(writes) or await self._new_pool(writes, deadline, cut)
 
-    async def _new_pool(self) -> asyncpg.Pool:
-        pool = await asyncpg.create_pool(self._url, min_size=1, max_size=10, timeout=5.0, command_timeout=10.0)
+    async def _new_pool(self, writes: bool, deadline: float, cut: list[bool]) -> asyncpg.Pool:
+        seconds = self._timeouts["write_timeout" if writes else "read_timeout"]
+        pool = await asyncpg.create_pool(
+            self._url,
+            min_size=1,
+            max_size=WRITERS if writes else READERS,
+            timeout=seconds,  # connecting
+        )
         try:
-            async with pool.acquire() as connection, connection.transaction():
-                await connection.execute("SELECT pg_advisory_xact_lock($1)", _SCHEMA_LOCK)
-                if await connection.fetchval(_TABLES) < 2:  # another replica's writes may be running: lock nothing
-                    await connection.execute(_SCHEMA)
+            if not self._pools:  # the first pool: the tables, if they are missing
+                await _in_transaction(pool, _create_tables, deadline, cut)
         except BaseException:
-            await pool.close()
+            pool.terminate()  # closing would wait for a server that may not answer
             raise
-        self._pool = pool
+        self._pools[writes] = pool
         return pool
 
     async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
@@ -113,17 +189,18 @@ class PostgresStorage(Storage):
                 key,
                 now,
                 prefix,
-            )
+            ),
+            writes=False,
         )
 
     async def chain(self, key: str, now: float, prefix: bytes, most: int) -> list[bytes]:
         async def read(db: asyncpg.Connection) -> list[bytes]:
             return [row["value"] for row in await db.fetch(_CHAIN, key, now, prefix, most)]
 
-        return await self._run(read)
+        return await self._run(read, writes=False)
 
     async def put(self, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
-        await self._run(lambda db: _put(db, key, value, expires_at, renew))
+        await self._run(lambda db: _put(db, key, value, expires_at, renew), writes=True)
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
         async def write(db: asyncpg.Connection) -> bool:  # the UPDATE locks the row: a delete waits, or was first
@@ -136,7 +213,7 @@ class PostgresStorage(Storage):
             await db.execute("UPDATE parsegate_items SET expires_at = $1 WHERE key = $2", expires_at, key)
             return True
 
-        return await self._run(write)
+        return await self._run(write, writes=True)
 
     async def delete(self, key: str, prefix: bytes) -> bool:
         # the record first: its row lock orders this delete with a replace or an append of the key; the
@@ -148,7 +225,7 @@ class PostgresStorage(Storage):
             await db.execute("DELETE FROM parsegate_items WHERE key = $1", key)
             return True
 
-        return await self._run(drop)
+        return await self._run(drop, writes=True)
 
     async def append(
         self,
@@ -184,23 +261,25 @@ class PostgresStorage(Storage):
                 await _put(db, *record, expires_at)
             return True
 
-        return await self._run(add)
+        return await self._run(add, writes=True)
 
     async def items(self, key: str) -> list[bytes]:
         async def read(db: asyncpg.Connection) -> list[bytes]:
             rows = await db.fetch("SELECT value FROM parsegate_items WHERE key = $1 ORDER BY seq", key)
             return [row["value"] for row in rows]
 
-        return await self._run(read)
+        return await self._run(read, writes=False)
 
     async def item(self, key: str, item_id: str) -> bytes | None:
         return await self._run(
-            lambda db: db.fetchval("SELECT value FROM parsegate_items WHERE key = $1 AND item_id = $2", key, item_id)
+            lambda db: db.fetchval("SELECT value FROM parsegate_items WHERE key = $1 AND item_id = $2", key, item_id),
+            writes=False,
         )
 
     async def remove(self, key: str, item_id: str) -> bool:
         return await self._run(
-            lambda db: self._deleted(db, "DELETE FROM parsegate_items WHERE key = $1 AND item_id = $2", key, item_id)
+            lambda db: self._deleted(db, "DELETE FROM parsegate_items WHERE key = $1 AND item_id = $2", key, item_id),
+            writes=True,
         )
 
     @staticmethod
@@ -212,8 +291,17 @@ class PostgresStorage(Storage):
             await db.execute("DELETE FROM parsegate_records WHERE expires_at <= $1", now)
             await db.execute("DELETE FROM parsegate_items WHERE expires_at <= $1", now)
 
-        await self._run(drop)
+        await self._run(drop, writes=True, seconds=PURGE_TIMEOUT)
+
+    async def check(self) -> None:
+        await self._run(lambda db: db.fetchval("SELECT 1"), writes=False)
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
+        """Close the pools, each within its deadline: a server that does not
+        answer has its connections closed at once."""
+        for writes, pool in self._pools.items():
+            try:
+                await asyncio.wait_for(pool.close(), self._timeouts["write_timeout" if writes else "read_timeout"])
+            except TimeoutError:
+                pool.terminate()
+        self._pools.clear()

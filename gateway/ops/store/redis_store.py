@@ -3,12 +3,23 @@ redis-py's asyncio client (https://redis.readthedocs.io/en/stable/examples/async
 A record is a string; a key's items are a list of item ids and a hash of
 their values; every key expires on its own (EXPIREAT), so nothing needs
 purging. Multi-key writes are MULTI/EXEC transactions, or a Lua script
-where the write depends on what is there (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/)."""
+where the write depends on what is there (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/).
+Each call, connecting included, has its deadline (`store.read_timeout`,
+`store.write_timeout`): a server that stops answering (paused, or a
+script running long) is a 503 when it passes, and the connection is
+dropped, never reused with its answer pending (redis-py disconnects a
+connection whose command is cancelled). Redis answers one command at a
+time, so a read waits for a write ahead of it at the server whatever
+the client does; the client's pool opens a connection for each call
+running at once (up to redis-py's 100), so no call waits for another's
+connection."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import redis.asyncio as redis
 from redis.exceptions import RedisError
@@ -97,46 +108,65 @@ def _keys(key: str) -> tuple[str, str, str]:
 
 
 class RedisStorage(Storage):
-    def __init__(self, url: str) -> None:
-        self._client = redis.Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
+    def __init__(self, url: str, read_timeout: float = 5.0, write_timeout: float = 5.0) -> None:
+        parts = urlsplit(url)
+        self._server = parts.netloc.rpartition("@")[2] or parts.path  # host:port or the socket's path, no password
+        self._timeouts = {"read_timeout": read_timeout, "write_timeout": write_timeout}
+        longest = max(read_timeout, write_timeout)  # the client's own bounds, for what runs outside a call's deadline
+        self._client = redis.Redis.from_url(url, socket_connect_timeout=longest, socket_timeout=longest)
         self._append = self._client.register_script(_APPEND)
         self._get = self._client.register_script(_GET)
         self._delete = self._client.register_script(_DELETE)
         self._replace = self._client.register_script(_REPLACE)
         self._chain = self._client.register_script(_CHAIN)
 
-    async def _run(self, work: Awaitable[_Result]) -> _Result:
+    async def _run(self, work: Awaitable[_Result], *, writes: bool) -> _Result:
+        """`work`'s result, within the write or read deadline."""
+        setting = "write_timeout" if writes else "read_timeout"
+        deadline = asyncio.timeout(self._timeouts[setting])
         try:
-            return await work
+            async with deadline:
+                return await work
         except (RedisError, OSError) as error:
-            raise StoreUnavailable(f"the Redis store failed: {type(error).__name__}: {error}") from error
+            if deadline.expired():
+                raise StoreUnavailable(
+                    f"the Redis store at {self._server} did not answer within store.{setting} "
+                    f"({self._timeouts[setting]:g} s)"
+                ) from error
+            raise StoreUnavailable(
+                f"the Redis store at {self._server} failed: {type(error).__name__}: {error}"
+            ) from error
 
     async def get(self, key: str, now: float, prefix: bytes) -> bytes | None:
         record, _, _ = _keys(key)
-        value = await self._run(self._get(keys=[record], args=[prefix]))
+        value = await self._run(self._get(keys=[record], args=[prefix]), writes=False)
         return value if isinstance(value, bytes) else None  # bytes: the client decodes nothing
 
     async def chain(self, key: str, now: float, prefix: bytes, most: int) -> list[bytes]:
         record, _, _ = _keys(key)
-        found = await self._run(self._chain(keys=[record], args=[prefix, most, f"{_PREFIX}record:"]))
+        found = await self._run(self._chain(keys=[record], args=[prefix, most, f"{_PREFIX}record:"]), writes=False)
         return [value for value in found if isinstance(value, bytes)]
 
     async def put(self, key: str, value: bytes, expires_at: float, renew: Sequence[str] = ()) -> None:
         record, order, values = _keys(key)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.set(record, value, exat=int(expires_at) + 1)
-            pipe.expireat(order, int(expires_at) + 1)
-            pipe.expireat(values, int(expires_at) + 1)
-            for other in renew:  # EXPIREAT leaves a key that is gone gone
-                pipe.expireat(_keys(other)[0], int(expires_at) + 1)
-            await self._run(pipe.execute())
+
+        async def write() -> None:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.set(record, value, exat=int(expires_at) + 1)
+                pipe.expireat(order, int(expires_at) + 1)
+                pipe.expireat(values, int(expires_at) + 1)
+                for other in renew:  # EXPIREAT leaves a key that is gone gone
+                    pipe.expireat(_keys(other)[0], int(expires_at) + 1)
+                await pipe.execute()
+
+        await self._run(write(), writes=True)
 
     async def replace(self, key: str, value: bytes, expires_at: float, now: float, prefix: bytes) -> bool:
         arguments: list[bytes | int] = [prefix, value, int(expires_at) + 1]
-        return bool(await self._run(self._replace(keys=list(_keys(key)), args=arguments)))
+        return bool(await self._run(self._replace(keys=list(_keys(key)), args=arguments), writes=True))
 
     async def delete(self, key: str, prefix: bytes) -> bool:
-        return bool(await self._run(self._delete(keys=list(_keys(key)), args=[prefix])))
+        return bool(await self._run(self._delete(keys=list(_keys(key)), args=[prefix]), writes=True))
 
     async def append(
         self,
@@ -151,7 +181,7 @@ class RedisStorage(Storage):
         arguments: list[str | bytes | int] = [int(expires_at) + 1, max_items or 0, record[1] if record else b""]
         for item_id, value in items:
             arguments += [item_id, value]
-        refused = await self._run(self._append(keys=keys, args=arguments))
+        refused = await self._run(self._append(keys=keys, args=arguments), writes=True)
         if refused and refused[0] == b"missing":
             return False
         if refused and refused[0] == b"repeated":
@@ -162,27 +192,36 @@ class RedisStorage(Storage):
 
     async def items(self, key: str) -> list[bytes]:
         _, order, values = _keys(key)
-        ids = await self._run(self._client.lrange(order, 0, -1))
-        if not ids:
-            return []
-        found = await self._run(self._client.hmget(values, ids))
-        return [value for value in found if isinstance(value, bytes)]
+
+        async def read() -> list[bytes]:
+            ids = await self._client.lrange(order, 0, -1)
+            found = await self._client.hmget(values, ids) if ids else []
+            return [value for value in found if isinstance(value, bytes)]
+
+        return await self._run(read(), writes=False)
 
     async def item(self, key: str, item_id: str) -> bytes | None:
         _, _, values = _keys(key)
-        value = await self._run(self._client.hget(values, item_id))
+        value = await self._run(self._client.hget(values, item_id), writes=False)
         return value if isinstance(value, bytes) else None
 
     async def remove(self, key: str, item_id: str) -> bool:
         _, order, values = _keys(key)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.lrem(order, 0, item_id)  # every copy, as SQL's DELETE (a store written before ids were unique)
-            pipe.hdel(values, item_id)
-            removed, _ = await self._run(pipe.execute())
-        return bool(removed)
+
+        async def write() -> bool:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.lrem(order, 0, item_id)  # every copy, as SQL's DELETE (a store written before ids were unique)
+                pipe.hdel(values, item_id)
+                removed, _ = await pipe.execute()
+            return bool(removed)
+
+        return await self._run(write(), writes=True)
 
     async def purge(self, now: float) -> None:
         """Redis expires keys itself."""
+
+    async def check(self) -> None:
+        await self._run(self._client.ping(), writes=False)
 
     async def close(self) -> None:
         await self._client.aclose()

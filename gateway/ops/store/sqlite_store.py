@@ -54,9 +54,10 @@ def _put(db: sqlite3.Connection, key: str, value: bytes, expires_at: float, rene
 
 
 class SqliteStorage(Storage):
-    def __init__(self, path: str, write_timeout: float = 5.0) -> None:
+    def __init__(self, path: str, write_timeout: float = 5.0, read_timeout: float = 5.0) -> None:
         self._path = path
         self._timeout = write_timeout  # how long a write may wait for the file's write lock, from when it is asked
+        self._read_timeout = read_timeout  # how long a read may wait for a lock (a WAL reader rarely needs one)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parsegate-store")
         self._db: sqlite3.Connection | None = None
         self._shared = path not in _IN_MEMORY  # a file other connections may write: reads have their own
@@ -64,8 +65,8 @@ class SqliteStorage(Storage):
         self._reader = threading.local()  # each reader thread's connection
         self._reader_dbs: list[sqlite3.Connection] = []
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=self._timeout)
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, timeout=timeout)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)  # takes no lock once the tables are there
@@ -88,13 +89,13 @@ class SqliteStorage(Storage):
     def _read(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
         db: sqlite3.Connection | None = getattr(self._reader, "db", None)
         if db is None:
-            db = self._reader.db = self._connect()
+            db = self._reader.db = self._connect(self._read_timeout)
             self._reader_dbs.append(db)
         return work(db)
 
     def _in_thread(self, work: Callable[[sqlite3.Connection], _Result], writes: bool, deadline: float) -> _Result:
         if self._db is None:
-            self._db = self._connect()
+            self._db = self._connect(self._timeout)
         db = self._db
         if not writes:
             return work(db)
@@ -226,6 +227,9 @@ class SqliteStorage(Storage):
 
             while await self._run(drop) == PURGE_BATCH_ROWS:
                 pass
+
+    async def check(self) -> None:
+        await self._run(lambda db: db.execute("SELECT 1").fetchone(), writes=False)
 
     async def close(self) -> None:
         def close_db() -> None:

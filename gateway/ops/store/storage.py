@@ -27,7 +27,9 @@ def linked_key(value: bytes, prefix: bytes) -> str | None:
 
 
 class StoreUnavailable(Exception):
-    """The store cannot be reached or written; the message says why, without secrets."""
+    """The store cannot be reached or written, or did not answer within its
+    deadline (`store.read_timeout`, `store.write_timeout`); the message says
+    why, without secrets."""
 
 
 class RepeatedItemId(Exception):
@@ -113,6 +115,11 @@ class Storage(ABC):
     @abstractmethod
     async def purge(self, now: float) -> None:
         """Delete what expired before `now`."""
+
+    @abstractmethod
+    async def check(self) -> None:
+        """Connect and ask the store a trivial question, within the read
+        deadline: `StoreUnavailable` if it cannot answer (at start-up)."""
 
     @abstractmethod
     async def close(self) -> None:
