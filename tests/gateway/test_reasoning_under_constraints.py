@@ -17,6 +17,7 @@ import pytest
 from gateway.app import create_app
 from gateway.ops.config import Config
 from gateway.plan.gbnf import schema_grammar
+from tests.conftest import REPO
 from tests.gateway.test_gateway_e2e import MESSAGES, TOOLS, both_ways
 from tests.gateway.test_tool_choice import NAMED, REQUIRED_SCHEMA, WEATHER_CALL
 from tests.sdk_clients import anthropic_client, openai_client
@@ -55,9 +56,10 @@ def json_schema(schema: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def gateway(serve, fake_backend_server) -> str:
-    """Qwen3 (thinking on unless a request turns it off) once per dialect,
-    Kimi 1.5 (reasoning only after its start marker) on SGLang, and gpt-oss
-    (Harmony channels, no text block to wait for) on vLLM."""
+    """Qwen3 (thinking on unless a request turns it off) once per dialect
+    and in template mode on vLLM, Kimi 1.5 (reasoning only after its start
+    marker) on SGLang, and gpt-oss (Harmony channels, no text block to wait
+    for) on vLLM."""
     _, fake_url = fake_backend_server
     backend = {"url": f"{fake_url}/v1"}
     models = [
@@ -78,6 +80,15 @@ def gateway(serve, fake_backend_server) -> str:
             "reasoning_parser": "gpt-oss",
             "tool_call_parser": "gpt-oss",
             "guided_decoding": "vllm",
+        }
+    )
+    models.append(
+        {
+            "name": "qwen3-template",
+            "backend": {**backend, "server": "vllm"},
+            "chat_template": str(REPO / "tests" / "fixtures" / "chat_templates" / "Qwen-Qwen3-0.6B.jinja"),
+            "reasoning_parser": "qwen3",
+            "tool_call_parser": "qwen25",
         }
     )
     return serve(create_app(Config.model_validate({"models": models})))
@@ -144,6 +155,15 @@ def test_without_guided_decoding_nothing_is_constrained_and_the_parser_reads_the
         else:  # the backend is held to a call array behind the reasoning
             assert result["reasoning_content"].strip() == THOUGHT and constrained == {"structured_outputs"}
             assert set(fake.last_body["structured_outputs"]) == {"structural_tag"}
+
+
+def test_template_mode_sends_the_tag_to_completions_and_reads_the_reasoning(client, fake):
+    result = both_ways(client, fake, THOUGHT_THEN_ARRAY, 3, model="qwen3-template", tools=TOOLS, tool_choice="required")
+    assert result["reasoning_content"].strip() == THOUGHT
+    assert result["tool_calls"] == [("get_weather", {"city": "Paris"})]
+    body = fake.last_body
+    assert body["prompt"].endswith("<|im_start|>assistant\n") and "tool_choice" not in body
+    assert json.loads(body["structured_outputs"]["structural_tag"]) == after_thinking(REQUIRED_SCHEMA)
 
 
 def test_a_reply_that_starts_inside_reasoning_is_read_from_it(client, fake):
