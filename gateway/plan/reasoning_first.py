@@ -85,9 +85,7 @@ def _text_through(end: str, name: str) -> list[str]:
     Knuth-Morris-Pratt automaton), so the grammar stays deterministic."""
     rules = []
     for matched in range(len(end)):
-        moves: dict[str, int] = {}
-        for char in dict.fromkeys(end):
-            moves[char] = _after(end, matched, char)
+        moves = {char: _after(end, matched, char) for char in dict.fromkeys(end)}
         arms = [
             literal(char) if target == len(end) else f"{literal(char)} {_state(name, target)}"
             for char, target in moves.items()
