@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gateway.ops.config import ModelConfig
 from gateway.ops.ids import new_id
@@ -102,8 +102,12 @@ class ParsePlan:
         JSON array of calls starts outside it, unless its constraint let
         the reasoning come first (reasoning_first.py)."""
         choice = self.tool_choice
+        reasoning = self.reasoning_parser
+        if choice.reasoning_first and reasoning is not None:
+            # Its constraint ends the reasoning at the end marker alone, not at a tool-call marker written in it.
+            reasoning = replace(reasoning_format(reasoning), tool_start=None)
         pipeline = make_pipeline(
-            self.reasoning_parser,
+            reasoning,
             self.tool_call_parser,
             output=self.output,
             tools=self.tools,

@@ -166,6 +166,16 @@ def test_template_mode_sends_the_tag_to_completions_and_reads_the_reasoning(clie
     assert json.loads(body["structured_outputs"]["structural_tag"]) == after_thinking(REQUIRED_SCHEMA)
 
 
+def test_a_tool_call_marker_inside_the_reasoning_stays_reasoning(client, fake):
+    """Qwen3's reasoning stage ends at `<tool_call>` (SGLang's detector);
+    the constraint ends it at `</think>` alone, and so does the reader."""
+    thought = "I could write <tool_call> myself, but the array is asked for."
+    reply = f"<think>\n{thought}\n</think>\n\n{ARRAY}"
+    result = both_ways(client, fake, reply, 2, model="qwen3-sglang", tools=TOOLS, tool_choice="required")
+    assert result["reasoning_content"].strip() == thought
+    assert result["tool_calls"] == [("get_weather", {"city": "Paris"})] and result["content"] is None
+
+
 def test_a_reply_that_starts_inside_reasoning_is_read_from_it(client, fake):
     """The template opened the block (Qwen3 Thinking-2507, DeepSeek R1): the model writes only its end."""
     result = both_ways(client, fake, f"{THOUGHT}</think>{ARRAY}", 1, model="qwen3-vllm", tools=TOOLS, tool_choice=NAMED)
