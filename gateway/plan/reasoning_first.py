@@ -27,6 +27,7 @@ a little whitespace, then the JSON the request asked for.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from gateway.plan.gbnf import literal, schema_grammar
 from parsers import reasoning_format
@@ -78,7 +79,8 @@ def grammar(schema: dict, block: ReasoningBlock) -> str:
     return "\n".join(rules) + "\n" + schema_grammar(schema, start="answer")
 
 
-def _text_through(end: str, name: str) -> list[str]:
+@cache  # a model has one end marker: made once (0.6 ms for `</think>`), not per request
+def _text_through(end: str, name: str) -> tuple[str, ...]:
     """GBNF rules `name`, `name-1`…: any text that first contains `end` at
     its very end. One rule per length of `end` matched so far, each
     character moving to the next rule as a string search would (the
@@ -94,7 +96,7 @@ def _text_through(end: str, name: str) -> list[str]:
         others = "".join(_class_escaped(char) for char, target in moves.items() if target > 0)
         arms.append(f"[^{others}] {_state(name, 0)}")
         rules.append(f"{_state(name, matched)} ::= " + " | ".join(arms))
-    return rules
+    return tuple(rules)
 
 
 def _after(end: str, matched: int, char: str) -> int:
