@@ -33,6 +33,7 @@ from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_err
 from gateway.plan.choice_reader import ChoiceReader, finish_reason, matched_stop, request_stops, text_or_null
 from gateway.plan.parse_plan import ParsePlan
 from gateway.plan.request_fields import with_extra_body, with_thinking_switch
+from gateway.plan.response_format import json_schema_of
 from gateway.plan.tool_images import with_tool_images
 from gateway.upstream.serving import Serving, serving_for
 from gateway.upstream.transport import UpstreamResponse
@@ -385,7 +386,8 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     applied, its parse plan, and the request's record
     told what serves it."""
     server = request.app.state.config.server
-    serving = await serving_request(request, chat.model, needs_server_kind=chat.tools_active())
+    constrained = chat.tools_active() or json_schema_of(payload.get("response_format")) is not None
+    serving = await serving_request(request, chat.model, needs_server_kind=constrained)
     model = serving.model
     payload = with_extra_body(with_thinking_switch(payload), model.extra_body)
     payload = with_tool_images(payload, takes_images=model.images and model.chat_template is None)

@@ -8,6 +8,8 @@ and where each backend dialect (`guided_decoding`) takes them.
   structural tag: one structure per tool (the format's begin text, the
   tool's parameters schema if strict else any JSON, its end text),
   triggered by the format's call-start marker.
+- `Dialect.after_reasoning`: a JSON schema behind the reasoning block a
+  thinking model's reply opens with (reasoning_first.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from dataclasses import dataclass
 import orjson
 
 from gateway.ops.errors import ApiError
+from gateway.plan import reasoning_first
 from gateway.plan.gbnf import schema_grammar
+from gateway.plan.reasoning_first import ReasoningBlock
 
 # Per tool-call format: (begin with NAME, end, trigger) of SGLang's structural tags (docs/api.md, "tool_choice").
 _STRUCTURES: dict[str, tuple[str, str, str]] = {
@@ -119,37 +123,54 @@ class Dialect:
     """How one kind of backend server takes constraints.
 
     `json_schema(schema)` and `structural_tag(tag)` give the request fields
-    that carry them (`structural_tag` None: not supported). `constraint_fields`
-    are the client fields that already constrain decoding. `tool_choice` is
-    sent upstream whenever the gateway sends a constraint, so the server
-    neither builds its own constraint nor parses the calls.
+    that carry them (`structural_tag` None: not supported), and
+    `after_reasoning(schema, block)` those of `schema` behind a reasoning
+    block. `constraint_fields` are the client fields that already constrain
+    decoding. `tool_choice` is sent upstream whenever the gateway sends a
+    constraint, so the server neither builds its own constraint nor parses
+    the calls. `rewrites_response_format`: a client's JSON `response_format`
+    is sent as `after_reasoning` when the reply may open with reasoning
+    (llama-server ignores `response_format` on a raw-text chat path, so
+    that dialect leaves it alone: docs/api.md).
     """
 
     json_schema: Callable[[dict], dict]
     structural_tag: Callable[[dict], dict] | None
+    after_reasoning: Callable[[dict, ReasoningBlock], dict]
     constraint_fields: tuple[str, ...]
     tool_choice: str
+    rewrites_response_format: bool
 
 
 DIALECTS: dict[str, Dialect] = {
     "vllm": Dialect(
         json_schema=lambda schema: {"structured_outputs": {"json": schema}},
         structural_tag=lambda tag: {"structured_outputs": {"structural_tag": orjson.dumps(tag).decode()}},
+        after_reasoning=lambda schema, block: {
+            "structured_outputs": {
+                "structural_tag": orjson.dumps(reasoning_first.structural_tag(schema, block)).decode()
+            }
+        },
         constraint_fields=("structured_outputs", "response_format", "guided_json", "guided_regex", "guided_grammar"),
         tool_choice="none",
+        rewrites_response_format=True,
     ),
     "sglang": Dialect(
         json_schema=lambda schema: {
             "response_format": {"type": "json_schema", "json_schema": {"name": "tool_calls", "schema": schema}}
         },
         structural_tag=lambda tag: {"response_format": tag},
+        after_reasoning=lambda schema, block: {"response_format": reasoning_first.structural_tag(schema, block)},
         constraint_fields=("response_format", "regex", "ebnf", "json_schema"),
         tool_choice="auto",
+        rewrites_response_format=True,
     ),
     "llamacpp": Dialect(
         json_schema=lambda schema: {"grammar": schema_grammar(schema)},
         structural_tag=None,
+        after_reasoning=lambda schema, block: {"grammar": reasoning_first.grammar(schema, block)},
         constraint_fields=("response_format", "json_schema", "grammar"),
         tool_choice="none",
+        rewrites_response_format=False,
     ),
 }

@@ -55,10 +55,10 @@ _USES = {
 _REF_PREFIXES = ("#/$defs/", "#/definitions/")
 
 
-def schema_grammar(schema: dict) -> str:
+def schema_grammar(schema: dict, start: str = "root") -> str:
     """The GBNF grammar whose sentences are the JSON texts `schema` allows
-    (as far as the module docstring says); rule `root` starts it."""
-    return _Grammar(schema).text()
+    (as far as the module docstring says); rule `start` starts it."""
+    return _Grammar(schema, start).text()
 
 
 def literal(text: str) -> str:
@@ -84,11 +84,11 @@ def _repeat(expression: str, least: int, most: int | None) -> str:
 
 
 class _Grammar:
-    def __init__(self, root: dict) -> None:
+    def __init__(self, root: dict, start: str) -> None:
         self._definitions = {**(root.get("definitions") or {}), **(root.get("$defs") or {})}
-        self._rules: dict[str, str] = {"root": ""}
+        self._rules: dict[str, str] = {start: ""}
         self._primitives: set[str] = set()
-        self._rules["root"] = self._expression(root, "root")
+        self._rules[start] = self._expression(root, start)
 
     def text(self) -> str:
         lines = [f"{name} ::= {body}" for name, body in self._rules.items()]

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gateway.ops.config import ModelConfig
 from gateway.ops.ids import new_id
+from gateway.plan.reasoning_first import reasoning_block
 from gateway.plan.request_fields import history_fields
+from gateway.plan.response_format import response_format_upstream
 from gateway.plan.tool_choice import ToolChoicePlan, plan_tool_choice
 from parsers import OutputFormat, Pipeline, make_pipeline, output_format, reasoning_format, tool_format
 from parsers.stages.call_filter import CallFilter
@@ -44,11 +46,16 @@ class ParsePlan:
     ) -> ParsePlan:
         """The plan for a checked chat request's JSON object `payload`."""
         separate = payload.get("separate_reasoning") is not False
-        tool_choice = plan_tool_choice(payload, tools_active, model)
-        tool_call_parser = tool_choice.tool_call_parser
-        upstream = {**tool_choice.upstream, **history_fields(payload["messages"])}
         # The model's stages, read once each (a read costs microseconds: ModelConfig.tool_stage).
         reasoning_stage, tool_stage = model.reasoning_stage, model.tool_stage
+        reasoning = reasoning_block(reasoning_stage, payload.get("chat_template_kwargs")) if separate else None
+        tool_choice = plan_tool_choice(payload, tools_active, model, reasoning)
+        tool_call_parser = tool_choice.tool_call_parser
+        upstream = {
+            **response_format_upstream(payload, model, reasoning),
+            **tool_choice.upstream,
+            **history_fields(payload["messages"]),
+        }
         call_id_template = tool_format(tool_stage).call_id_template if tool_stage else None
         return cls(
             reasoning_parser=reasoning_stage if separate else None,
@@ -92,16 +99,21 @@ class ParsePlan:
         """A fresh pipeline for one choice. Whether the reply starts inside
         reasoning follows the request's thinking switch (absent = the
         format's default), as SGLang serves it; a reply constrained to a
-        JSON array of calls starts outside it."""
+        JSON array of calls starts outside it, unless its constraint let
+        the reasoning come first (reasoning_first.py)."""
         choice = self.tool_choice
+        reasoning = self.reasoning_parser
+        if choice.reasoning_first and reasoning is not None:
+            # Its constraint ends the reasoning at the end marker alone, not at a tool-call marker written in it.
+            reasoning = replace(reasoning_format(reasoning), tool_start=None)
         pipeline = make_pipeline(
-            self.reasoning_parser,
+            reasoning,
             self.tool_call_parser,
             output=self.output,
             tools=self.tools,
             chat_template_kwargs=self.chat_template_kwargs or {},
             stream_reasoning=self.stream_reasoning,
-            force_reasoning=False if choice.call_array else self.starts_in_reasoning,
+            force_reasoning=False if choice.call_array and not choice.reasoning_first else self.starts_in_reasoning,
             force_nonempty_content=bool((self.chat_template_kwargs or {}).get("force_nonempty_content")),
             call_array=choice.call_array,
             max_buffered_chars=self.max_buffered_chars,

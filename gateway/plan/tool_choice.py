@@ -9,7 +9,9 @@
   refuses the request nor parses the calls itself (servers.py).
 - `required` / named: with a `guided_decoding` dialect, the backend is sent
   the JSON-schema constraint for an array of calls and the reply is read as
-  that array; without one, the model's own parser reads it. A named choice
+  that array; without one, the model's own parser reads it. When the reply
+  may open with reasoning (`ReasoningBlock`, reasoning_first.py), the
+  constraint lets that block come first and the reply is read from it. A named choice
   keeps only calls to that function. Either way a reply without a call is
   flagged (`parsegate_warning`), never a silent success.
 - `parallel_tool_calls: false`: at most one call (`maxItems: 1` in the
@@ -31,6 +33,7 @@ from gateway.ops.config import ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.ops.servers import SERVERS
 from gateway.plan.constraints import DIALECTS, call_array_schema, has_strict_tool, structural_tag
+from gateway.plan.reasoning_first import ReasoningBlock
 from parsers import tool_format
 from parsers.stages.tool_calls import ToolFormat
 
@@ -47,10 +50,14 @@ class ToolChoicePlan:
     """`tool_call_parser`: the model's parser, when it reads the reply;
     `call_array`: the reply is a constrained JSON array of calls instead.
     `names`/`max_calls` limit the calls returned; `require_call` flags a
-    reply without one; `upstream` are request fields set for the backend."""
+    reply without one; `upstream` are request fields set for the backend.
+    `reasoning_first`: the call array's constraint lets the reply's
+    reasoning come first, so the reply is read from its reasoning; without
+    it a call array is read from outside reasoning."""
 
     tool_call_parser: str | ToolFormat | None = None
     call_array: bool = False
+    reasoning_first: bool = False
     names: frozenset[str] | None = None
     max_calls: int | None = None
     require_call: bool = False
@@ -61,8 +68,11 @@ class ToolChoicePlan:
         return NO_CALL if self.require_call and not made_call else None
 
 
-def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> ToolChoicePlan:
-    """The tool-call handling of one request to `model` (module docstring)."""
+def plan_tool_choice(
+    payload: dict, tools_active: bool, model: ModelConfig, reasoning: ReasoningBlock | None = None
+) -> ToolChoicePlan:
+    """The tool-call handling of one request to `model` whose reply may open
+    with the `reasoning` block (module docstring)."""
     if not tools_active:
         return ToolChoicePlan(_parser_without_tools(payload, model))
     tools = payload["tools"]
@@ -84,9 +94,15 @@ def plan_tool_choice(payload: dict, tools_active: bool, model: ModelConfig) -> T
                 400, f"tool_choice {what} cannot be combined with {client_constraint}", param=client_constraint
             )
         schema = call_array_schema(tools, named, parallel)
-        upstream = {**dialect.json_schema(schema), "tool_choice": dialect.tool_choice}
+        constraint = dialect.json_schema(schema) if reasoning is None else dialect.after_reasoning(schema, reasoning)
         return ToolChoicePlan(
-            None, call_array=True, require_call=True, upstream=upstream, names=names, max_calls=max_calls
+            None,
+            call_array=True,
+            reasoning_first=reasoning is not None,
+            require_call=True,
+            upstream={**constraint, "tool_choice": dialect.tool_choice},
+            names=names,
+            max_calls=max_calls,
         )
     upstream = {}
     parser = model.tool_stage

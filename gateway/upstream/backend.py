@@ -88,12 +88,14 @@ class Backend:
         self, payload: dict, model: ModelConfig, parsers_need_special_tokens: bool, replaced: dict | None = None
     ) -> bytes:
         """The client's request for the backend: our model name, gateway-only
-        fields removed, the fields in `replaced` set, everything else
-        untouched. Special tokens are kept when the model's
+        fields removed, the fields in `replaced` set (removed where None),
+        everything else untouched. Special tokens are kept when the model's
         `keep_special_tokens` says so, else when the parsers need them; a
         request's own `skip_special_tokens` wins."""
         body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         body.update(replaced or ())
+        for key in [key for key, value in (replaced or {}).items() if value is None]:
+            del body[key]
         body["model"] = model.upstream_model
         keep = model.keep_special_tokens
         if keep if keep is not None else parsers_need_special_tokens:

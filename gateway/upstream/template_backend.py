@@ -105,6 +105,8 @@ class TemplateBackend(Backend):
         template = await self.template(model)
         chat = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
         chat.update(plan.upstream)
+        for key in [key for key, value in plan.upstream.items() if value is None]:
+            del chat[key]  # a field the plan does not send (body())
         found = _part_not_text(chat["messages"])
         if found is not None:
             place, kind = found

@@ -76,7 +76,8 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
 )
 def test_each_server_is_sent_the_tool_choice_it_needs(client, fake, server, choice):
     constraint = REQUIRED_CONSTRAINT[server] if choice == "required" else None
-    fake.script('[{"name": "get_time", "parameters": {}}]' if constraint else ONE_CALL)
+    # Thinking is on: the constraint lets the reasoning come first (test_reasoning_under_constraints.py).
+    fake.script('<think>\nThe time.\n</think>\n\n[{"name": "get_time", "parameters": {}}]' if constraint else ONE_CALL)
     request = {"model": f"qwen3-{server}", "messages": MESSAGES, "tools": TOOLS}
     if choice is not ABSENT:
         request["tool_choice"] = choice

@@ -42,7 +42,7 @@ CONSTRAINTS = {"structured_outputs", "response_format", "json_schema", "grammar"
 
 @pytest.fixture(scope="module")
 def servers() -> dict[str, ScriptedBackend]:
-    names = [*KINDS, "explicit", "no-tools", "late-loading", "late-hanging", "counted"]
+    names = [*KINDS, "explicit", "no-tools", "json-answers", "late-loading", "late-hanging", "counted"]
     return {name: ScriptedBackend() for name in names}
 
 
@@ -58,7 +58,7 @@ def gateway(serve, servers) -> str:
         }
 
     models = [entry(kind) for kind in KINDS]
-    models += [entry("explicit", server="vllm"), entry("no-tools"), entry("counted")]
+    models += [entry("explicit", server="vllm"), entry("no-tools"), entry("json-answers"), entry("counted")]
     models += [entry(name, first_byte_timeout=0.3) for name in ("late-loading", "late-hanging")]
     return serve(create_app(Config.model_validate({"models": models})))
 
@@ -111,6 +111,21 @@ def test_a_request_without_tools_in_chat_mode_asks_nothing(client, servers):
     backend.routes["/v1/chat/completions"] = chat_answer("Hi.")
     client.chat.completions.create(model="no-tools", messages=MESSAGES)
     assert [path for _, path, _, _ in backend.requests] == ["/v1/chat/completions"]
+
+
+def test_a_json_response_format_asks_the_kind_and_goes_behind_the_reasoning(client, servers):
+    """Found to be vLLM, the server is sent the format as a structural tag
+    that lets the model think first (test_reasoning_under_constraints.py)."""
+    backend = servers["json-answers"]
+    backend.routes["/v1/models"] = listing("vllm")
+    backend.routes["/v1/chat/completions"] = chat_answer('<think>Easy.</think>{"a": 1}')
+    answer = client.chat.completions.create(
+        model="json-answers", messages=MESSAGES, response_format={"type": "json_object"}
+    ).choices[0]
+    assert (answer.message.reasoning_content, answer.message.content) == ("Easy.", '{"a": 1}')
+    sent = backend.received("/v1/chat/completions")[-1]
+    assert "response_format" not in sent and set(sent["structured_outputs"]) == {"structural_tag"}
+    assert backend.asked("/v1/models") == 1
 
 
 @pytest.mark.parametrize(

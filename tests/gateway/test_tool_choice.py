@@ -36,7 +36,9 @@ STRICT_WEATHER = {"type": "function", "function": {**WEATHER_TOOL["function"], "
 
 @pytest.fixture(scope="module")
 def client(serve, fake_backend_server) -> openai.OpenAI:
-    """A gateway with the qwen3 model once per guided-decoding dialect."""
+    """A gateway with the qwen3 model once per guided-decoding dialect,
+    thinking off, so that a constraint holds from the reply's first token
+    (with thinking on: test_reasoning_under_constraints.py)."""
     _, fake_url = fake_backend_server
     models = [
         {
@@ -45,6 +47,7 @@ def client(serve, fake_backend_server) -> openai.OpenAI:
             "reasoning_parser": "qwen3",
             "tool_call_parser": "qwen25",
             "guided_decoding": dialect,
+            "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
         }
         for dialect in ("vllm", "sglang", "llamacpp", "none")
     ]
@@ -82,7 +85,7 @@ def test_required_on_vllm_sends_the_call_array_schema_and_reads_the_array(client
     result = both_ways(client, fake, ARRAY_OF_TWO, model="qwen3-vllm", tools=TOOLS, tool_choice="required")
     assert result["tool_calls"] == [("get_weather", {"city": "Paris"}), ("get_time", {"zone": "Europe/Paris"})]
     assert result["finish_reason"] == "tool_calls" and result["content"] is None
-    assert result["reasoning_content"] is None  # a constrained reply starts outside reasoning
+    assert result["reasoning_content"] is None  # with thinking off, a constrained reply starts outside reasoning
     body = fake.last_body
     assert body["structured_outputs"] == {"json": REQUIRED_SCHEMA}
     assert body["tool_choice"] == "none" and body["tools"] == TOOLS
