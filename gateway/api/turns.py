@@ -385,7 +385,7 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     server = request.app.state.config.server
     serving = await serving_request(request, chat.model, needs_server_kind=chat.tools_active())
     model = serving.model
-    payload = with_extra_body(with_thinking_switch(payload), model.extra_body)
+    payload = with_extra_body(with_thinking_switch(payload, model.reasoning_stage), model.extra_body)
     plan = ParsePlan.for_request(
         payload, model, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars
     )

@@ -131,6 +131,18 @@ class ReasoningFormat:
                 return self._switched_on(kwargs[key])
         return self.thinking_by_default
 
+    def switch_values(self, on: bool) -> dict[str, object]:
+        """The `chat_template_kwargs` that say thinking is `on` (or off) to
+        this format's switches: `True` / `False`, or `switch_on_value` /
+        `switch_off_value`. A side with no one value (a thinking budget
+        turned on, a mode switch turned off) sets nothing: absent, the
+        template's default holds."""
+        values = (self.switch_on_value, self.switch_off_value)
+        said, other = values if on else values[::-1]
+        if self.always_thinking or (said is None and other is not None):
+            return {}
+        return dict.fromkeys(self.thinking_switches, on if said is None else said)
+
     def _switched_on(self, value: object) -> bool:
         if self.switch_off_value is not None:
             return value != self.switch_off_value
