@@ -122,7 +122,9 @@ def test_seed_oss_thinks_unless_its_budget_is_zero(kwargs, expected):
     assert_at_every_split("seed_oss", "Plan.</seed:think>Answer.", expected, chat_template_kwargs=kwargs)
 
 
-@pytest.mark.parametrize("parser, start, end", [("lfm2", "<think>", "</think>"), ("apriel", "<thinking>", "</thinking>")])
+@pytest.mark.parametrize(
+    "parser, start, end", [("lfm2", "<think>", "</think>"), ("apriel", "<thinking>", "</thinking>")]
+)
 @pytest.mark.parametrize("kwargs", [None, {}, {"enable_thinking": True}, {"thinking": True}])
 def test_lfm2_and_apriel_reason_only_from_their_start_marker(parser, start, end, kwargs):
     """Neither template opens the reasoning block (LFM2.5-8B-A1B and Apriel
