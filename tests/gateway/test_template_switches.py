@@ -35,8 +35,19 @@ PICKED = {
 }
 
 
+# The end of Seed-OSS's chat template (chat_template.jinja of
+# huggingface.co/ByteDance-Seed/Seed-OSS-36B-Instruct): for a zero budget the
+# generation prompt holds the whole think block, closed.
+SEED_GENERATION_PROMPT = (
+    "{% for m in messages %}<seed:bos>{{ m.role }}\n{{ m.content }}<seed:eos>{% endfor %}<seed:bos>assistant\n"
+    "{% if thinking_budget is defined and thinking_budget == 0 %}<seed:think>\n<seed:cot_budget_reflect>"
+    "The current thinking budget is 0, so I will directly start answering the question."
+    "</seed:cot_budget_reflect>\n</seed:think>{% endif %}"
+)
+
+
 @pytest.fixture(scope="module")
-def gateway(serve, fake_backend_server) -> str:
+def gateway(serve, fake_backend_server, tmp_path_factory) -> str:
     _, fake_url = fake_backend_server
     models = [{"name": name, "backend": {"url": f"{fake_url}/v1", "model": model}} for name, model in PICKED.items()]
     models.append(
@@ -46,6 +57,11 @@ def gateway(serve, fake_backend_server) -> str:
             "extra_body": {"chat_template_kwargs": {"thinking_budget": 0}},
         }
     )
+    template = tmp_path_factory.mktemp("templates") / "seed-oss.jinja"
+    template.write_text(SEED_GENERATION_PROMPT)
+    backend = {"url": f"{fake_url}/v1", "model": PICKED["seed-oss"], "server": "vllm"}
+    parsers = {"reasoning_parser": "seed_oss", "tool_call_parser": "seed_oss"}
+    models.append({"name": "seed-oss-template", "backend": backend, "chat_template": str(template), **parsers})
     return serve(create_app(Config.model_validate({"models": models})))
 
 
@@ -91,6 +107,18 @@ def test_seed_oss_with_a_zero_thinking_budget_answers_and_calls_at_once(client, 
     assert turn(client, fake, text, model="seed-oss", extra_body=budget) == (None, "Checking the weather.\n", PARIS)
     assert fake.last_body["chat_template_kwargs"] == {"thinking_budget": 0}
     assert turn(client, fake, "It is sunny.", model="seed-oss", extra_body=budget) == (None, "It is sunny.", [])
+
+
+def test_seed_oss_zero_budget_in_template_mode(client, fake):
+    """The prompt parsegate renders closes the think block, and the reply is
+    read as the model writes it after that prompt."""
+    budget = {"chat_template_kwargs": {"thinking_budget": 0}}
+    text = "Checking.\n" + SEED_CALL
+    assert turn(client, fake, text, model="seed-oss-template", extra_body=budget) == (None, "Checking.\n", PARIS)
+    assert fake.last_body["prompt"].endswith("</seed:cot_budget_reflect>\n</seed:think>")
+    thinking = "Need the weather.</seed:think>" + SEED_CALL
+    assert turn(client, fake, thinking, model="seed-oss-template") == ("Need the weather.", None, PARIS)
+    assert fake.last_body["prompt"].endswith("<seed:bos>assistant\n")
 
 
 def test_seed_oss_zero_budget_set_by_the_config(client, fake):
