@@ -45,6 +45,12 @@ SEED_GENERATION_PROMPT = (
     "</seed:cot_budget_reflect>\n</seed:think>{% endif %}"
 )
 
+# llama.cpp's copy of the template (models/templates/ByteDance-Seed-OSS.jinja)
+# opens the think block and a budget reflection for a zero budget instead.
+SEED_OPEN_GENERATION_PROMPT = SEED_GENERATION_PROMPT.split("{% if")[0] + (
+    "{% if thinking_budget is defined and thinking_budget == 0 %}<seed:think><seed:cot_budget_reflect>{% endif %}"
+)
+
 
 @pytest.fixture(scope="module")
 def gateway(serve, fake_backend_server, tmp_path_factory) -> str:
@@ -60,8 +66,11 @@ def gateway(serve, fake_backend_server, tmp_path_factory) -> str:
     template = tmp_path_factory.mktemp("templates") / "seed-oss.jinja"
     template.write_text(SEED_GENERATION_PROMPT)
     backend = {"url": f"{fake_url}/v1", "model": PICKED["seed-oss"], "server": "vllm"}
+    opening = template.with_name("seed-oss-open.jinja")
+    opening.write_text(SEED_OPEN_GENERATION_PROMPT)
     parsers = {"reasoning_parser": "seed_oss", "tool_call_parser": "seed_oss"}
     models.append({"name": "seed-oss-template", "backend": backend, "chat_template": str(template), **parsers})
+    models.append({"name": "seed-oss-open", "backend": backend, "chat_template": str(opening), **parsers})
     return serve(create_app(Config.model_validate({"models": models})))
 
 
@@ -119,6 +128,17 @@ def test_seed_oss_zero_budget_in_template_mode(client, fake):
     thinking = "Need the weather.</seed:think>" + SEED_CALL
     assert turn(client, fake, thinking, model="seed-oss-template") == ("Need the weather.", None, PARIS)
     assert fake.last_body["prompt"].endswith("<seed:bos>assistant\n")
+
+
+def test_seed_oss_zero_budget_left_open_by_the_older_template(client, fake):
+    """Where the prompt ends inside a budget reflection, the model closes it
+    and the thought before its calls: that much is reasoning."""
+    budget = {"chat_template_kwargs": {"thinking_budget": 0}}
+    reflection = "The current thinking budget is 0, so I will directly start answering the question."
+    text = reflection + "</seed:cot_budget_reflect>\n</seed:think>\n" + SEED_CALL
+    expected = (reflection + "</seed:cot_budget_reflect>\n", None, PARIS)
+    assert turn(client, fake, text, model="seed-oss-open", extra_body=budget) == expected
+    assert fake.last_body["prompt"].endswith("<seed:think><seed:cot_budget_reflect>")
 
 
 def test_seed_oss_zero_budget_set_by_the_config(client, fake):
