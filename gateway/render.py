@@ -38,7 +38,7 @@ def render_request(
     try:
         if config is not None and model is not None:
             entry = _entry(config, model)
-            payload = with_extra_body(with_thinking_switch(payload), entry.extra_body)
+            payload = with_extra_body(with_thinking_switch(payload, entry.reasoning_stage), entry.extra_body)
             template = model_template(entry) or _server_template(entry)
         else:
             template = load_chat_template(str(path), bos_token=bos_token, eos_token=eos_token)

@@ -389,7 +389,7 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
     constrained = chat.tools_active() or json_schema_of(payload.get("response_format")) is not None
     serving = await serving_request(request, chat.model, needs_server_kind=constrained)
     model = serving.model
-    payload = with_extra_body(with_thinking_switch(payload), model.extra_body)
+    payload = with_extra_body(with_thinking_switch(payload, model.reasoning_stage), model.extra_body)
     payload = with_tool_images(payload, takes_images=model.images and model.chat_template is None)
     plan = ParsePlan.for_request(
         payload, model, tools_active=chat.tools_active(), max_buffered_chars=server.max_buffered_chars

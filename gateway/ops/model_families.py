@@ -4,6 +4,12 @@ model entries that name no parsers (and for `parsegate parsers --for`).
 Patterns are shell-style (`*`, `?`), matched case-insensitively against the
 last path segment of the backend model name (`Qwen/Qwen3-8B` -> `qwen3-8b`);
 the first matching family wins, so narrower patterns come first.
+
+A family gets a reasoning parser only if its models write reasoning, and
+one whose start follows what the template opens: a model that does not
+reason (Qwen3-Coder, Qwen3 *-Instruct-2507, Kimi-K2-Instruct) would have
+the text before its calls read as reasoning. Where a family has checkpoints
+of both kinds under one pattern, the narrower pattern comes first.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ class ModelFamily:
 
 
 FAMILIES: tuple[ModelFamily, ...] = (
-    ModelFamily(("qwen3-coder*", "qwen3.5*", "qwen3.6*"), "qwen3_coder", "qwen3"),
+    ModelFamily(("qwen3-coder*",), "qwen3_coder", None),
+    ModelFamily(("qwen3.5*", "qwen3.6*"), "qwen3_coder", "qwen3"),
     ModelFamily(("qwen3-*thinking*",), "qwen25", "qwen3-thinking"),
+    ModelFamily(("qwen3-*instruct*",), "qwen25", None),
     ModelFamily(("qwen3*", "qwq*"), "qwen25", "qwen3"),
     ModelFamily(("qwen2.5*",), "qwen25", None),
     ModelFamily(("deepseek-r1-distill*",), None, "deepseek-r1"),
@@ -31,7 +39,8 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("deepseek-v3*",), "deepseekv3", None),
     ModelFamily(("deepseek-v4.1*",), "deepseekv41", "deepseek-v41"),
     ModelFamily(("deepseek-v4*",), "deepseekv4", "deepseek-v4"),
-    ModelFamily(("kimi-k2*",), "kimi_k2", "kimi_k2"),
+    ModelFamily(("kimi-k2-thinking*", "kimi-k2.*"), "kimi_k2", "kimi_k2"),
+    ModelFamily(("kimi-k2*",), "kimi_k2", None),
     ModelFamily(("kimi-k3*",), "kimi_k3", "kimi_k3"),
     ModelFamily(("k2-horizon*",), "k2_horizon", "k2_horizon"),
     ModelFamily(("inkling*",), "inkling", "inkling"),
@@ -42,14 +51,15 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("gpt-oss*",), "gpt-oss", "gpt-oss"),
     ModelFamily(("llama-4*",), "pythonic", None),
     ModelFamily(("llama-3*", "meta-llama-3*"), "llama3", None),
-    ModelFamily(("magistral*",), "mistral", "mistral"),
+    ModelFamily(("magistral*", "ministral-3*reasoning*", "mistral-small-4*"), "mistral", "mistral"),
     ModelFamily(("mistral*", "mixtral*", "ministral*", "devstral*", "codestral*"), "mistral", None),
     ModelFamily(("gemma-4*",), "gemma4", "gemma4"),
-    ModelFamily(("lfm2*",), "lfm2", None),
+    ModelFamily(("lfm2*",), "lfm2", "lfm2"),
     ModelFamily(("hermes-2-pro*", "hermes-3*", "hermes-4*"), "hermes", None),
-    ModelFamily(("internlm*", "intern-s1*"), "interns1", "interns1"),
+    ModelFamily(("intern-s1*",), "interns1", "interns1"),
+    ModelFamily(("internlm*",), "internlm", None),
     ModelFamily(("dots.llm*",), "dots", None),
-    ModelFamily(("gigachat3.5*",), "gigachat35", None),
+    ModelFamily(("gigachat3.5*",), "gigachat35", "gigachat35"),
     ModelFamily(("gigachat3*",), "gigachat3", None),
     ModelFamily(("hy3*", "hy4*"), "hunyuan", "hunyuan"),
     ModelFamily(("apertus*2509*",), "apertus2509", "apertus2509"),
@@ -70,7 +80,8 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("seed-oss*",), "seed_oss", "seed_oss"),
     ModelFamily(("minimax-m1*",), "minimax", "minimax"),
     ModelFamily(("holo2*",), None, "holo2"),
-    ModelFamily(("apriel-1.5*", "apriel-1.6*"), "apriel", "apriel"),
+    ModelFamily(("apriel-1.5*",), "apriel", "apriel"),
+    ModelFamily(("apriel-1.6*",), "apriel", None),
     ModelFamily(("c4ai-command-r7b*", "command-r7b*"), "command_r7b", "command_r7b"),
     ModelFamily(("c4ai-command-r-plus*", "command-r-plus*"), "command_r_plus", None),
     ModelFamily(("firefunction-v2*",), "firefunction_v2", None),

@@ -10,8 +10,12 @@ An effort (top level, else `reasoning.effort`) turns thinking on, except
 `reasoning.enabled` says it. The switch is set as both
 `chat_template_kwargs.thinking` and `enable_thinking` (templates read one
 or the other), unless the client's `chat_template_kwargs` already has
-that key. The reasoning parser's start state follows the result, like any
-template switch.
+that key. A model whose template reads a switch of its own hears it there
+too (Seed-OSS: off is `thinking_budget: 0`; GigaChat 3.5: `reasoning`;
+MiniMax M3: on is `thinking_mode: "enabled"`), from the effort or else
+from a `thinking` / `enable_thinking` the request sets (Anthropic's
+`thinking.type`), again unless the client set that key. The reasoning
+parser's start state follows the result, like any template switch.
 
 The model's `extra_body`: fields the config adds to every upstream
 request. The request wins: `extra_body` fills in what the client did not
@@ -33,7 +37,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from parsers.stages.reasoning import EFFORTS_OFF
+from parsers import reasoning_format
+from parsers.stages.reasoning import EFFORTS_OFF, ReasoningFormat
 
 _SWITCHES = ("thinking", "enable_thinking")
 
@@ -47,16 +52,28 @@ def _thinking_on(payload: dict) -> bool | None:
     return enabled if isinstance(enabled, bool) else None
 
 
-def with_thinking_switch(payload: dict) -> dict:
+def _switch_said(kwargs: dict) -> bool | None:
+    """What the request's own `thinking` / `enable_thinking` say, if either is a boolean."""
+    return next((kwargs[key] for key in _SWITCHES if isinstance(kwargs.get(key), bool)), None)
+
+
+def with_thinking_switch(payload: dict, reasoning: str | ReasoningFormat | None = None) -> dict:
     """The client's request with the thinking switches its reasoning effort
-    implies set in `chat_template_kwargs` (unchanged without an effort).
-    Applied before the model's `extra_body`, so the client's switch wins."""
+    implies set in `chat_template_kwargs`, and those of the model's
+    `reasoning` format that are not the two shared ones (unchanged when
+    nothing says whether to think). Applied before the model's
+    `extra_body`, so the client's switch wins."""
     on = _thinking_on(payload)
-    if on is None:
-        return payload
     kwargs = dict(payload.get("chat_template_kwargs") or {})
-    for key in _SWITCHES:
-        kwargs.setdefault(key, on)
+    switches: dict[str, object] = dict.fromkeys(_SWITCHES, on) if on is not None else {}
+    said = on if on is not None else _switch_said(kwargs)
+    if said is not None and reasoning is not None:
+        own = reasoning_format(reasoning).switch_values(said)
+        switches |= {key: value for key, value in own.items() if key not in _SWITCHES}
+    if all(key in kwargs for key in switches):
+        return payload
+    for key, value in switches.items():
+        kwargs.setdefault(key, value)
     return {**payload, "chat_template_kwargs": kwargs}
 
 

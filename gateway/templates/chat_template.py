@@ -339,11 +339,15 @@ def end_of_turn_texts(sources: Iterable[str], eos_token: str | None) -> list[str
 
 # Openings of a reasoning block that a template may leave open at the end of
 # the prompt: <think> (Qwen3, DeepSeek R1, GLM, MiniMax…), gpt-oss's analysis
-# channel, Seed-OSS, Command A reasoning, Kimi's ◁think▷.
+# channel, Seed-OSS (whose earlier template, llama.cpp's
+# models/templates/ByteDance-Seed-OSS.jinja, opens a budget reflection in it
+# for `thinking_budget: 0`, which the model closes with the thought),
+# Command A reasoning, Kimi's ◁think▷.
 REASONING_OPENINGS = (
     "<think>",
     "<|channel|>analysis<|message|>",
     "<seed:think>",
+    "<seed:think><seed:cot_budget_reflect>",
     "<|START_THINKING|>",
     "◁think▷",
 )

@@ -3,9 +3,11 @@ llama.cpp's format names in snake_case (`COMMON_CHAT_FORMAT_COMMAND_R7B`
 is `command_r7b`). `seed_oss` is in `vllm_tags`, `muse_glimmer` is a name
 of `muse`.
 
-ServiceNow Apriel 1.5 (`apriel`): `<thinking>` reasoning, a JSON array::
+ServiceNow Apriel 1.5 (`apriel`): `<thinking>` reasoning when the model
+writes it (the template does not open it), a JSON array::
 
     <thinking>Need the weather.</thinking><tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>
+    Checking.<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>
 
 Cohere Command R7B (`command_r7b`): Command A's blocks; the answer is in
 `<|START_RESPONSE|>` … `<|END_RESPONSE|>`, which are removed::
@@ -79,6 +81,12 @@ register(
         start="<thinking>",
         end="</thinking>",
         tool_start="<tool_calls>",
+        # Apriel 1.5's template ends at `<|assistant|>\n`: the model opens
+        # reasoning itself, and a reply without `<thinking>` is content
+        # (llama.cpp forces it open only for a prompt ending in <thinking>:
+        # common/chat-parsers/apriel-1-5.cpp; models/templates/unsloth-Apriel-1.5.jinja).
+        thinking_switches=(),
+        thinking_by_default=False,
     )
 )
 register(

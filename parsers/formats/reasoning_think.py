@@ -124,7 +124,6 @@ register(
         drops_newline_after_end=True,
     )
 )
-register(replace(_ALWAYS, name="gigachat35", models="GigaChat 3.5", end_of_turn=()))
 
 register(
     ReasoningFormat(
@@ -159,6 +158,19 @@ register(
         end="◁/think▷",
         start_required=True,
         ended_by_tool_calls=True,
+    )
+)
+register(
+    replace(
+        QWEN3,
+        name="lfm2",
+        models="Liquid LFM2 / LFM2.5 (thinking checkpoints write <think> themselves)",
+        tool_start="<|tool_call_start|>",
+        # The template never opens <think> (LFM2.5-8B-A1B writes it before its
+        # calls; the instruct checkpoints do not write it): reasoning only from
+        # the model's own <think> (llama.cpp models/templates/LFM2.5-8B-A1B.jinja).
+        thinking_switches=(),
+        thinking_by_default=False,
     )
 )
 register(

@@ -23,12 +23,22 @@ request turns thinking off (`thinking` / `enable_thinking`: false)::
 
 ByteDance Seed-OSS (`seed_oss`): its own tags; only `</seed:think>` ends
 reasoning (the model writes out the call syntax while it thinks, as vLLM's
-and llama.cpp's parsers read it)::
+and llama.cpp's parsers read it). The reply starts in reasoning unless the
+request sets `thinking_budget: 0`, for which the template closes the think
+block in the prompt and the model answers straight away::
 
     <seed:think>Need the weather.</seed:think>It is sunny.
+    It is sunny.                                (thinking_budget: 0)
 
 LG EXAONE 4.0 (`exaone4`), RWKV (`rwkv`): Qwen3's tags; reasoning from
 the start only with `enable_thinking: true`, otherwise from a `<think>`.
+
+Sber GigaChat 3.5 (`gigachat35`): Qwen3's tags, the template writes
+`<think>` only with `reasoning: true` (off by default), as vLLM's
+`GigaChat35ReasoningParser` reads it::
+
+    Need the weather.</think>It is sunny.       (reasoning: true)
+    It is sunny.
 
 Preferred Networks PLaMo 3 (`plamo3`): its own tags, opened by the
 template unless `enable_thinking: false`; `<|plamo:tag|>` ends the turn::
@@ -48,9 +58,10 @@ from parsers.stages.reasoning import ReasoningFormat
 
 @dataclass(frozen=True)
 class PrefilledFormat(ReasoningFormat):
-    """A `<think>` format whose template writes the start marker when
-    thinking is on: without a request's switch, the output starts in
-    reasoning if thinking is on by default."""
+    """A format whose output starts in reasoning whenever thinking is on
+    (its template writes the start marker, or its model always thinks
+    first): without a request's switch, it starts in reasoning if thinking
+    is on by default. A start marker the model writes itself is dropped."""
 
     @property
     def default_force(self) -> bool:
@@ -106,6 +117,14 @@ register(replace(_OFF_BY_DEFAULT, name="exaone4", models="LG EXAONE 4.0; on only
 register(replace(_OFF_BY_DEFAULT, name="rwkv", models="RWKV; on with `enable_thinking: true` or a `<think>`"))
 register(
     PrefilledFormat(
+        name="gigachat35",
+        models="GigaChat 3.5; on only with `reasoning: true`",
+        thinking_switches=("reasoning",),
+        thinking_by_default=False,
+    )
+)
+register(
+    PrefilledFormat(
         name="plamo3",
         models="Preferred Networks PLaMo 3; off with `enable_thinking: false`",
         start="<|plamo:begin_think:plamo|>",
@@ -113,13 +132,19 @@ register(
         end_of_turn=("<|plamo:tag|>",),
     )
 )
+# Seed-OSS thinks unless `thinking_budget` is 0: its chat template then writes
+# the whole think block into the prompt, `<seed:think>…</seed:think>`, and the
+# model answers (or calls) at once (chat_template.jinja of
+# https://huggingface.co/ByteDance-Seed/Seed-OSS-36B-Instruct). Any other
+# budget, -1 (unlimited, the default) included, leaves the thinking to the model.
 register(
-    ReasoningFormat(
+    PrefilledFormat(
         name="seed_oss",
-        models="ByteDance Seed-OSS-36B",
+        models="ByteDance Seed-OSS-36B; off with `thinking_budget: 0`",
         start="<seed:think>",
         end="</seed:think>",
-        always_thinking=True,
+        thinking_switches=("thinking_budget",),
+        switch_off_value=0,
         end_of_turn=("<seed:eos>",),
     )
 )

@@ -51,7 +51,9 @@ class ReasoningFormat:
     turn thinking on or off for a request, and `thinking_by_default` says
     what an absent switch means (SGLang's "thinking mode", docs/api.md, "Request extensions");
     any true value turns it on, or with `switch_on_value` only that value
-    (MiniMax M3's `thinking_mode: "enabled"`).
+    (MiniMax M3's `thinking_mode: "enabled"`), or with `switch_off_value`
+    any value but that one (Seed-OSS's `thinking_budget`: 0 is off, any
+    other budget on).
     `start_required`: reasoning only ever begins at the start marker, whatever
     the request says. `separates=False` keeps everything in content, with
     the start marker prepended (for clients that split it themselves).
@@ -92,6 +94,7 @@ class ReasoningFormat:
     thinking_switches: tuple[str, ...] = ("enable_thinking",)
     thinking_by_default: bool = True
     switch_on_value: str | None = None
+    switch_off_value: int | None = None
     start_required: bool = False
     separates: bool = True
     end_of_turn: tuple[str, ...] = ()
@@ -125,9 +128,25 @@ class ReasoningFormat:
         kwargs = chat_template_kwargs or {}
         for key in self.thinking_switches:
             if key in kwargs:
-                value = kwargs[key]
-                return bool(value) if self.switch_on_value is None else value == self.switch_on_value
+                return self._switched_on(kwargs[key])
         return self.thinking_by_default
+
+    def switch_values(self, on: bool) -> dict[str, object]:
+        """The `chat_template_kwargs` that say thinking is `on` (or off) to
+        this format's switches: `True` / `False`, or `switch_on_value` /
+        `switch_off_value`. A side with no one value (a thinking budget
+        turned on, a mode switch turned off) sets nothing: absent, the
+        template's default holds."""
+        values = (self.switch_on_value, self.switch_off_value)
+        said, other = values if on else values[::-1]
+        if self.always_thinking or (said is None and other is not None):
+            return {}
+        return dict.fromkeys(self.thinking_switches, on if said is None else said)
+
+    def _switched_on(self, value: object) -> bool:
+        if self.switch_off_value is not None:
+            return value != self.switch_off_value
+        return bool(value) if self.switch_on_value is None else value == self.switch_on_value
 
     @property
     def default_force(self) -> bool:

@@ -16,9 +16,13 @@ from tests.gateway.test_cli import parsegate
 from tests.gateway.test_gateway_e2e import MESSAGES, ONE_CALL, TOOLS, message_result
 
 PICKS = [
-    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3_coder", "qwen3"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "qwen3_coder", None),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3_coder", None),
     ("Qwen/Qwen3.5-35B-A3B", "qwen3_coder", "qwen3"),
     ("Qwen/Qwen3-4B-Thinking-2507", "qwen25", "qwen3-thinking"),
+    ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen25", None),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen25", None),
+    ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen25", "qwen3-thinking"),
     ("Qwen/Qwen3-8B", "qwen25", "qwen3"),
     ("qwen3:8b", "qwen25", "qwen3"),  # an Ollama tag
     ("Qwen/Qwen2.5-7B-Instruct", "qwen25", None),
@@ -31,6 +35,9 @@ PICKS = [
     ("deepseek-ai/DeepSeek-V4", "deepseekv4", "deepseek-v4"),
     ("deepseek-ai/DeepSeek-V4.1", "deepseekv41", "deepseek-v41"),
     ("moonshotai/Kimi-K2-Thinking", "kimi_k2", "kimi_k2"),
+    ("moonshotai/Kimi-K2.5", "kimi_k2", "kimi_k2"),
+    ("moonshotai/Kimi-K2-Instruct", "kimi_k2", None),
+    ("moonshotai/Kimi-K2-Instruct-0905", "kimi_k2", None),
     ("zai-org/GLM-4.6", "glm45", "glm45"),
     ("zai-org/GLM-4.7", "glm47", "glm45"),
     ("zai-org/GLM-5", "glm47", "glm45"),
@@ -38,15 +45,23 @@ PICKS = [
     ("MiniMaxAI/MiniMax-M3", "minimax-m3", "minimax-m3"),
     ("MiniMaxAI/MiniMax-M1-80k", "minimax", "minimax"),
     ("rednote-hilab/dots.llm1.inst", "dots", None),
-    ("ai-sage/GigaChat3.5-10B-A1.8B", "gigachat35", None),
+    ("ai-sage/GigaChat3.5-10B-A1.8B", "gigachat35", "gigachat35"),
     ("openai/gpt-oss-120b", "gpt-oss", "gpt-oss"),
     ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic", None),
     ("meta-llama/Llama-3.1-8B-Instruct", "llama3", None),
     ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama3", None),
     ("mistralai/Devstral-Small-2507", "mistral", None),
     ("mistralai/Magistral-Small-2509", "mistral", "mistral"),
+    ("mistralai/Ministral-3-14B-Reasoning-2512", "mistral", "mistral"),
+    ("mistralai/Ministral-3-14B-Instruct-2512", "mistral", None),
     ("google/gemma-4-31b-it", "gemma4", "gemma4"),
-    ("LiquidAI/LFM2-1.2B", "lfm2", None),
+    ("LiquidAI/LFM2-1.2B", "lfm2", "lfm2"),
+    ("LiquidAI/LFM2.5-8B-A1B", "lfm2", "lfm2"),
+    ("internlm/Intern-S1", "interns1", "interns1"),
+    ("internlm/internlm2_5-7b-chat", "internlm", None),
+    ("ServiceNow-AI/Apriel-1.5-15b-Thinker", "apriel", "apriel"),
+    ("ServiceNow-AI/Apriel-1.6-15b-Thinker", "apriel", None),
+    ("ByteDance-Seed/Seed-OSS-36B-Instruct", "seed_oss", "seed_oss"),
     ("swiss-ai/Apertus-8B-Instruct-2509", "apertus2509", "apertus2509"),
     ("CohereLabs/command-a-reasoning-08-2025", "cohere_command4", "cohere_command4"),
     ("some-org/my-own-model", None, None),
@@ -120,7 +135,7 @@ def test_cli_shows_the_pick_for_a_model():
     assert result.stdout.splitlines() == [
         "Qwen/Qwen3-Coder-480B-A35B-Instruct: matches 'qwen3-coder*'",
         "  tool_call_parser: qwen3_coder",
-        "  reasoning_parser: qwen3",
+        "  reasoning_parser: none",
     ]
 
 

@@ -100,3 +100,35 @@ def test_command_r7b_reasons_only_from_its_start_marker(kwargs):
     assert_at_every_split("command_r7b", "Hello, world!", (None, "Hello, world!"), chat_template_kwargs=kwargs)
     text = "<|START_THINKING|>Hmm.<|END_THINKING|><|START_RESPONSE|>Hi.<|END_RESPONSE|>"
     assert_at_every_split("command_r7b", text, ("Hmm.", "Hi."), chat_template_kwargs=kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ({"thinking_budget": 0}, (None, "Plan.</seed:think>Answer.")),
+        ({"thinking_budget": 0.0}, (None, "Plan.</seed:think>Answer.")),
+        ({"thinking_budget": -1}, ("Plan.", "Answer.")),
+        ({"thinking_budget": 512}, ("Plan.", "Answer.")),
+        ({"thinking_budget": "0"}, ("Plan.", "Answer.")),
+        ({"enable_thinking": False}, ("Plan.", "Answer.")),
+        ({}, ("Plan.", "Answer.")),
+        (None, ("Plan.", "Answer.")),
+    ],
+)
+def test_seed_oss_thinks_unless_its_budget_is_zero(kwargs, expected):
+    """Seed-OSS's template compares `thinking_budget == 0` and then writes the
+    whole think block into the prompt; any other budget (a string `"0"`
+    included, which is not 0 to the template) leaves the model thinking."""
+    assert_at_every_split("seed_oss", "Plan.</seed:think>Answer.", expected, chat_template_kwargs=kwargs)
+
+
+@pytest.mark.parametrize(
+    "parser, start, end", [("lfm2", "<think>", "</think>"), ("apriel", "<thinking>", "</thinking>")]
+)
+@pytest.mark.parametrize("kwargs", [None, {}, {"enable_thinking": True}, {"thinking": True}])
+def test_lfm2_and_apriel_reason_only_from_their_start_marker(parser, start, end, kwargs):
+    """Neither template opens the reasoning block (LFM2.5-8B-A1B and Apriel
+    1.5 write it themselves when they think), so no switch makes a plain
+    answer reasoning."""
+    assert_at_every_split(parser, "Hello, world!", (None, "Hello, world!"), chat_template_kwargs=kwargs)
+    assert_at_every_split(parser, f"{start}Hmm.{end}Hi.", ("Hmm.", "Hi."), chat_template_kwargs=kwargs)
