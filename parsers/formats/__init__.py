@@ -1,5 +1,6 @@
 """The built-in formats, as data. Importing this package registers them all
-in `TOOL_FORMATS` and `REASONING_FORMATS`, by parser name."""
+in `TOOL_FORMATS` and `REASONING_FORMATS`, by parser name, then the peers'
+names for them (`peer_names`)."""
 
 from parsers.formats import (  # noqa: F401
     apertus,
@@ -33,6 +34,9 @@ from parsers.formats import (  # noqa: F401
     vllm_reasoning,
     vllm_tags,
 )
+from parsers.formats.peer_names import register_peer_names
 from parsers.formats.table import REASONING_FORMATS, TOOL_FORMATS
+
+register_peer_names()
 
 __all__ = ["REASONING_FORMATS", "TOOL_FORMATS"]
