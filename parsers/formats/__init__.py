@@ -26,6 +26,7 @@ from parsers.formats import (  # noqa: F401
     tool_minimax_m3,
     tool_mistral,
     tool_named,
+    tool_plamo3,
     tool_pythonic,
     tool_spark25,
     tool_steptml,
