@@ -15,6 +15,7 @@ from parsers.formats import (  # noqa: F401
     reasoning_hunyuan,
     reasoning_minimax_m3,
     reasoning_think,
+    solar_open2,
     tool_arg_key,
     tool_dots,
     tool_dsml,
