@@ -19,6 +19,7 @@ from parsers.formats import (  # noqa: F401
     tool_arg_key,
     tool_dots,
     tool_dsml,
+    tool_functiongemma,
     tool_gcml,
     tool_gemma4,
     tool_hunyuan,
