@@ -23,6 +23,7 @@ TOOL_CALL_NAMES = (
     ("deepseek_v3", "deepseekv3", "vLLM"),
     ("deepseek_v31", "deepseekv31", "vLLM"),
     ("deepseek_v32", "deepseekv32", "vLLM"),
+    ("deepseek_v41", "deepseekv41", "vLLM"),  # vllm/tool_parsers/deepseekv41_engine_tool_parser.py
     ("cohere_command3", "command_r7b", "vLLM"),  # Command A / R7B: <|START_ACTION|>[…]<|END_ACTION|>
     ("llama4_json", "llama3", "vLLM"),  # vLLM's Llama3JsonToolParser under both names
     ("openai", "gpt-oss", "vLLM"),
