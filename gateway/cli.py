@@ -25,8 +25,10 @@ from gateway.ops.env_overlay import CONFIG_FILE_VARIABLE, config_variables
 from gateway.ops.validation_errors import unknown_name
 from parsers import (
     parse_text,
+    reasoning_parser_aliases,
     reasoning_parser_name,
     reasoning_parser_names,
+    tool_call_parser_aliases,
     tool_call_parser_name,
     tool_call_parser_names,
 )
@@ -185,12 +187,19 @@ def _list_parsers(args: argparse.Namespace) -> int:
     if args.model is not None:
         return _parsers_for(args.model, args.json)
     tools, reasoning = tool_call_parser_names(), reasoning_parser_names()
+    tool_aliases, reasoning_aliases = tool_call_parser_aliases(), reasoning_parser_aliases()
     if args.json:
-        print(json.dumps({"tool_call_parsers": tools, "reasoning_parsers": reasoning}))
+        listing = {"tool_call_parsers": tools, "reasoning_parsers": reasoning}
+        print(json.dumps({**listing, "tool_call_aliases": tool_aliases, "reasoning_aliases": reasoning_aliases}))
     else:
-        print("tool-call parsers:", *tools, sep="\n  ")
-        print("reasoning parsers:", *reasoning, sep="\n  ")
+        print("tool-call parsers:", *_named(tools, tool_aliases), sep="\n  ")
+        print("reasoning parsers:", *_named(reasoning, reasoning_aliases), sep="\n  ")
     return 0
+
+
+def _named(names: list[str], aliases: dict[str, str]) -> list[str]:
+    """Each name, an alias with the name it stands for (`openai -> gpt-oss`)."""
+    return [f"{name} -> {aliases[name]}" if name in aliases else name for name in names]
 
 
 def _read(path: str) -> str:

@@ -16,8 +16,10 @@ from parsers.core.events import CallArgs, CallEnd, CallStart, Content, Event, Re
 from parsers.pipeline import ParseResult, Pipeline, make_pipeline, output_format, parse_text
 from parsers.registry import (
     reasoning_format,
+    reasoning_parser_aliases,
     reasoning_parser_name,
     reasoning_parser_names,
+    tool_call_parser_aliases,
     tool_call_parser_name,
     tool_call_parser_names,
     tool_format,
@@ -39,8 +41,10 @@ __all__ = [
     "output_format",
     "parse_text",
     "reasoning_format",
+    "reasoning_parser_aliases",
     "reasoning_parser_name",
     "reasoning_parser_names",
+    "tool_call_parser_aliases",
     "tool_call_parser_name",
     "tool_call_parser_names",
     "tool_format",

@@ -4,7 +4,10 @@
 
 A name is accepted in either spelling, `-` or `_` (`granite-20b-fc` and
 `granite_20b_fc`, `command_r7b` and `command-r7b`): lookups map it to the
-spelling it was registered under, which is the one listed.
+spelling it was registered under, which is the one listed. An alias (a
+name another project gives a format registered here, `openai` for
+`gpt-oss`) is a name like any other; `*_parser_aliases()` say which
+registered name each stands for.
 """
 
 from __future__ import annotations
@@ -51,6 +54,20 @@ def tool_call_parser_names() -> list[str]:
 
 def reasoning_parser_names() -> list[str]:
     return sorted(REASONING_FORMATS)
+
+
+def tool_call_parser_aliases() -> dict[str, str]:
+    """Each alias among the tool-call parser names, and the name it stands for."""
+    return _aliases(TOOL_FORMATS)
+
+
+def reasoning_parser_aliases() -> dict[str, str]:
+    """Each alias among the reasoning parser names, and the name it stands for."""
+    return _aliases(REASONING_FORMATS)
+
+
+def _aliases(table: dict) -> dict[str, str]:
+    return {name: table[name].name for name in sorted(table) if table[name].name != name}
 
 
 def _registered_spelling(name: str, table: dict) -> str:

@@ -21,14 +21,21 @@ def spelling_key(name: str) -> str:
 def register(fmt: ToolFormat | ReasoningFormat, *aliases: str) -> None:
     """Make `fmt` available under its name and any aliases."""
     if isinstance(fmt, ToolFormat):
-        _add(TOOL_FORMATS, fmt, aliases)
+        _add(TOOL_FORMATS, fmt, (fmt.name, *aliases))
     else:
-        _add(REASONING_FORMATS, fmt, aliases)
+        _add(REASONING_FORMATS, fmt, (fmt.name, *aliases))
 
 
-def _add(table: dict[str, _Format], fmt: _Format, aliases: tuple[str, ...]) -> None:
+def alias(kind: type[ToolFormat] | type[ReasoningFormat], target: str, *aliases: str) -> None:
+    """Make the format registered as `target` available under `aliases` too
+    (another project's name for it); `target` must be registered already."""
+    table: dict = TOOL_FORMATS if kind is ToolFormat else REASONING_FORMATS
+    _add(table, table[target], aliases)
+
+
+def _add(table: dict[str, _Format], fmt: _Format, names: tuple[str, ...]) -> None:
     taken = {spelling_key(name): name for name in table}
-    for name in (fmt.name, *aliases):
+    for name in names:
         if spelling_key(name) in taken:
             raise ValueError(f"parser name registered twice: {name} (as {taken[spelling_key(name)]})")
         table[name] = fmt

@@ -5,10 +5,19 @@ special tokens, with `<|"|>` around strings; two calls are two blocks::
     <|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_call>call:search{query:<|"|>x<|"|>,tags:[<|"|>a<|"|>]}<tool_call|>
 
 Every call gets its own index (SGLang gives two calls to one tool the same).
+A block written `call:NAME:` with `BEGIN_ARG:` … `END_ARG` blocks is read
+too (`parsers.grammars.gemma4_begin_arg`)::
+
+    <|tool_call>call:get_weather:
+    BEGIN_ARG:
+    Paris
+    END_ARG
+    <tool_call|>
 """
 
 from parsers.formats.table import register
-from parsers.grammars.gemma4_call import Gemma4Call, render_gemma4
+from parsers.grammars.gemma4_begin_arg import Gemma4Body
+from parsers.grammars.gemma4_call import render_gemma4
 from parsers.stages.tool_calls import ToolFormat
 
 register(
@@ -17,7 +26,7 @@ register(
         models="Google Gemma 4",
         call_start="<|tool_call>",
         call_end="<tool_call|>",
-        body=Gemma4Call,
+        body=Gemma4Body,
         call_template="<|tool_call>call:{name}{arguments}<tool_call|>",
         render_arguments=render_gemma4,
         dropped_markers=("<tool_call|>",),

@@ -20,12 +20,18 @@ string (an integer, a nullable string) gets null; see `coerce.to_json`.
 The call starts at `{`. After that it is never retracted: malformed text
 ends it with the arguments read so far, closed into valid JSON, and the
 rest is content. `<tool_call|>` ends the call wherever it appears.
+
+The string delimiter and the end marker are data (`Gemma4Delimiters`):
+FunctionGemma writes the same notation with `<escape>` around strings,
+ended by `<end_function_call>` (`parsers.formats.tool_functiongemma`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
+from functools import cached_property
 
 import orjson
 
@@ -33,7 +39,7 @@ from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.coerce import to_json
 from parsers.core.json_writer import JsonWriter, json_string_body
-from parsers.core.markers import cut_short, marker_set
+from parsers.core.markers import MarkerSet, cut_short, marker_set
 
 QUOTE = '<|"|>'
 END = "<tool_call|>"
@@ -42,26 +48,51 @@ _HEAD = re.compile(r"call:\s*([\w.\-]+)\s*\{")
 _HEAD_PREFIX = re.compile(r"(?:c|ca|cal|call|call:\s*[\w.\-]*\s*)?")
 _KEY = re.compile(r"([^:{}\[\],<]+):")
 _KEY_PREFIX = re.compile(r"[^:{}\[\],<]*")
-_STRING_END = re.compile(re.escape(QUOTE) + "|" + re.escape(END))
-_BARE_END = re.compile(f"{re.escape(QUOTE)}|{re.escape(END)}|[,}}\\]]")
-_AFTER_COMMA = re.compile(f"{re.escape(QUOTE)}|{re.escape(END)}|[:}}\\]]")
-_MARKERS = marker_set(QUOTE, END)
+
+
+@dataclass(frozen=True)
+class Gemma4Delimiters:
+    """The string delimiter and the block's end marker, and what finds them:
+    `<|"|>` and `<tool_call|>` for Gemma 4, `<escape>` and
+    `<end_function_call>` for FunctionGemma."""
+
+    quote: str
+    end: str
+
+    @cached_property
+    def string_end(self) -> re.Pattern:
+        return re.compile(re.escape(self.quote) + "|" + re.escape(self.end))
+
+    @cached_property
+    def bare_end(self) -> re.Pattern:
+        return re.compile(f"{re.escape(self.quote)}|{re.escape(self.end)}|[,}}\\]]")
+
+    @cached_property
+    def after_comma(self) -> re.Pattern:
+        return re.compile(f"{re.escape(self.quote)}|{re.escape(self.end)}|[:}}\\]]")
+
+    @cached_property
+    def markers(self) -> MarkerSet:
+        return marker_set(self.quote, self.end)
+
+
+GEMMA4 = Gemma4Delimiters(QUOTE, END)
 _NULL_WORDS = ("null", "none", "nil")
 ITEM, VALUE, SEP = "item", "value", "sep"
 
 
-def render_gemma4(arguments: str) -> str:
-    """JSON arguments in Gemma 4's notation, for call templates."""
-    return _render(orjson.loads(arguments))
+def render_gemma4(arguments: str, quote: str = QUOTE) -> str:
+    """JSON arguments in Gemma 4's notation (strings between `quote`), for call templates."""
+    return _render(orjson.loads(arguments), quote)
 
 
-def _render(value) -> str:
+def _render(value, quote: str) -> str:
     if isinstance(value, dict):
-        return "{" + ",".join(f"{key}:{_render(item)}" for key, item in value.items()) + "}"
+        return "{" + ",".join(f"{key}:{_render(item, quote)}" for key, item in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(map(_render, value)) + "]"
+        return "[" + ",".join(_render(item, quote) for item in value) + "]"
     if isinstance(value, str):
-        return QUOTE + value + QUOTE
+        return quote + value + quote
     return orjson.dumps(value).decode()
 
 
@@ -82,9 +113,10 @@ def bare_json(word: str) -> str:
 
 
 class Gemma4Call:
-    def __init__(self, sink: CallSink):
+    def __init__(self, sink: CallSink, delimiters: Gemma4Delimiters = GEMMA4):
         self.status = RUNNING
         self._sink = sink
+        self._marks = delimiters
         self._writer = JsonWriter()
         self._frames: list[list] = []  # [closer, state]; `}` objects, `]` arrays
         self._started = False
@@ -120,9 +152,9 @@ class Gemma4Call:
         end = min(len(buf), pos + MAX_TOKEN_CHARS)
         if not self._started:
             return self._read_head(buf, pos, end)
-        if buf.startswith(END, pos):
+        if buf.startswith(self._marks.end, pos):
             return self._end_block(pos)
-        if cut_short(buf, pos, END) or cut_short(buf, pos, QUOTE):
+        if cut_short(buf, pos, self._marks.end) or cut_short(buf, pos, self._marks.quote):
             return None
         closer, state = self._frames[-1]
         char = buf[pos]
@@ -164,9 +196,9 @@ class Gemma4Call:
 
     def _read_value(self, buf: str, pos: int, end: int) -> int | None:
         char = buf[pos]
-        if buf.startswith(QUOTE, pos):
+        if buf.startswith(self._marks.quote, pos):
             self._writer.open_string()
-            return pos + len(QUOTE)
+            return pos + len(self._marks.quote)
         if char in "{[":
             self._open(char, "}" if char == "{" else "]")
             return pos + 1
@@ -174,25 +206,25 @@ class Gemma4Call:
 
     def _read_bare(self, buf: str, pos: int, end: int) -> int | None:
         """A bare word, up to `,` `}` `]` — or a string up to `<|"|>`."""
-        hit = _BARE_END.search(buf, pos, end)
+        hit = self._marks.bare_end.search(buf, pos, end)
         comma = None
         if hit is not None and hit.group() == "," and self._frames[-1][0] == "}":
             comma = hit.start()
-            hit = _AFTER_COMMA.search(buf, hit.end(), end)
+            hit = self._marks.after_comma.search(buf, hit.end(), end)
         if hit is None:
             if end == len(buf):
                 return None
             self._writer.open_string()  # long and undecided: a string missing its opening delimiter
             return pos
         stop, token = hit.start(), hit.group()
-        if comma is not None and not (token == QUOTE and buf[comma + 1 : stop].strip()):
+        if comma is not None and not (token == self._marks.quote and buf[comma + 1 : stop].strip()):
             stop, token = comma, ","
         self._frames[-1][1] = SEP
-        if token == QUOTE:
+        if token == self._marks.quote:
             self._writer.open_string()
             self._writer.string(buf[pos:stop])
             self._writer.close_string()
-            return stop + len(QUOTE)
+            return stop + len(self._marks.quote)
         self._writer.scalar(self._bare_value(buf[pos:stop]))
         return stop
 
@@ -204,13 +236,13 @@ class Gemma4Call:
         return bare_json(word)
 
     def _read_string(self, buf: str, pos: int) -> int:
-        hit = _STRING_END.search(buf, pos)
-        end = hit.start() if hit else _MARKERS.safe_end(buf, pos)
+        hit = self._marks.string_end.search(buf, pos)
+        end = hit.start() if hit else self._marks.markers.safe_end(buf, pos)
         if end > pos:
             self._writer.string(buf[pos:end])
         if hit is None:
             return end
-        if hit.group() == END:
+        if hit.group() == self._marks.end:
             return self._end_block(end)
         self._writer.close_string()
         self._frames[-1][1] = SEP

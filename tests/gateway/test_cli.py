@@ -15,7 +15,13 @@ import httpx
 import pytest
 
 from gateway.cli import _arguments, main
-from parsers import parse_text, reasoning_parser_names, tool_call_parser_names
+from parsers import (
+    parse_text,
+    reasoning_parser_aliases,
+    reasoning_parser_names,
+    tool_call_parser_aliases,
+    tool_call_parser_names,
+)
 from tests.conftest import REPO, on_this_checkout
 from tests.sdk_clients import openai_client
 
@@ -79,12 +85,28 @@ def test_parsers_json_lists_every_name():
     assert json.loads(result.stdout) == {
         "tool_call_parsers": tool_call_parser_names(),
         "reasoning_parsers": reasoning_parser_names(),
+        "tool_call_aliases": tool_call_parser_aliases(),
+        "reasoning_aliases": reasoning_parser_aliases(),
     }
+
+
+def test_parsers_json_says_which_name_an_alias_stands_for():
+    listing = json.loads(parsegate("parsers", "--json").stdout)
+    assert listing["tool_call_aliases"]["openai"] == "gpt-oss"
+    assert listing["reasoning_aliases"]["openai_gptoss"] == "gpt-oss"
+    assert "openai" in listing["tool_call_parsers"] and "gpt-oss" not in listing["tool_call_aliases"]
 
 
 def test_parsers_plain_lists_every_name(capsys, monkeypatch):
     listed = in_process(capsys, monkeypatch, "parsers")[1].split()
     assert set(tool_call_parser_names()) | set(reasoning_parser_names()) <= set(listed)
+
+
+def test_parsers_plain_shows_the_name_an_alias_stands_for(capsys, monkeypatch):
+    lines = [line.strip() for line in in_process(capsys, monkeypatch, "parsers")[1].splitlines()]
+    tools, reasoning = lines[: lines.index("reasoning parsers:")], lines[lines.index("reasoning parsers:") :]
+    assert "llama4_json -> llama3" in tools and "cohere_command3 -> command_r7b" in tools
+    assert "nemotron_v3 -> nemotron_3" in reasoning and "gpt-oss" in reasoning
 
 
 def test_parse_a_file_and_stdin_alike(tmp_path):

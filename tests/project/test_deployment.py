@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from gateway.ops.config import Config, load_config
-from parsers import reasoning_parser_names, tool_call_parser_names
+from parsers import reasoning_parser_aliases, reasoning_parser_names, tool_call_parser_aliases, tool_call_parser_names
 from tests.project import ROOT
 
 DOCKER = ROOT / "docker"
@@ -212,6 +212,8 @@ def test_the_dockerfile_install_steps_give_a_working_gateway(tmp_path):
     assert json.loads(listed.stdout) == {
         "tool_call_parsers": tool_call_parser_names(),
         "reasoning_parsers": reasoning_parser_names(),
+        "tool_call_aliases": tool_call_parser_aliases(),
+        "reasoning_aliases": reasoning_parser_aliases(),
     }
 
     # The image's environment, its config file at the image's path; listening on loopback here.
