@@ -136,6 +136,15 @@ def test_calls_after_one_holding_the_end_marker_are_read(parser):
     assert calls(parsed_at_every_split(text, parser)) == [("write_file", first), ("write_file", second)]
 
 
+@pytest.mark.parametrize("parser", ["deepseekv32", "deepseek_v4"])
+def test_a_dsml_json_body_holding_the_invoke_close_and_a_parameter_tag_is_read_whole(parser):
+    written = '{"content": "a </｜DSML｜invoke> <｜DSML｜parameter name=\\"x\\"> b"}'
+    text = '<｜DSML｜invoke name="write_file">\n' + written + "\n</｜DSML｜invoke>"
+    result = parsed_at_every_split(text, parser)
+    assert result["raw"] == [written]
+    assert result["content"] is None
+
+
 def test_arguments_cut_before_their_end_marker_still_end_there():
     """Outside a string the marker ends the arguments, malformed or not."""
     text = '<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>{"path": 1<|tool_call_end|><|tool_calls_section_end|>Done.'
