@@ -55,13 +55,13 @@ def calls(result: dict) -> list[tuple[str, dict]]:
 
 
 # 1. Qwen3-Coder's tags: a value runs to its own `</parameter>`.
-QWEN3_CODER_TAGS = ["qwen3_coder", "step3p5", "nanbeige", "mimo"]
+QWEN3_CODER_TAGS = ["qwen3_coder", "step3p5", "nanbeige", "mimo", "seed_oss"]
 
 
 @pytest.mark.parametrize("parser", QWEN3_CODER_TAGS)
-@pytest.mark.parametrize("marker", ["</tool_call>", "</function>", "</function>\n</tool_call>"])
+@pytest.mark.parametrize("marker", ["</tool_call>", "</function>", "</function>\n</tool_call>", "</seed:tool_call>"])
 def test_a_call_close_inside_a_value_is_text_of_the_value(parser, marker):
-    arguments = {"path": "notes.md", "content": f"A call ends with {marker} and then more.", "mode": "w"}
+    arguments = {"path": "notes.txt", "content": f"A call ends with {marker} and then more.", "mode": "w"}
     text = "Saving.\n\n" + tool_format(parser).render_call("write_file", orjson.dumps(arguments).decode())
     result = parsed_at_every_split(text, parser)
     assert calls(result) == [("write_file", arguments)]
@@ -79,16 +79,16 @@ def test_a_call_close_inside_a_value_is_text_of_the_value(parser, marker):
         ("<tool_call>\n<function=write_file>\n<parameter=content>\nx </function> y", {"content": "x </function> y"}),
         # The value's `</parameter>` left out: the call's close, last in the output, closes it.
         (
-            "<tool_call>\n<function=write_file>\n<parameter=path>\na.md\n</function>\n</tool_call>\n",
-            {"path": "a.md"},
+            "<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</function>\n</tool_call>\n",
+            {"path": "a.txt"},
         ),
-        ("<tool_call>\n<function=write_file>\n<parameter=path>\na.md</tool_call>", {"path": "a.md"}),
-        ("<tool_call>\n<function=write_file>\n<parameter=path>\na.md\n</function>\n</tool", {"path": "a.md"}),
+        ("<tool_call>\n<function=write_file>\n<parameter=path>\na.txt</tool_call>", {"path": "a.txt"}),
+        ("<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</function>\n</tool", {"path": "a.txt"}),
         # ... and a `<parameter=` opens the next value, as SGLang and vLLM read it.
         (
-            "<tool_call>\n<function=write_file>\n<parameter=path>\na.md\n<parameter=mode>\nw\n</parameter>\n"
+            "<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n<parameter=mode>\nw\n</parameter>\n"
             "</function>\n</tool_call>",
-            {"path": "a.md", "mode": "w"},
+            {"path": "a.txt", "mode": "w"},
         ),
     ],
 )
@@ -99,8 +99,8 @@ def test_a_value_never_closed_keeps_every_character(text, arguments):
 
 
 def test_a_second_call_after_a_value_holding_a_call_close_is_read():
-    first = {"path": "a.md", "content": "<tool_call>\n<function=f>\n</function>\n</tool_call>"}
-    second = {"path": "b.md", "content": "plain"}
+    first = {"path": "a.txt", "content": "<tool_call>\n<function=f>\n</function>\n</tool_call>"}
+    second = {"path": "b.txt", "content": "plain"}
     fmt = tool_format("qwen3_coder")
     text = fmt.render_call("write_file", orjson.dumps(first).decode()) + "\n"
     text += fmt.render_call("write_file", orjson.dumps(second).decode())
@@ -119,7 +119,7 @@ def test_a_second_call_after_a_value_holding_a_call_close_is_read():
 )
 @pytest.mark.parametrize("before", ["a ", 'a \\" ', "a \\\\"])
 def test_the_end_marker_inside_a_json_string_is_text(parser, end_marker, before):
-    written = '{"path": "a.md", "content": "' + before + end_marker + ' b", "mode": "w"}'
+    written = '{"path": "a.txt", "content": "' + before + end_marker + ' b", "mode": "w"}'
     text = tool_format(parser).render_call("write_file", written)
     result = parsed_at_every_split(text, parser)
     assert result["raw"] == [written]
@@ -129,8 +129,8 @@ def test_the_end_marker_inside_a_json_string_is_text(parser, end_marker, before)
 @pytest.mark.parametrize("parser", ["functionary_v3_1", "deepseekv31", "kimi_k2"])
 def test_calls_after_one_holding_the_end_marker_are_read(parser):
     fmt = tool_format(parser)
-    first = {"path": "a.md", "content": f"x {fmt.call_end.strip()} y"}
-    second = {"path": "b.md", "content": "z"}
+    first = {"path": "a.txt", "content": f"x {fmt.call_end.strip()} y"}
+    second = {"path": "b.txt", "content": "z"}
     text = fmt.render_call("write_file", orjson.dumps(first).decode())
     text += fmt.render_call("write_file", orjson.dumps(second).decode())
     assert calls(parsed_at_every_split(text, parser)) == [("write_file", first), ("write_file", second)]
