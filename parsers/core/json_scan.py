@@ -14,6 +14,11 @@ whole qwen25 pipeline (631×; 9.6× at 1 KB), and turning its values back
 into text rewrites the model's numbers and escapes (`1.50` → `1.5`,
 `\\u00e9` → `é`): `python -m bench.partial_json_bench`, bench/README.md
 "Card libraries".
+
+`scan_to_end_marker` bounds the value by a format's end marker
+(`<｜tool▁call▁end｜>`, `</function>`): the marker ends the arguments only
+outside a JSON string; inside one it is text of the string, as a coding
+agent writes it in a file about tool calls.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import re
 
 from parsers.core.always_matching import always_matching
+from parsers.core.markers import Hit, MarkerSet
 
 _STRING_STOP = re.compile(r'["\\]')
 _STRUCTURE = re.compile(r'["{}\[\]]')
@@ -78,6 +84,11 @@ class JsonValueScanner:
                 return pos
         return pos
 
+    @property
+    def in_string(self) -> bool:
+        """Whether the scan stopped inside a string (an escape included)."""
+        return self._in_string
+
     def finish(self) -> None:
         """The text ended: a bare primitive (`12`, `true`) is complete now."""
         if self._primitive:
@@ -115,3 +126,19 @@ class JsonValueScanner:
             return n
         self.done = True
         return match.start()
+
+
+def scan_to_end_marker(scanner: JsonValueScanner, ends: MarkerSet, buf: str, pos: int) -> tuple[int, Hit | None]:
+    """Scan the value from `pos` until it ends or an end marker outside any
+    string bounds it. Returns the index just past what was consumed and the
+    marker at that index, if one bounds it there (else None: the value
+    ended, or more text is needed; a marker's proper prefix is held back)."""
+    while True:
+        hit = ends.search(buf, pos)
+        bound = hit.start if hit else ends.safe_end(buf, pos)
+        end = scanner.scan(buf, pos, bound)
+        if scanner.done or hit is None:
+            return end, None
+        if not scanner.in_string:
+            return end, hit
+        pos = scanner.scan(buf, hit.start, hit.end)  # the marker is text of the string

@@ -39,7 +39,12 @@ class TagSyntax:
     without special markers, MiniCPM); without tools every name is read.
     `all_strings`: every value is a JSON string, whatever the schema says,
     streamed as it is written (a declarative format types the arguments
-    afterwards, `parsers.stages.typed_arguments`)."""
+    afterwards, `parsers.stages.typed_arguments`).
+    `closes_after_value`: the call's close markers, in the order written
+    (`</function>`, `</tool_call>`). Inside a value they are text (a file
+    about tool calls holds them), unless nothing but they and blanks
+    follow up to the end of the output: then the value's close tag was
+    left out, and they end the value and the call."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -63,3 +68,4 @@ class TagSyntax:
     cdata: bool = False
     known_names_only: bool = False
     all_strings: bool = False
+    closes_after_value: tuple[str, ...] = ()

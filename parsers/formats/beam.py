@@ -58,7 +58,7 @@ register(
             TagCall,
             syntax=TagSyntax(
                 name_ends=("<|message|>",),
-                name_pattern=r"(?:[^\s<]*\.)?(?P<name>[^\s<.]+)\s*(?:<\|channel\|>\s*\w+\s*)?(?:<\|constrain\|>\s*\w+\s*)?",
+                name_pattern=r"(?:functions\.)?(?P<name>[^\s<]+)\s*(?:<\|channel\|>\s*\w+\s*)?(?:<\|constrain\|>\s*\w+\s*)?",
                 header_prefix=r"[^\s<]*\s*(?:<.*)?",
                 key_open="<rfl:parameter",
                 key_close=">",

@@ -6,8 +6,10 @@ One call; two calls are two such messages::
     <|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>
 
 The recipient may also sit in the role header
-(`<|start|>assistant to=functions.get_weather<|channel|>commentary …`); the
-function name is the last dot-segment of the recipient.
+(`<|start|>assistant to=functions.get_weather<|channel|>commentary …`). The
+function name is the recipient less its `functions.` namespace
+(`to=functions.db.search` is `db.search`), or the last dot-segment of a
+recipient in any other namespace.
 """
 
 from functools import partial
@@ -39,7 +41,10 @@ register(
         body=partial(
             NamedJsonCall,
             args_start="<|message|>",
-            name_pattern=r".*?\bto=(?:\S*?\.)?(?P<name>[^\s.<]+)(?:\s.*|<.*)?",
+            # `functions.NAME` is NAME whole, dots included, as vLLM's gpt-oss parser reads it;
+            # another namespace's recipient is named by its last dot-segment, as SGLang's.
+            name_pattern=r".*?\bto=(?:functions\.(?=[^\s<])|(?:[^\s<]*\.)?(?=[^\s.<]+(?:[\s<]|$)))(?P<name>[^\s<]+)"
+            r"(?:\s.*|<.*)?",
             args_end="<|call|>",
         ),
         call_template="<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{arguments}<|call|>",

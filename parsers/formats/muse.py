@@ -14,8 +14,9 @@ is a tool channel whose body is a block of ATEM invokes::
     </atem:invoke>
     </atem:function_calls><|eom|>
 
-Two calls are two invokes in the block. Invoke names lose a namespace
-(`functions.get_weather` is `get_weather`); values are typed by the tool
+Two calls are two invokes in the block. Invoke names lose the `functions.`
+namespace only (`functions.get_weather` is `get_weather`, `db.search-records`
+stays whole, as vLLM's muse_glimmer parser keeps it); values are typed by the tool
 schema (a string parameter `007` stays `"007"`), or JSON-decoded when the
 schema does not type them.
 """
@@ -47,7 +48,7 @@ ATEM = ToolFormat(
         TagCall,
         syntax=TagSyntax(
             name_ends=(">",),
-            name_pattern=r'\s*name="(?:[^"]*\.)?(?P<name>[^".]+)"\s*(?P<empty>/)?\s*',
+            name_pattern=r'\s*name="(?:functions\.)?(?P<name>[^"]+)"\s*(?P<empty>/)?\s*',
             key_open="<atem:parameter",
             key_close=">",
             key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',

@@ -48,8 +48,9 @@ QWEN3_CODER_SYNTAX = TagSyntax(
     key_open="<parameter=",
     key_close=">",
     value_close="</parameter>",
-    value_also_ends_at=("<parameter=", "</function>", "</tool_call>"),
+    value_also_ends_at=("<parameter=",),  # a `</parameter>` left out, as SGLang and vLLM read it
     call_closes=("</function>", "</tool_call>"),
+    closes_after_value=("</function>", "</tool_call>"),
 )
 QWEN3_CODER = ToolFormat(
     name="qwen3_coder",

@@ -46,8 +46,8 @@ register(
 
 SEED_OSS_SYNTAX = replace(
     QWEN3_CODER_SYNTAX,
-    value_also_ends_at=("<parameter=", "</function>", "</seed:tool_call>"),
     call_closes=("</function>", "</seed:tool_call>"),
+    closes_after_value=("</function>", "</seed:tool_call>"),
 )
 register(
     replace(

@@ -20,8 +20,9 @@ ids that are not `functions.NAME:N`). A header that runs into one of
 body fails there, its text is content, and the marker opens what it opens
 (no call that follows is swallowed by a malformed one). The arguments then stream as
 verbatim slices of the model's text until `JsonValueScanner` finds their
-end, or until the optional `args_end` marker (a special token that cannot
-occur in valid arguments): malformed arguments pass through as written.
+end, or until the optional `args_end` marker outside a JSON string
+(`scan_to_end_marker`: inside a string it is text): malformed arguments
+pass through as written.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import re
 
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallBody, CallSink
-from parsers.core.json_scan import JsonValueScanner
+from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.markers import marker_set
 from parsers.grammars.recipient_call import ReplySink
 
@@ -78,12 +79,10 @@ class NamedJsonCall:
                 return pos
         if not self._args.started:
             pos = _WHITESPACE.match(buf, pos).end()
-        hit = self._args_end.search(buf, pos) if self._args_end else None
-        if hit is not None:
-            bound = hit.start
+        if self._args_end is None:
+            end, hit = self._args.scan(buf, pos), None
         else:
-            bound = self._args_end.safe_end(buf, pos) if self._args_end else len(buf)
-        end = self._args.scan(buf, pos, bound)
+            end, hit = scan_to_end_marker(self._args, self._args_end, buf, pos)
         if end > pos:
             self._sink.args(buf[pos:end])
         if self._args.done or hit is not None:

@@ -25,9 +25,9 @@ import orjson
 from parsers.core import coerce, xml_text
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, StateSteps
-from parsers.core.json_scan import JsonValueScanner
+from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.json_writer import json_string_body
-from parsers.core.markers import marker_set
+from parsers.core.markers import cut_short, marker_set
 from parsers.core.tag_syntax import TagSyntax
 
 _WHITESPACE = always_matching(r"\s*")
@@ -58,7 +58,9 @@ class TagCall(StateSteps):
         self._between = marker_set(syntax.key_open, *syntax.call_closes)
         self._key_close = marker_set(syntax.key_close)
         cdata_open = (xml_text.CDATA_OPEN,) if syntax.cdata else ()
-        self._value_ends = marker_set(syntax.value_close, *syntax.value_also_ends_at, *cdata_open)
+        self._value_ends = marker_set(
+            syntax.value_close, *syntax.value_also_ends_at, *syntax.closes_after_value, *cdata_open
+        )
         self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
         self._gap = always_matching(syntax.gap_pattern)
         self._json: JsonValueScanner | None = None
@@ -148,12 +150,10 @@ class TagCall(StateSteps):
             self._sink.stray(stray)
 
     def _step_json(self, buf: str, pos: int) -> int | None:
-        """A JSON object for arguments, bounded by the call's close."""
-        hit = self._between.search(buf, pos)
-        bound = hit.start if hit else self._between.safe_end(buf, pos)
+        """A JSON object for arguments, bounded by the call's close outside its strings."""
         scanner = self._json
         assert scanner is not None, "the json state has a scanner"
-        end = scanner.scan(buf, pos, bound)
+        end, hit = scan_to_end_marker(scanner, self._between, buf, pos)
         if end > pos:
             self._sink.args(buf[pos:end])
         if scanner.done or hit is not None:
@@ -217,6 +217,13 @@ class TagCall(StateSteps):
             return end if end > pos else None
         if hit.marker == xml_text.CDATA_OPEN:
             self._state = "cdata"
+            return hit.end
+        if hit.marker in self._syntax.closes_after_value:
+            if hit.start > pos:
+                return hit.start
+            if _only_closes_may_follow(buf, pos, self._syntax.closes_after_value):
+                return None  # held: text of the value, or its call's close at the end of the output
+            self._take_value(hit.marker)
             return hit.end
         self._end_value()
         self._state = "between"
@@ -366,6 +373,18 @@ class TagCall(StateSteps):
             self._sink.args("}" if self._wrote_key else "{}")
         self._sink.end()
         self.status = DONE
+
+
+def _only_closes_may_follow(buf: str, pos: int, closes: tuple[str, ...]) -> bool:
+    """Whether `buf[pos:]` is, or may still become, some of `closes` in
+    their order, with blanks around them, and nothing else."""
+    for marker in closes:
+        pos = _WHITESPACE.match(buf, pos).end()
+        if buf.startswith(marker, pos):
+            pos += len(marker)
+        elif cut_short(buf, pos, marker):
+            return True
+    return _WHITESPACE.match(buf, pos).end() == len(buf)
 
 
 def _string_attribute(key_match: re.Match) -> str | None:
