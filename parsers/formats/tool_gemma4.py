@@ -5,6 +5,9 @@ special tokens, with `<|"|>` around strings; two calls are two blocks::
     <|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_call>call:search{query:<|"|>x<|"|>,tags:[<|"|>a<|"|>]}<tool_call|>
 
 Every call gets its own index (SGLang gives two calls to one tool the same).
+A turn of calls ends with `<|tool_response>`, where the tool's answer goes
+(Gemma 4's chat template writes it after a turn's last call): an end-of-turn
+token, never content.
 """
 
 from parsers.formats.table import register
@@ -21,6 +24,7 @@ register(
         call_template="<|tool_call>call:{name}{arguments}<tool_call|>",
         render_arguments=render_gemma4,
         dropped_markers=("<tool_call|>",),
+        end_of_turn=("<|tool_response>",),
         needs_special_tokens=True,
     )
 )

@@ -460,6 +460,7 @@ def test_prompt_opens_reasoning_with_given_markers() -> None:
         ("zai-org-GLM-4.6.jinja", ["<|endoftext|>", "<|user|>", "<|observation|>"]),
         ("CohereForAI-c4ai-command-r-plus-tool_use.jinja", ["<|END_OF_TURN_TOKEN|>"]),
         ("deepseek-ai-DeepSeek-V3.1.jinja", ["<｜end▁of▁sentence｜>"]),
+        ("google-gemma-4-31B-it.jinja", ["<turn|>", "<|tool_response>"]),
     ],
 )
 def test_stop_texts(fixture: str, stops: list[str]) -> None:
