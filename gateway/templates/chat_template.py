@@ -320,6 +320,10 @@ KNOWN_END_OF_TURN = (
     "<|END_OF_TURN_TOKEN|>",
     "<|user|>",
     "<|observation|>",
+    # Gemma 4 ends a turn of calls with <|tool_response>, where the tool's
+    # answer goes (its chat_template.jinja, huggingface.co/google/gemma-4-31B-it;
+    # tests/fixtures/chat_templates/google-gemma-4-31B-it.jinja).
+    "<|tool_response>",
 )
 _HARMONY_MARK = "<|channel|>"
 

@@ -13,6 +13,10 @@ too (`parsers.grammars.gemma4_begin_arg`)::
     Paris
     END_ARG
     <tool_call|>
+
+A turn of calls ends with `<|tool_response>`, where the tool's answer goes
+(Gemma 4's chat template writes it after a turn's last call): an end-of-turn
+token, never content.
 """
 
 from parsers.formats.table import register
@@ -30,6 +34,7 @@ register(
         call_template="<|tool_call>call:{name}{arguments}<tool_call|>",
         render_arguments=render_gemma4,
         dropped_markers=("<tool_call|>",),
+        end_of_turn=("<|tool_response>",),
         needs_special_tokens=True,
     )
 )
