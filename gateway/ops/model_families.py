@@ -50,6 +50,7 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("minimax-m2*",), "minimax-m2", "minimax"),
     ModelFamily(("gpt-oss*",), "gpt-oss", "gpt-oss"),
     ModelFamily(("llama-4*",), "pythonic", None),
+    ModelFamily(("*firefunction-v2*",), "firefunction_v2", None),  # before llama-3*: llama-3-firefunction-v2
     ModelFamily(("llama-3*", "meta-llama-3*"), "llama3", None),
     ModelFamily(("magistral*", "ministral-3*reasoning*", "mistral-small-4*"), "mistral", "mistral"),
     ModelFamily(("mistral*", "mixtral*", "ministral*", "devstral*", "codestral*"), "mistral", None),
@@ -84,7 +85,6 @@ FAMILIES: tuple[ModelFamily, ...] = (
     ModelFamily(("apriel-1.6*",), "apriel", None),
     ModelFamily(("c4ai-command-r7b*", "command-r7b*"), "command_r7b", "command_r7b"),
     ModelFamily(("c4ai-command-r-plus*", "command-r-plus*"), "command_r_plus", None),
-    ModelFamily(("firefunction-v2*",), "firefunction_v2", None),
     ModelFamily(("functionary-*-v3.1*",), "functionary_v3_1", None),
     ModelFamily(("functionary-*-v3.2*",), "functionary_v3_2", None),
     ModelFamily(("nvidia-nemotron-nano-*-v2*",), "nemotron_nano_v2", "nemotron_nano_v2"),

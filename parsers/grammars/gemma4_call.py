@@ -19,7 +19,11 @@ string (an integer, a nullable string) gets null; see `coerce.to_json`.
 
 The call starts at `{`. After that it is never retracted: malformed text
 ends it with the arguments read so far, closed into valid JSON, and the
-rest is content. `<tool_call|>` ends the call wherever it appears.
+rest is content. `<tool_call|>` ends the call wherever it appears outside
+a string; inside an open `<|"|>` string it is text, as a model writing
+about tool calls writes it (issue 43's round trip: Gemma 4's own template
+writes it there), so a string the output never closes keeps every
+character to the end.
 
 The string delimiter and the end marker are data (`Gemma4Delimiters`):
 FunctionGemma writes the same notation with `<escape>` around strings,
@@ -61,7 +65,7 @@ class Gemma4Delimiters:
 
     @cached_property
     def string_end(self) -> re.Pattern:
-        return re.compile(re.escape(self.quote) + "|" + re.escape(self.end))
+        return re.compile(re.escape(self.quote))
 
     @cached_property
     def bare_end(self) -> re.Pattern:
@@ -242,8 +246,6 @@ class Gemma4Call:
             self._writer.string(buf[pos:end])
         if hit is None:
             return end
-        if hit.group() == self._marks.end:
-            return self._end_block(end)
         self._writer.close_string()
         self._frames[-1][1] = SEP
         return hit.end()

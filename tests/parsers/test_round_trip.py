@@ -130,8 +130,15 @@ MODELS: dict[str, Model] = {
     "Kimi-K2-Thinking.jinja": Model("moonshotai/Kimi-K2-Thinking", "kimi_k2", "kimi_k2", "[BOS]", "[EOS]"),
     "moonshotai-Kimi-K2-Thinking.jinja": Model("moonshotai/Kimi-K2-Thinking", "kimi_k2", "kimi_k2", "[BOS]", "[EOS]"),
     "MiniMax-M2.jinja": Model("MiniMaxAI/MiniMax-M2", "minimax-m2", "minimax", "]~!b[", "[e~["),
+    # Seed-OSS thinks unless its budget is 0 (its template's switch): a turn without reasoning is one
+    # written with `thinking_budget: 0`.
     "ByteDance-Seed-OSS.jinja": Model(
-        "ByteDance-Seed/Seed-OSS-36B-Instruct", "seed_oss", "seed_oss", "<seed:bos>", "<seed:eos>"
+        "ByteDance-Seed/Seed-OSS-36B-Instruct",
+        "seed_oss",
+        "seed_oss",
+        "<seed:bos>",
+        "<seed:eos>",
+        no_thinking={"thinking_budget": 0},
     ),
     "unsloth-Apriel-1.5.jinja": Model("ServiceNow-AI/Apriel-1.5-15b-Thinker", "apriel", "apriel", "<s>", "<|end|>"),
     "Apriel-1.6-15b-Thinker-fixed.jinja": Model(
@@ -172,6 +179,9 @@ THINKS_ALWAYS = (
 REWRITES = "its generation prompt ends in text that history does not write before the turn"
 
 CANNOT_WRITE: dict[str, dict[tuple[str, ...], str]] = {
+    # llama.cpp's copy, older than Hugging Face's: for a zero budget its prompt leaves
+    # `<seed:think><seed:cot_budget_reflect>` open, which history never writes.
+    "ByteDance-Seed-OSS.jinja": {WITHOUT_REASONING: REWRITES},
     "Qwen-Qwen2.5-7B-Instruct.jinja": {REASONING: NO_REASONING},
     "Qwen-QwQ-32B.jinja": {EVERY: "the prompt opens `<think>`; history keeps only what follows `</think>`"},
     "Qwen-Qwen3-Coder-30B-A3B-Instruct.jinja": {REASONING: NO_REASONING},
