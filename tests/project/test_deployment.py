@@ -130,9 +130,14 @@ def image_environment() -> dict[str, str]:
     }
 
 
-def test_the_lock_pins_every_runtime_speed_and_pdf_dependency_with_hashes():
+def test_the_lock_pins_every_dependency_of_the_image_with_hashes():
+    """The runtime, `speed`, `pdf` and `store-redis` (replicas sharing Redis, the Helm chart's preset)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    extras = project["optional-dependencies"]["speed"] + project["optional-dependencies"]["pdf"]
+    extras = [
+        dependency
+        for extra in ("speed", "pdf", "store-redis")
+        for dependency in project["optional-dependencies"][extra]
+    ]
     wanted = [Requirement(text) for text in project["dependencies"] + extras]
     pins, image = locked_pins(), image_environment()
     for requirement in wanted:
