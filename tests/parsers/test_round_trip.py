@@ -33,6 +33,18 @@ THINKING_OFF = {"enable_thinking": False}
 
 # file -> the model, its parsers (docs/parsers.md), BOS and EOS texts, and
 # the template switches a request sets (Model's docstring).
+# Without `enable_thinking` Gemma 4's prompt ends in an empty thought channel
+# that the template never writes into history.
+GEMMA4 = Model(
+    "google/gemma-4-31B-it",
+    "gemma4",
+    "gemma4",
+    "<bos>",
+    "<turn|>",
+    thinking={"enable_thinking": True},
+    no_thinking={"enable_thinking": True},
+)
+
 MODELS: dict[str, Model] = {
     "Qwen-Qwen2.5-7B-Instruct.jinja": Model("Qwen/Qwen2.5-7B-Instruct", "qwen25", None, *CHATML),
     "Qwen-Qwen3-0.6B.jinja": Model("Qwen/Qwen3-0.6B", "qwen25", "qwen3", *CHATML),
@@ -87,26 +99,8 @@ MODELS: dict[str, Model] = {
         reasoning_block=("<|channel|>analysis<|message|>", "<|end|>"),
     ),
     "google-gemma-2-2b-it.jinja": Model("google/gemma-2-2b-it", None, None, "<bos>", "<eos>"),
-    # Without `enable_thinking` the prompt ends in an empty thought channel
-    # that the template never writes into history.
-    "google-gemma-4-31B-it.jinja": Model(
-        "google/gemma-4-31B-it",
-        "gemma4",
-        "gemma4",
-        "<bos>",
-        "<turn|>",
-        thinking={"enable_thinking": True},
-        no_thinking={"enable_thinking": True},
-    ),
-    "google-gemma-4-31B-it-interleaved.jinja": Model(
-        "google/gemma-4-31B-it",
-        "gemma4",
-        "gemma4",
-        "<bos>",
-        "<turn|>",
-        thinking={"enable_thinking": True},
-        no_thinking={"enable_thinking": True},
-    ),
+    "google-gemma-4-31B-it.jinja": GEMMA4,
+    "google-gemma-4-31B-it-interleaved.jinja": GEMMA4,
     "microsoft-Phi-3.5-mini-instruct.jinja": Model(
         "microsoft/Phi-3.5-mini-instruct", None, None, "<s>", "<|endoftext|>"
     ),
