@@ -76,15 +76,24 @@ class SqliteStorage(Storage):
         """`work`'s result: on the store's thread in a write transaction,
         which waits for the write lock until `write_timeout` after now at
         the latest, however long the writes before it waited; or (`writes`
-        false: one `SELECT`) as it is, on a reader's thread."""
+        false: one `SELECT`) as it is, on a reader's thread, answered (or
+        failed) within `read_timeout` however many reads are queued before it."""
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + self._timeout
         try:
-            if writes or not self._shared:
+            if writes:
                 return await loop.run_in_executor(self._thread, self._in_thread, work, writes, deadline)
-            return await loop.run_in_executor(self._readers, self._read, work)
+            async with asyncio.timeout(self._read_timeout):  # queued behind other reads, it still answers in time
+                if not self._shared:
+                    return await loop.run_in_executor(self._thread, self._in_thread, work, writes, deadline)
+                return await loop.run_in_executor(self._readers, self._read, work)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"the SQLite store {self._path} failed: {error}") from error
+        except TimeoutError:
+            message = (
+                f"the SQLite store {self._path} did not answer within store.read_timeout ({self._read_timeout:g} s)"
+            )
+            raise StoreUnavailable(message) from None
 
     def _read(self, work: Callable[[sqlite3.Connection], _Result]) -> _Result:
         db: sqlite3.Connection | None = getattr(self._reader, "db", None)
