@@ -5,7 +5,8 @@ chat-completions payload, after the stored items it continues
 Input items become chat messages: consecutive assistant items (reasoning,
 message, calls) fold into one assistant message, leading system and
 developer messages into one system message. Reasoning items are replayed
-as the assistant's `reasoning_content`. Tools are converted in
+as the assistant's `reasoning_content` (their sealed `encrypted_content`
+unsealed, where they have one). Tools are converted in
 responses_tools.py; the converted request goes through chat's check
 (request.py). Whatever the conversion would drop or could not read is a
 400 naming it: a content part it does not pass on (an image without a
@@ -47,6 +48,9 @@ _CHAT_EXTENSIONS = (
     "separate_reasoning",
     "stream_reasoning",
 )
+# `include` values acted on (https://platform.openai.com/docs/api-reference/responses/create#responses-create-include)
+REASONING_SEALED = "reasoning.encrypted_content"
+OUTPUT_LOGPROBS = "message.output_text.logprobs"
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
 # Items a history holds from tools that OpenAI, or the client, ran for the
@@ -84,8 +88,8 @@ _IMAGE_TEXT = re.compile(r"(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+")
 
 class ResponsesRequest(BaseModel):
     """The fields of a Responses request the gateway acts on; others
-    (`include`, `prompt_cache_key`, `metadata`, `client_metadata`…) are
-    accepted and not used."""
+    (`prompt_cache_key`, `metadata`, `client_metadata`…) are accepted and
+    not used, as are `include` values other than responses_shapes.py's."""
 
     model_config = ConfigDict(strict=True)
 
@@ -102,6 +106,7 @@ class ResponsesRequest(BaseModel):
     max_output_tokens: int | None = None
     reasoning: dict[str, Any] | None = None
     text: dict[str, Any] | None = None
+    include: list[str] | None = None
 
 
 def _list(value: object) -> list:
@@ -263,9 +268,12 @@ class _Conversation:
                 if item.get(key) is not None:
                     _check_content(item[key], f"{where}.{key}")
                     _check_parts(item[key], f"{where}.{key}", "assistant")
-            text = _text(item.get("content")) or "\n".join(
-                _part_text(part) for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
-            )
+            if item.get("encrypted_content") is not None:  # the reasoning as the model wrote it, sealed
+                text = self.seal.unseal(item["encrypted_content"], where, kind="reasoning")
+            else:
+                text = _text(item.get("content")) or "\n".join(
+                    _part_text(part) for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
+                )
             if text:
                 message = self._assistant()
                 message["reasoning_content"] = (message.get("reasoning_content") or "") + text
@@ -405,6 +413,10 @@ def chat_request(
             payload[name] = raw[name]
     if request.max_output_tokens is not None:
         payload["max_tokens"] = request.max_output_tokens
+    if OUTPUT_LOGPROBS in (request.include or []):
+        payload["logprobs"] = True
+        if raw.get("top_logprobs") is not None:
+            payload["top_logprobs"] = raw["top_logprobs"]
     effort = (request.reasoning or {}).get("effort")
     if isinstance(effort, str):
         payload["reasoning_effort"] = effort
