@@ -1,7 +1,10 @@
 """Parser events as Anthropic Messages output: the streamed events (every
 frame with its `event:` line) and the non-streamed `message` object.
 
-A stream is `message_start`, a `ping`, then per content block
+A stream is `message_start` (its usage's `input_tokens` an estimate of
+the prompt, one token per four characters of it as sent upstream: the
+rendered prompt in template mode; the backend's own count comes in
+`message_delta`), a `ping`, then per content block
 `content_block_start` / `content_block_delta`… / `content_block_stop`, then
 `message_delta` (`stop_reason`, `usage`) and `message_stop`. Reasoning is a
 `thinking` block (`thinking_delta`s, closed by a `signature_delta`), text a
@@ -173,8 +176,8 @@ class StreamedBlocks(MessageBlocks):
         return events
 
 
-async def message_events(stream: TurnStream, model: str, out: EventStream) -> None:
-    """The Anthropic event stream of one streamed turn."""
+async def message_events(stream: TurnStream, model: str, input_tokens: int, out: EventStream) -> None:
+    """The Anthropic event stream of one streamed turn (`input_tokens`: the prompt's, estimated)."""
     message: dict[str, object] = {
         "id": new_id("msg_"),
         "type": "message",
@@ -183,7 +186,7 @@ async def message_events(stream: TurnStream, model: str, out: EventStream) -> No
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": usage_of(None),
+        "usage": {**usage_of(None), "input_tokens": input_tokens},
     }
     await out.send(named_event("message_start", {"type": "message_start", "message": message}) + PING)
     blocks = StreamedBlocks(tool_use_ids(stream.turn))
