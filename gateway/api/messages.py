@@ -43,20 +43,20 @@ def prompt_estimate(turn: Turn, payload: dict) -> int:
 
 async def create_message(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
-    messages, payload, chat = await converted(
+    messages, payload, chat, applied = await converted(
         request, len(raw), read_messages_request, raw, MessagesRequest, item_bound(request, "messages")
     )
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
         stream = await unless_client_leaves(request, turn.stream())
-        events = partial(message_events, stream, messages.model, prompt_estimate(turn, payload))
+        events = partial(message_events, stream, messages.model, prompt_estimate(turn, payload), applied)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
-    return json_response(message_object(await unless_client_leaves(request, turn.answer()), turn))
+    return json_response(message_object(await unless_client_leaves(request, turn.answer()), turn, applied))
 
 
 async def count_tokens(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
-    _, payload, chat = await converted(
+    _, payload, chat, _ = await converted(
         request, len(raw), read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
     )
     serving = await serving_request(request, chat.model, needs_server_kind=True)
