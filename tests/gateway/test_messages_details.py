@@ -71,7 +71,7 @@ TOOLS = [
     {"name": name, "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
     for name in ("read", "notes")
 ]
-NOTE_CALL = {"type": "tool_use", "id": "toolu_note", "name": "notes", "input": {"path": "NOTES.md"}}
+NOTE_CALL = {"type": "tool_use", "id": "toolu_note", "name": "notes", "input": {"path": "notes.txt"}}
 NOTE_RESULT = {"type": "tool_result", "tool_use_id": "toolu_note", "content": "keep this note " * 20}
 HISTORY = [
     {"role": "user", "content": "Read the files."},
