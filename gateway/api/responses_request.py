@@ -5,8 +5,9 @@ chat-completions payload, after the stored items it continues
 Input items become chat messages: consecutive assistant items (reasoning,
 message, calls) fold into one assistant message, leading system and
 developer messages into one system message. Reasoning items are replayed
-as the assistant's `reasoning_content` (their sealed `encrypted_content`
-unsealed, where they have one). Tools are converted in
+as the assistant's `reasoning_content` (their `encrypted_content`
+unsealed, where this gateway sealed it; another's, such as OpenAI's,
+is opaque here, and the item's text is replayed). Tools are converted in
 responses_tools.py; the converted request goes through chat's check
 (request.py). Whatever the conversion would drop or could not read is a
 400 naming it: a content part it does not pass on (an image without a
@@ -25,7 +26,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.api.compaction_seal import Seal, expanded
+from gateway.api.compaction_seal import SEAL_PREFIX, Seal, expanded
 from gateway.api.documents import data_url_document
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload, invalid_request
@@ -268,8 +269,9 @@ class _Conversation:
                 if item.get(key) is not None:
                     _check_content(item[key], f"{where}.{key}")
                     _check_parts(item[key], f"{where}.{key}", "assistant")
-            if item.get("encrypted_content") is not None:  # the reasoning as the model wrote it, sealed
-                text = self.seal.unseal(item["encrypted_content"], where, kind="reasoning")
+            sealed = item.get("encrypted_content")
+            if sealed is not None and not (isinstance(sealed, str) and not sealed.startswith(SEAL_PREFIX)):
+                text = self.seal.unseal(sealed, where, kind="reasoning")  # the reasoning as the model wrote it
             else:
                 text = _text(item.get("content")) or "\n".join(
                     _part_text(part) for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS

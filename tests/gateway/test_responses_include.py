@@ -49,11 +49,22 @@ def test_without_include_the_reasoning_item_has_no_encrypted_content(client, fak
 
 def test_a_forged_reasoning_encrypted_content_is_a_400_naming_it(client, fake):
     thought, _ = output(client, fake, False, SEALED)
-    for forged in (thought["encrypted_content"][:-4] + "0000", "gAAAAB-sealed-by-openai"):
+    for forged in (thought["encrypted_content"][:-4] + "0000", "pgc1.e30.0000", 5):
         with pytest.raises(openai.BadRequestError) as raised:
             client.responses.create(model="qwen3", input=[{**thought, "encrypted_content": forged}, NEXT], store=False)
         assert raised.value.body["param"] == "input[0].encrypted_content"
         assert "was not sealed by this gateway" in raised.value.body["message"]
+
+
+def test_reasoning_sealed_by_another_server_is_replayed_from_its_text(client, fake):
+    fake.script("Fine.")
+    openais = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "Earlier."}],
+        "encrypted_content": "gAAAAB",
+    }
+    client.responses.create(model="qwen3", input=[openais, NEXT], store=False)
+    assert fake.last_body["messages"][0]["reasoning_content"] == "Earlier."
 
 
 def test_a_compaction_seal_is_not_taken_as_reasoning(client, fake):
