@@ -209,7 +209,10 @@ class _Conversation:
         self.system: list[str] = [instructions] if instructions else []
         self.added_tools: list[tuple[dict, str]] = []  # what `additional_tools` and tool search added, and where
 
-    def add(self, item: dict, where: str) -> None:
+    def add(self, item: dict, where: str, stored: bool = False) -> None:
+        """Add one item (`stored`: read from the store, whose reasoning items
+        keep their text, so that a sealed copy is not checked again, and a
+        chain outlives a `seal_key` that changed)."""
         kind = item.get("type", "message")
         if kind == "message":
             self._message(item, where)
@@ -226,7 +229,8 @@ class _Conversation:
             self._flush_system()
             self.messages.append(expanded(self.seal, item, where))
         elif kind in _ASSISTANT_ITEMS:
-            self._assistant_item(kind, item, where)
+            trusted = stored and kind == "reasoning"
+            self._assistant_item(kind, {**item, "encrypted_content": None} if trusted else item, where)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = _required_string(item, "call_id", where)
             output = item.get("output")
@@ -397,7 +401,7 @@ def chat_request(
     unsealed with `seal`), and the tools offered."""
     conversation = _Conversation(request.instructions, seal)
     for index, item in enumerate(history):
-        conversation.add(item, f"previous item {index}")
+        conversation.add(item, f"previous item {index}", stored=True)
     if isinstance(request.input, str):
         conversation.add({"type": "message", "role": "user", "content": request.input}, "input")
     else:

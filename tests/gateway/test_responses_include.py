@@ -9,7 +9,12 @@ from __future__ import annotations
 import openai
 import pytest
 
+from gateway.api.compaction_seal import Seal
+from gateway.app import create_app
+from gateway.ops.config import Config
 from tests.fake_backend import token_logprobs
+from tests.gateway.test_store_processes import config
+from tests.sdk_clients import openai_client
 
 REPLY = "<think>The user greets me.</think>Hello there!"
 SEALED = ["reasoning.encrypted_content"]
@@ -65,6 +70,17 @@ def test_reasoning_sealed_by_another_server_is_replayed_from_its_text(client, fa
     }
     client.responses.create(model="qwen3", input=[openais, NEXT], store=False)
     assert fake.last_body["messages"][0]["reasoning_content"] == "Earlier."
+
+
+def test_a_stored_chain_with_sealed_reasoning_outlives_a_new_seal_key(serve, fake_backend_server, fake, tmp_path):
+    app = create_app(Config.model_validate(config(fake_backend_server, {"url": str(tmp_path / "store.db")})))
+    client = openai_client(serve(app))
+    fake.script(REPLY)
+    first = client.responses.create(model="qwen3", input="Hi", include=SEALED)
+    app.state.seal = Seal(None)  # as after a restart without server.seal_key: a new random key
+    fake.script("Fine.")
+    client.responses.create(model="qwen3", input="And now?", previous_response_id=first.id)
+    assert fake.last_body["messages"][1]["reasoning_content"] == "The user greets me."
 
 
 def test_a_compaction_seal_is_not_taken_as_reasoning(client, fake):
