@@ -36,7 +36,7 @@ _DEFAULT_KEEP = {"type": "tool_uses", "value": 3}
 _THINKING = ("thinking", "redacted_thinking")
 
 
-def tokens(value: object) -> int:
+def _tokens(value: object) -> int:
     return math.ceil(len(orjson.dumps(value)) / CHARS_PER_TOKEN)
 
 
@@ -88,7 +88,7 @@ def _blocks(message: dict) -> list[dict]:
 
 def _amount(edit: dict, key: str, default: dict | None, kinds: tuple[str, ...], where: str) -> tuple[str, int] | None:
     """An edit's `{type, value}` option (400 naming it when malformed)."""
-    option = edit.get(key, default)
+    option = edit[key] if edit.get(key) is not None else default  # null: the default, as left out
     if option is None:
         return None
     value = option.get("value") if isinstance(option, dict) else None
@@ -127,7 +127,7 @@ def _clear_tool_uses(raw: dict, messages: list[dict], edit: dict, where: str) ->
         inputs = set(_names(edit, "clear_tool_inputs", where))
     uses = _tool_uses(messages)
     assert trigger is not None and keep is not None
-    size = len(uses) if trigger[0] == "tool_uses" else tokens([raw.get("system"), raw.get("tools"), messages])
+    size = len(uses) if trigger[0] == "tool_uses" else _tokens([raw.get("system"), raw.get("tools"), messages])
     if size <= trigger[1]:
         return None
     kept = len(uses) - keep[1]
@@ -137,10 +137,10 @@ def _clear_tool_uses(raw: dict, messages: list[dict], edit: dict, where: str) ->
     for use in chosen:
         before = len(changes)
         if use.result is not None and use.result.get("content") != CLEARED_RESULT:
-            cleared += tokens(use.result.get("content")) - tokens(CLEARED_RESULT)
+            cleared += _tokens(use.result.get("content")) - _tokens(CLEARED_RESULT)
             changes.append((use.result, "content", CLEARED_RESULT))
         if (inputs is True or (isinstance(inputs, set) and use.block.get("name") in inputs)) and use.block.get("input"):
-            cleared += tokens(use.block.get("input")) - tokens({})
+            cleared += _tokens(use.block.get("input")) - _tokens({})
             changes.append((use.block, "input", {}))
         count += len(changes) > before
     if not changes or (at_least is not None and cleared < at_least[1]):
@@ -166,7 +166,7 @@ def _clear_thinking(messages: list[dict], edit: dict, where: str) -> dict | None
         return None
     cleared = 0
     for message in cleared_turns:
-        cleared += sum(tokens(block) for block in _blocks(message) if block.get("type") in _THINKING)
+        cleared += sum(_tokens(block) for block in _blocks(message) if block.get("type") in _THINKING)
         message["content"] = [block for block in message["content"] if _kind(block) not in _THINKING]
     return {"type": CLEAR_THINKING, "cleared_thinking_turns": len(cleared_turns), "cleared_input_tokens": cleared}
 

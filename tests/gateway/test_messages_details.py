@@ -144,6 +144,7 @@ def test_clear_tool_inputs_empties_the_cleared_calls_inputs(messages_client, fak
     "options",
     [
         {},  # the default trigger: 100,000 input tokens, far above this history
+        {"trigger": None, "keep": None},  # null: the defaults
         {"trigger": {"type": "tool_uses", "value": 0}, "clear_at_least": {"type": "input_tokens", "value": 100_000}},
     ],
 )
