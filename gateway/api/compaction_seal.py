@@ -1,9 +1,11 @@
-"""A compaction item's `encrypted_content` (docs/agents.md#compaction):
-the summary sealed with the server's key (`server.seal_key`, an
-HMAC-SHA256 over it), so a client can read the summary and cannot forge or
-change one. A `compaction` item in a later request's input is expanded
-back into the summary, as a user message; one this key did not seal is a
-400.
+"""A compaction item's `encrypted_content` (docs/agents.md#compaction),
+and a reasoning item's (`include: ["reasoning.encrypted_content"]`,
+docs/agents.md#reasoning-a-client-keeps): the text sealed with the
+server's key (`server.seal_key`, an HMAC-SHA256 over it and its kind), so
+a client can read it and cannot forge or change it, nor pass one kind off
+as the other. A `compaction` item in a later request's input is expanded
+back into the summary, as a user message, a `reasoning` item into the
+assistant's reasoning; one this key did not seal is a 400.
 """
 
 from __future__ import annotations
@@ -28,24 +30,26 @@ class Seal:
     def __init__(self, key: str | None) -> None:
         self._key = (key or secrets.token_hex(32)).encode()
 
-    def seal(self, summary: str) -> str:
-        body = base64.urlsafe_b64encode(orjson.dumps({"summary": summary})).decode()
+    def seal(self, text: str, kind: str = "summary") -> str:
+        """`text` sealed as a `kind` ("summary": a compaction's; "reasoning")."""
+        body = base64.urlsafe_b64encode(orjson.dumps({kind: text})).decode()
         return f"{SEAL_PREFIX}{body}.{self._mac(body)}"
 
-    def unseal(self, sealed: object, where: str) -> str:
-        """The summary `sealed` holds; a 400 naming `where` unless this key sealed it."""
+    def unseal(self, sealed: object, where: str, kind: str = "summary") -> str:
+        """The `kind` of text `sealed` holds; a 400 naming `where` unless this key sealed it as that kind."""
         if isinstance(sealed, str) and sealed.startswith(SEAL_PREFIX) and sealed.count(".") == 2:
             body, mac = sealed[len(SEAL_PREFIX) :].split(".")
             if hmac.compare_digest(mac, self._mac(body)):
                 try:
-                    summary = orjson.loads(base64.urlsafe_b64decode(body))["summary"]
+                    text = orjson.loads(base64.urlsafe_b64decode(body))[kind]
                 except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError):
-                    summary = None
-                if isinstance(summary, str):
-                    return summary
+                    text = None
+                if isinstance(text, str):
+                    return text
+        item = "a compaction item" if kind == "summary" else "a reasoning item's encrypted_content"
         message = (
             f"{where}.encrypted_content was not sealed by this gateway (or its server.seal_key has changed since): "
-            "a compaction item is expanded only by the gateway that made it"
+            f"{item} is expanded only by the gateway that made it"
         )
         raise ApiError(400, message, param=f"{where}.encrypted_content")
 

@@ -27,27 +27,38 @@ from gateway.api.messages_request import CountTokensRequest, MessagesRequest, re
 from gateway.api.messages_stream import PING, message_events, message_object
 from gateway.api.offload import converted, item_bound
 from gateway.api.sse import EventStream
-from gateway.api.turns import chat_turn, serving_request
+from gateway.api.turns import Turn, chat_turn, serving_request
 from gateway.ops.json_body import json_response
-from gateway.upstream.token_count import count_prompt_tokens
+from gateway.upstream.token_count import count_prompt_tokens, estimate, estimate_rendered
+
+
+def prompt_estimate(turn: Turn, payload: dict) -> int:
+    """The prompt's tokens, estimated (one per four characters) for a stream's
+    `message_start`: the rendered prompt in template mode, else the chat
+    request's messages and tools, as count_tokens estimates them (a large
+    prompt's off the event loop: 3-8 ms for 1 MB)."""
+    if turn.serving.model.chat_template is not None:
+        return estimate_rendered(turn.body)
+    return estimate(payload)
 
 
 async def create_message(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
-    messages, payload, chat = await converted(
+    messages, payload, chat, applied = await converted(
         request, len(raw), read_messages_request, raw, MessagesRequest, item_bound(request, "messages")
     )
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
+        input_tokens = await converted(request, len(turn.body), prompt_estimate, turn, payload)
         stream = await unless_client_leaves(request, turn.stream())
-        events = partial(message_events, stream, messages.model)
+        events = partial(message_events, stream, messages.model, input_tokens, applied)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
-    return json_response(message_object(await unless_client_leaves(request, turn.answer()), turn))
+    return json_response(message_object(await unless_client_leaves(request, turn.answer()), turn, applied))
 
 
 async def count_tokens(request: Request) -> Response:
     raw = await read_body(request, request.app.state.config.server.max_body_bytes)
-    _, payload, chat = await converted(
+    _, payload, chat, _ = await converted(
         request, len(raw), read_messages_request, raw, CountTokensRequest, item_bound(request, "messages")
     )
     serving = await serving_request(request, chat.model, needs_server_kind=True)

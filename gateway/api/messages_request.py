@@ -32,8 +32,9 @@
   `output_config.effort` is given, which becomes `reasoning_effort` (`max`
   is sent as `high`).
 - `stop_sequences`, `max_tokens`, `temperature`, `top_p` and `top_k` keep
-  their meaning; `metadata`, `context_management`, `thinking.budget_tokens`
-  and every unknown field are accepted and not forwarded.
+  their meaning; `context_management` edits are applied to the history
+  (messages_context.py); `metadata`, `thinking.budget_tokens` and every
+  unknown field are accepted and not forwarded.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.api.documents import document_text
+from gateway.api.messages_context import edited
 from gateway.api.messages_ids import decode_tool_use_id
 from gateway.api.request import ChatRequest, ItemBound, checked_payload, read_checked
 from gateway.api.tool_schema import ToolPlaces
@@ -86,14 +88,20 @@ class CountTokensRequest(MessagesRequest):
 
 def read_messages_request(
     raw: bytes, checked: type[MessagesRequest] = MessagesRequest, items: ItemBound | None = None
-) -> tuple[MessagesRequest, dict, ChatRequest]:
-    """The checked Messages request, its internal chat payload, and that
-    payload checked as the chat route checks it."""
-    _, request = read_checked(raw, checked, items)
+) -> tuple[MessagesRequest, dict, ChatRequest, list[dict] | None]:
+    """The checked Messages request, its internal chat payload (its
+    `context_management` edits applied: messages_context.py), that payload
+    checked as the chat route checks it, and the edits applied (None when
+    it asked for none)."""
+    fields, request = read_checked(raw, checked, items)
+    messages, applied = edited(fields, request.messages)
+    if applied is not None:
+        request = request.model_copy(update={"messages": messages})
     payload = chat_payload(request)
     loaded = loaded_tools(request.messages)
     offered = [f"tools[{index}]" for index, tool in enumerate(request.tools or ()) if _offered(tool, loaded)]
-    return request, payload, checked_payload(payload, ToolPlaces(offered, schema="input_schema", name="name"))
+    checked_chat = checked_payload(payload, ToolPlaces(offered, schema="input_schema", name="name"))
+    return request, payload, checked_chat, applied
 
 
 def chat_payload(request: MessagesRequest) -> dict:

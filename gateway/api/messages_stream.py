@@ -1,9 +1,13 @@
 """Parser events as Anthropic Messages output: the streamed events (every
 frame with its `event:` line) and the non-streamed `message` object.
 
-A stream is `message_start`, a `ping`, then per content block
+A stream is `message_start` (its usage's `input_tokens` an estimate of
+the prompt, one token per four characters of it as sent upstream: the
+rendered prompt in template mode; the backend's own count comes in
+`message_delta`), a `ping`, then per content block
 `content_block_start` / `content_block_delta`… / `content_block_stop`, then
-`message_delta` (`stop_reason`, `usage`) and `message_stop`. Reasoning is a
+`message_delta` (`stop_reason`, `usage`, and `context_management`'s
+`applied_edits` when the request asked for edits) and `message_stop`. Reasoning is a
 `thinking` block (`thinking_delta`s, closed by a `signature_delta`), text a
 `text` block (`text_delta`s), each tool call a `tool_use` block (id and
 name first, then `input_json_delta` fragments whose concatenation is the
@@ -173,8 +177,11 @@ class StreamedBlocks(MessageBlocks):
         return events
 
 
-async def message_events(stream: TurnStream, model: str, out: EventStream) -> None:
-    """The Anthropic event stream of one streamed turn."""
+async def message_events(
+    stream: TurnStream, model: str, input_tokens: int, applied: list[dict] | None, out: EventStream
+) -> None:
+    """The Anthropic event stream of one streamed turn (`input_tokens`: the
+    prompt's, estimated; `applied`: the context edits applied, if asked)."""
     message: dict[str, object] = {
         "id": new_id("msg_"),
         "type": "message",
@@ -183,7 +190,7 @@ async def message_events(stream: TurnStream, model: str, out: EventStream) -> No
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": usage_of(None),
+        "usage": {**usage_of(None), "input_tokens": input_tokens},
     }
     await out.send(named_event("message_start", {"type": "message_start", "message": message}) + PING)
     blocks = StreamedBlocks(tool_use_ids(stream.turn))
@@ -211,14 +218,16 @@ async def message_events(stream: TurnStream, model: str, out: EventStream) -> No
         return
     segments.finish()
     delta = {"stop_reason": stop_reason(finish, stop_sequence), "stop_sequence": stop_sequence}
-    await out.send(
-        blocks.sent()
-        + named_event("message_delta", {"type": "message_delta", "delta": delta, "usage": usage_of(usage)})
-        + MESSAGE_STOP
-    )
+    ending = {"type": "message_delta", "delta": delta, "usage": usage_of(usage), **context_of(applied)}
+    await out.send(blocks.sent() + named_event("message_delta", ending) + MESSAGE_STOP)
 
 
-def message_object(answer: Answer, turn: Turn) -> dict:
+def context_of(applied: list[dict] | None) -> dict:
+    """The reply's `context_management` (the edits applied), when the request asked for edits."""
+    return {"context_management": {"applied_edits": applied}} if applied is not None else {}
+
+
+def message_object(answer: Answer, turn: Turn, applied: list[dict] | None = None) -> dict:
     """The non-streamed `message` for a turn's answer (its first choice),
     with the blocks a stream of the same turn would have, in their order."""
     choice = answer.choices[0]
@@ -235,6 +244,7 @@ def message_object(answer: Answer, turn: Turn) -> dict:
         "stop_reason": stop_reason(choice.finish_reason, choice.stop_sequence),
         "stop_sequence": choice.stop_sequence,
         "usage": usage_of(answer.usage),
+        **context_of(applied),
     }
 
 

@@ -42,14 +42,18 @@ from gateway.api.offload import converted, item_bound
 from gateway.api.request import ItemBound, read_object
 from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
 from gateway.api.responses_shapes import (
+    NOTHING_INCLUDED,
+    Included,
     ResponseObject,
     call_item,
     custom_input,
+    included,
     message_item,
     output_text,
     reasoning_item,
+    token_logprobs,
 )
-from gateway.api.responses_state import ResponseState, load_state
+from gateway.api.responses_state import ResponseState, load_state, with_referred
 from gateway.api.responses_tools import Tools
 from gateway.api.segments import TEXT, Segmenter
 from gateway.api.sse import EventStream
@@ -64,7 +68,7 @@ from parsers import Content, Event
 class _Item:
     """The output item being streamed, and the framing of its deltas."""
 
-    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta")
+    __slots__ = ("kind", "id", "index", "parts", "name", "call_id", "custom", "delta", "logprobs")
 
     def __init__(self, kind: str, index: int, name: str = "", custom: bool = False, call_id: str = "") -> None:
         self.kind = kind
@@ -77,6 +81,7 @@ class _Item:
         self.call_id = call_id
         self.custom = custom
         self.delta: Envelope | None = None  # None: a custom call's input, sent whole when it is done
+        self.logprobs: list[dict] = []  # a message's, when asked with `include`
 
 
 _DELTA_TYPES = {
@@ -96,11 +101,16 @@ class ResponseItems:
     their order; `call_id(name, index)` names each call (the turn's
     `ParsePlan.call_id`). The streamed sink (`ResponseEvents`) frames each
     item's events too; this one, the collector, builds a non-streamed
-    response's `output`."""
+    response's `output`. `include` says what the items carry besides
+    (a reasoning item's sealed text, a message's logprobs: the logprobs
+    given to `logprobs` since its last text, those of the tokens before it
+    included)."""
 
-    def __init__(self, tools: Tools, call_id: Callable[[str, int], str]) -> None:
+    def __init__(self, tools: Tools, call_id: Callable[[str, int], str], include: Included = NOTHING_INCLUDED) -> None:
         self._tools = tools
         self._call_id = call_id
+        self._include = include
+        self._logprobs: list[dict] = []  # the tokens' logprobs not yet given to a message
         self._output: list[dict] = []
         self._items: dict[int, _Item] = {}  # the open items: calls by index, the reasoning or message at TEXT
         self.segments = Segmenter(self, calls_stay_open=True)
@@ -112,8 +122,22 @@ class ResponseItems:
         custom = name in self._tools.custom
         self._items[index] = self._open(_Item("call", len(self._output), name, custom, self._call_id(name, index)))
 
+    def logprobs(self, chat_logprobs: object) -> None:
+        """The logprobs of the backend's tokens that come next (its chat `logprobs`), when `include` asks for them."""
+        if self._include.logprobs:
+            self._logprobs += token_logprobs(chat_logprobs)
+
+    def _taken_logprobs(self, item: _Item) -> list[dict]:
+        """The logprobs a message's text just written takes."""
+        taken, self._logprobs = self._logprobs, []
+        item.logprobs += taken
+        return taken
+
     def write(self, block: int, text: str) -> None:
-        self._items[block].parts.append(text)
+        item = self._items[block]
+        item.parts.append(text)
+        if item.kind == "message":
+            self._taken_logprobs(item)
 
     def close_text(self, cut: bool) -> None:
         self._close(self._items.pop(TEXT), cut)
@@ -129,15 +153,18 @@ class ResponseItems:
         text = "".join(item.parts)
         status = "incomplete" if cut else "completed"
         if item.kind == "reasoning":
-            done = reasoning_item(item.id, text, status)
+            done = reasoning_item(item.id, text, status, self._include.reasoning_seal)
         elif item.kind == "message":
-            done = message_item(item.id, text, status)
+            done = message_item(item.id, text, status, self._logprobs_of(item))
         elif cut:
             done = call_item(item.id, item.call_id, item.name, text, self._tools, status)
         else:
             done = call_item(item.id, item.call_id, item.name, text, self._tools)
         self._output[item.index] = done
         self._closed(item, text, done, cut)
+
+    def _logprobs_of(self, item: _Item) -> list[dict] | None:
+        return item.logprobs if self._include.logprobs else None
 
     def _closed(self, item: _Item, text: str, done: dict, cut: bool) -> None:
         """What closing `item` says besides its place in the output (the events a stream sends)."""
@@ -152,8 +179,14 @@ class ResponseEvents(ResponseItems):
     """The events of one response, framed into `out` as its items open,
     grow and close, around the items `ResponseItems` builds."""
 
-    def __init__(self, response_object: ResponseObject, tools: Tools, call_id: Callable[[str, int], str]) -> None:
-        super().__init__(tools, call_id)
+    def __init__(
+        self,
+        response_object: ResponseObject,
+        tools: Tools,
+        call_id: Callable[[str, int], str],
+        include: Included = NOTHING_INCLUDED,
+    ) -> None:
+        super().__init__(tools, call_id, include)
         self._response = response_object
         self._sequence = 0
         self.out: list[bytes] = []
@@ -173,7 +206,11 @@ class ResponseEvents(ResponseItems):
     def write(self, block: int, text: str) -> None:
         item = self._items[block]
         item.parts.append(text)
-        if item.delta is not None:
+        if item.kind == "message" and self._logprobs:  # a delta that carries its tokens' logprobs, framed whole
+            place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
+            logprobs = self._taken_logprobs(item)
+            self.out.append(self.event({"type": _DELTA_TYPES["message"], **place, "delta": text, "logprobs": logprobs}))
+        elif item.delta is not None:
             self.out.append(item.delta.head + orjson.dumps(text) + item.delta.tail % self._sequence)
             self._sequence += 1
 
@@ -196,7 +233,12 @@ class ResponseEvents(ResponseItems):
         elif item.kind == "message":
             out.append(
                 self.event(
-                    {"type": "response.content_part.added", **place, "content_index": 0, "part": output_text("")}
+                    {
+                        "type": "response.content_part.added",
+                        **place,
+                        "content_index": 0,
+                        "part": output_text("", self._logprobs_of(item)),
+                    }
                 )
             )
         if not item.custom:
@@ -218,14 +260,17 @@ class ResponseEvents(ResponseItems):
         elif item.kind == "message":
             out.append(
                 self.event(
-                    {"type": "response.output_text.done", **place, "content_index": 0, "text": text, "logprobs": []}
+                    {
+                        "type": "response.output_text.done",
+                        **place,
+                        "content_index": 0,
+                        "text": text,
+                        "logprobs": item.logprobs,
+                    }
                 )
             )
-            out.append(
-                self.event(
-                    {"type": "response.content_part.done", **place, "content_index": 0, "part": output_text(text)}
-                )
-            )
+            part = output_text(text, self._logprobs_of(item))
+            out.append(self.event({"type": "response.content_part.done", **place, "content_index": 0, "part": part}))
         elif not cut and item.custom:
             value = custom_input(text)
             out.append(self.event({"type": "response.custom_tool_call_input.delta", **place, "delta": value}))
@@ -277,6 +322,7 @@ async def _events(stream: TurnStream, events: ResponseEvents, state: ResponseSta
                 continue
             if update.choice != 0:
                 continue
+            events.logprobs(update.logprobs)
             events.segments.feed(update.events, update.cut_calls)
             if update.finish_reason is not None:
                 events.finish_reason = update.finish_reason
@@ -300,24 +346,31 @@ async def _events(stream: TurnStream, events: ResponseEvents, state: ResponseSta
     await out.send(closing + events.final(response))
 
 
-def whole_response(answer: Answer, turn: Turn, response_object: ResponseObject, tools: Tools) -> dict:
+def whole_response(
+    answer: Answer, turn: Turn, response_object: ResponseObject, tools: Tools, include: Included = NOTHING_INCLUDED
+) -> dict:
     """The non-streamed response: the first choice's items as a stream of
     the same events would complete them, in their order."""
     choice = answer.choices[0]
-    items = ResponseItems(tools, turn.plan.call_id)
+    items = ResponseItems(tools, turn.plan.call_id, include)
+    items.logprobs(choice.logprobs)
     items.segments.feed(choice.events, choice.cut_calls)
     items.segments.finish(cut=choice.finish_reason == CUT_REASON)
     return response_object.finished(items.output, choice.finish_reason, answer.usage)
 
 
 async def stream_response(
-    turn: Turn, response_object: ResponseObject, tools: Tools, state: ResponseState | None = None
+    turn: Turn,
+    response_object: ResponseObject,
+    tools: Tools,
+    state: ResponseState | None = None,
+    include: Included = NOTHING_INCLUDED,
 ) -> EventStream:
     """Open the backend stream (errors before the first byte are plain HTTP
     errors) and relay it as Responses events; with `state`, the final
     response is stored before its event is sent."""
     stream = await turn.stream()
-    events = ResponseEvents(response_object, tools, turn.plan.call_id)
+    events = ResponseEvents(response_object, tools, turn.plan.call_id, include)
     return EventStream(partial(_events, stream, events, state), background=BackgroundTask(stream.release))
 
 
@@ -332,6 +385,7 @@ async def responses(request: Request) -> Response:
     raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
     compacting = asks_compaction(asked.input)
     state = await load_state(request, asked)
+    asked = with_referred(asked, state)
     history = state.history if state is not None else []
     size = None if history else len(body)  # a history is as long as the chain it continues
     conversed = asked.model_copy(update={"input": asked.input[:-1]}) if compacting else asked
@@ -347,9 +401,11 @@ async def responses(request: Request) -> Response:
             response = await state.save(response)
         return compaction_stream(response) if chat.stream else json_response(response)
     turn = await chat_turn(request, payload, chat)
+    include = included(asked, request.app.state.seal)
     if chat.stream:
-        return await unless_client_leaves(request, stream_response(turn, response_object, tools, state))
-    response = whole_response(await unless_client_leaves(request, turn.answer()), turn, response_object, tools)
+        return await unless_client_leaves(request, stream_response(turn, response_object, tools, state, include))
+    answer = await unless_client_leaves(request, turn.answer())
+    response = whole_response(answer, turn, response_object, tools, include)
     if state is not None:
         response = await state.save(response)
     return json_response(response)
@@ -364,6 +420,7 @@ async def compact(request: Request) -> Response:
     raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
     asked = asked.model_copy(update={"store": False, "stream": False})
     state = await load_state(request, asked)
+    asked = with_referred(asked, state)
     history = state.history if state is not None else []
     payload, chat, _ = await converted(request, None, chat_request, asked, raw, history, request.app.state.seal)
     item, chat_usage, _ = await unless_client_leaves(request, compaction_item(request, payload, chat))

@@ -5,7 +5,9 @@ chat-completions payload, after the stored items it continues
 Input items become chat messages: consecutive assistant items (reasoning,
 message, calls) fold into one assistant message, leading system and
 developer messages into one system message. Reasoning items are replayed
-as the assistant's `reasoning_content`. Tools are converted in
+as the assistant's `reasoning_content` (their `encrypted_content`
+unsealed, where this gateway sealed it; another's, such as OpenAI's,
+is opaque here, and the item's text is replayed). Tools are converted in
 responses_tools.py; the converted request goes through chat's check
 (request.py). Whatever the conversion would drop or could not read is a
 400 naming it: a content part it does not pass on (an image without a
@@ -24,7 +26,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.api.compaction_seal import Seal, expanded
+from gateway.api.compaction_seal import SEAL_PREFIX, Seal, expanded
 from gateway.api.documents import data_url_document
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload, invalid_request
@@ -47,6 +49,9 @@ _CHAT_EXTENSIONS = (
     "separate_reasoning",
     "stream_reasoning",
 )
+# `include` values acted on (https://platform.openai.com/docs/api-reference/responses/create#responses-create-include)
+REASONING_SEALED = "reasoning.encrypted_content"
+OUTPUT_LOGPROBS = "message.output_text.logprobs"
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
 # Items a history holds from tools that OpenAI, or the client, ran for the
@@ -84,8 +89,8 @@ _IMAGE_TEXT = re.compile(r"(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+")
 
 class ResponsesRequest(BaseModel):
     """The fields of a Responses request the gateway acts on; others
-    (`include`, `prompt_cache_key`, `metadata`, `client_metadata`…) are
-    accepted and not used."""
+    (`prompt_cache_key`, `metadata`, `client_metadata`…) are accepted and
+    not used, as are `include` values other than responses_shapes.py's."""
 
     model_config = ConfigDict(strict=True)
 
@@ -102,6 +107,7 @@ class ResponsesRequest(BaseModel):
     max_output_tokens: int | None = None
     reasoning: dict[str, Any] | None = None
     text: dict[str, Any] | None = None
+    include: list[str] | None = None
 
 
 def _list(value: object) -> list:
@@ -203,7 +209,10 @@ class _Conversation:
         self.system: list[str] = [instructions] if instructions else []
         self.added_tools: list[tuple[dict, str]] = []  # what `additional_tools` and tool search added, and where
 
-    def add(self, item: dict, where: str) -> None:
+    def add(self, item: dict, where: str, stored: bool = False) -> None:
+        """Add one item (`stored`: read from the store, whose reasoning items
+        keep their text, so that a sealed copy is not checked again, and a
+        chain outlives a `seal_key` that changed)."""
         kind = item.get("type", "message")
         if kind == "message":
             self._message(item, where)
@@ -220,7 +229,8 @@ class _Conversation:
             self._flush_system()
             self.messages.append(expanded(self.seal, item, where))
         elif kind in _ASSISTANT_ITEMS:
-            self._assistant_item(kind, item, where)
+            trusted = stored and kind == "reasoning"
+            self._assistant_item(kind, {**item, "encrypted_content": None} if trusted else item, where)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             call_id = _required_string(item, "call_id", where)
             output = item.get("output")
@@ -263,9 +273,13 @@ class _Conversation:
                 if item.get(key) is not None:
                     _check_content(item[key], f"{where}.{key}")
                     _check_parts(item[key], f"{where}.{key}", "assistant")
-            text = _text(item.get("content")) or "\n".join(
-                _part_text(part) for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
-            )
+            sealed = item.get("encrypted_content")
+            if sealed is not None and not (isinstance(sealed, str) and not sealed.startswith(SEAL_PREFIX)):
+                text = self.seal.unseal(sealed, where, kind="reasoning")  # the reasoning as the model wrote it
+            else:
+                text = _text(item.get("content")) or "\n".join(
+                    _part_text(part) for part in _list(item.get("summary")) if part["type"] in _TEXT_PARTS
+                )
             if text:
                 message = self._assistant()
                 message["reasoning_content"] = (message.get("reasoning_content") or "") + text
@@ -387,7 +401,7 @@ def chat_request(
     unsealed with `seal`), and the tools offered."""
     conversation = _Conversation(request.instructions, seal)
     for index, item in enumerate(history):
-        conversation.add(item, f"previous item {index}")
+        conversation.add(item, f"previous item {index}", stored=True)
     if isinstance(request.input, str):
         conversation.add({"type": "message", "role": "user", "content": request.input}, "input")
     else:
@@ -405,6 +419,10 @@ def chat_request(
             payload[name] = raw[name]
     if request.max_output_tokens is not None:
         payload["max_tokens"] = request.max_output_tokens
+    if OUTPUT_LOGPROBS in (request.include or []):
+        payload["logprobs"] = True
+        if raw.get("top_logprobs") is not None:
+            payload["top_logprobs"] = raw["top_logprobs"]
     effort = (request.reasoning or {}).get("effort")
     if isinstance(effort, str):
         payload["reasoning_effort"] = effort

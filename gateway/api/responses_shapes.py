@@ -4,10 +4,12 @@ them: ids, complete output items, usage and the `response` object."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import orjson
 
-from gateway.api.responses_request import ResponsesRequest, Tools
+from gateway.api.compaction_seal import Seal
+from gateway.api.responses_request import OUTPUT_LOGPROBS, REASONING_SEALED, ResponsesRequest, Tools
 from gateway.ops.ids import UNGUESSABLE, new_id
 from parsers.core.json_close import closed_json
 
@@ -15,22 +17,56 @@ from parsers.core.json_close import closed_json
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
 
-def reasoning_item(item_id: str, text: str, status: str = "completed") -> dict:
+@dataclass(frozen=True)
+class Included:
+    """What a request's `include` adds to its output: each reasoning item's
+    text sealed as its `encrypted_content` (with `reasoning_seal`), and
+    each output_text part's `logprobs` (asked of the backend)."""
+
+    reasoning_seal: Seal | None = None
+    logprobs: bool = False
+
+
+NOTHING_INCLUDED = Included()
+
+
+def included(request: ResponsesRequest, seal: Seal) -> Included:
+    asked = request.include or []
+    return Included(seal if REASONING_SEALED in asked else None, OUTPUT_LOGPROBS in asked)
+
+
+def reasoning_item(item_id: str, text: str, status: str = "completed", seal: Seal | None = None) -> dict:
     """A reasoning item, its text as the summary (none while `in_progress`);
-    `incomplete` when the end of output cut it, as a message or a call."""
+    `incomplete` when the end of output cut it, as a message or a call.
+    With `seal`, its text sealed as its `encrypted_content`, which a later
+    request sends back to replay it (compaction_seal.py)."""
     summary = [{"type": "summary_text", "text": text}] if status != "in_progress" else []
-    return {"id": item_id, "type": "reasoning", "status": status, "summary": summary}
+    item = {"id": item_id, "type": "reasoning", "status": status, "summary": summary}
+    if seal is not None and status != "in_progress":
+        item["encrypted_content"] = seal.seal(text, kind="reasoning")
+    return item
 
 
-def output_text(text: str) -> dict:
-    return {"type": "output_text", "text": text, "annotations": []}
+def output_text(text: str, logprobs: list[dict] | None = None) -> dict:
+    """An output_text part; with `logprobs` (asked with `include`), those of its tokens."""
+    part: dict = {"type": "output_text", "text": text, "annotations": []}
+    if logprobs is not None:
+        part["logprobs"] = logprobs
+    return part
 
 
-def message_item(item_id: str, text: str, status: str = "completed") -> dict:
+def token_logprobs(chat_logprobs: object) -> list[dict]:
+    """The token entries of a backend's chat `logprobs` (`{"content": [...]}`),
+    in the shape output_text parts take them; none from a malformed one."""
+    tokens = chat_logprobs.get("content") if isinstance(chat_logprobs, dict) else None
+    return [token for token in tokens if isinstance(token, dict)] if isinstance(tokens, list) else []
+
+
+def message_item(item_id: str, text: str, status: str = "completed", logprobs: list[dict] | None = None) -> dict:
     """The assistant's message: `in_progress` (no content yet), `completed`,
     or `incomplete` with the text written before the end of output cut it
     (https://platform.openai.com/docs/api-reference/responses/object)."""
-    content = [output_text(text)] if status != "in_progress" else []
+    content = [output_text(text, logprobs)] if status != "in_progress" else []
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": content}
 
 

@@ -3,7 +3,8 @@
 response's chain, input and output; `conversation`: the conversation's
 items), and, once answered, the response (unless `store: false`) and the
 conversation's new items. `instructions` are never carried over, as in
-OpenAI's API. A request with `store: false` that continues nothing never
+OpenAI's API. An `item_reference` in the input names an item of what the
+request continues, and stands for a copy of it. A request with `store: false` that continues nothing never
 touches the store."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gateway.ops.store import Chain, RepeatedItemId, ResponseStore, StoredRespon
 _Result = TypeVar("_Result")
 log = logging.getLogger("parsegate.store")
 STORE_UNAVAILABLE = "the response store cannot be reached or written just now; try again later"
+REFERENCE = "item_reference"
 _ITEM_PREFIXES = {"message": "msg", "reasoning": "rs", "function_call": "fc", "custom_tool_call": "ctc"}
 
 
@@ -132,6 +134,7 @@ class ResponseState:
     conversation: str | None = None
     max_items: int | None = None  # the most items the conversation may hold (max_input_items)
     continues: list[str] = field(default_factory=list)  # the ids of the chain's responses, kept on with it
+    referred: list[dict] | None = None  # the input with its `item_reference`s resolved, when it had any
 
     async def save(self, response: dict) -> dict:
         """Store the answered (or cut) response, unless `store: false`, and
@@ -183,6 +186,15 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
     continuing nothing, or any request when the store is `none` and it
     asks for no state)."""
     chained = asked.previous_response_id is not None or asked.conversation is not None
+    given = input_items(asked)
+    references = [index for index, item in enumerate(given) if item.get("type") == REFERENCE]
+    for index in references:
+        if not isinstance(given[index].get("id"), str):
+            raise ApiError(
+                400, f"input[{index}].id: an item_reference needs the id of an item", param=f"input[{index}].id"
+            )
+    if references and not chained:
+        raise _unreferenced(request, given, references[0])
     if asked.store is False and not chained:
         return None
     if request.app.state.store is None and not chained and not asked.store:
@@ -191,9 +203,7 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
     store = store_of(request, param)
     if asked.previous_response_id is not None and asked.conversation is not None:
         raise ApiError(400, "previous_response_id and conversation cannot both be set", param="conversation")
-    state = ResponseState(
-        store, owner_of(request), keeps=asked.store is not False, input=as_stored_items(input_items(asked))
-    )
+    state = ResponseState(store, owner_of(request), keeps=asked.store is not False)
     limit = item_bound(request, "input").limit(asked.model)
     chain = None
     if asked.previous_response_id is not None:
@@ -207,6 +217,9 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
         if await stored(store.conversation(state.owner, state.conversation)) is None:
             raise not_found("Conversation", state.conversation, "conversation")
         state.history = await stored(store.items(state.conversation))
+    if references:
+        given = state.referred = _resolved(given, state.history)
+    state.input = as_stored_items(given)
     _check_continued(request, limit, state, param)
     if chain is not None and chain.longer:
         raise _too_long(len(chain.responses), limit)
@@ -217,6 +230,50 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
     taken = {item["id"] for item in state.history} if state.conversation is not None else set()
     check_unique_ids(state.input, "input", taken)
     return state
+
+
+def with_referred(asked: ResponsesRequest, state: ResponseState | None) -> ResponsesRequest:
+    """`asked` with its input's `item_reference`s resolved, where it had any."""
+    if state is None or state.referred is None:
+        return asked
+    return asked.model_copy(update={"input": state.referred})
+
+
+def _resolved(given: list[dict], history: list[dict]) -> list[dict]:
+    """`given` with each `item_reference` replaced by the item of `history`
+    it names, a copy without its id (stored again under a new one); a 404
+    naming `input[i].id` for an id `history` does not hold."""
+    held = {item["id"]: item for item in history}
+    resolved = []
+    for index, item in enumerate(given):
+        if item.get("type") == REFERENCE:
+            if item.get("id") not in held:
+                raise _unknown_reference(index, item.get("id"))
+            item = {key: value for key, value in held[item["id"]].items() if key != "id"}
+        resolved.append(item)
+    return resolved
+
+
+def _unreferenced(request: Request, given: list[dict], index: int) -> ApiError:
+    """The error for an `item_reference` in a request that continues
+    nothing: a 400 when the gateway keeps no items, else a 404 (only the
+    items a request continues are referred to, docs/state.md)."""
+    place = f"input[{index}].id"
+    if request.app.state.store is None:
+        message = (
+            f"{place}: an item_reference is not supported: this gateway keeps no responses (store.backend is none); "
+            "send the item itself"
+        )
+        return ApiError(400, message, param=place)
+    return _unknown_reference(index, given[index].get("id"))
+
+
+def _unknown_reference(index: int, item_id: object) -> ApiError:
+    message = (
+        f"Item with id '{item_id}' not found (input[{index}].id): an item_reference names an item of the chain "
+        "(previous_response_id) or the conversation this request continues"
+    )
+    return ApiError(404, message, param=f"input[{index}].id", code="not_found")
 
 
 async def _chain_items(store: ResponseStore, owner: str, asked: str, chain: Chain) -> list[dict]:

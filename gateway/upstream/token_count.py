@@ -54,6 +54,16 @@ def estimate(payload: dict) -> int:
     return math.ceil(len(prompt_text(payload)) / CHARS_PER_TOKEN)
 
 
+def estimate_rendered(body: bytes) -> int:
+    """The estimate for a template-mode body as sent upstream: its rendered
+    `prompt`, the prompt exactly as the model reads it (a prompt of token
+    ids is counted)."""
+    prompt = orjson.loads(body).get("prompt")
+    if isinstance(prompt, list):
+        return len(prompt)
+    return math.ceil(len(prompt) / CHARS_PER_TOKEN) if isinstance(prompt, str) else 0
+
+
 async def count_prompt_tokens(serving: Serving, payload: dict) -> int:
     """The prompt tokens of `payload` (module docstring for how), on a
     `serving` that knows its server's kind."""
