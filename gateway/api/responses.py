@@ -299,7 +299,9 @@ class _SseWriter:
         return self._out.write(b"".join(events))
 
 
-async def _sse_events(stream: TurnStream, events: ResponseEvents, state: ResponseState | None, out: EventStream) -> None:
+async def _sse_events(
+    stream: TurnStream, events: ResponseEvents, state: ResponseState | None, out: EventStream
+) -> None:
     await produce_events(stream, events, state, _SseWriter(out))
 
 

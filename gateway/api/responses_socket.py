@@ -207,7 +207,7 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
     create = await converted(request, len(body), _read_create, body, item_bound(request, "input"))
     asked = create.asked
     if asks_compaction(asked.input):
-        message = "compaction is not served over the WebSocket transport: use POST /v1/responses/compact"
+        message = "a compaction_trigger is not served over the WebSocket transport: use POST /v1/responses/compact"
         raise ApiError(400, message, param="input")
     remembered = memory.recall(asked.previous_response_id) if asked.store is False else None
     if remembered is not None:  # the connection's own: nothing to read from the store

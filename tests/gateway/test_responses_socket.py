@@ -19,7 +19,11 @@ from gateway.ops.config import Config
 
 KEY = "key-socket"
 REPLY = '<think>Find it.</think>Looking.<tool_call>\n{"name": "grep", "arguments": {"pattern": "fizz"}}\n</tool_call>'
-GREP = {"type": "function", "name": "grep", "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}}}
+GREP = {
+    "type": "function",
+    "name": "grep",
+    "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}},
+}
 FINAL = ("response.completed", "response.failed", "response.incomplete", "error")
 
 
@@ -45,7 +49,11 @@ def sse_events(base: str, body: dict, headers: dict | None = None) -> list[dict]
 def without_ids(value: object) -> object:
     """`value` with what differs between two runs of one reply left out: ids and times."""
     if isinstance(value, dict):
-        return {key: without_ids(item) for key, item in value.items() if key not in ("id", "item_id", "call_id", "created_at")}
+        return {
+            key: without_ids(item)
+            for key, item in value.items()
+            if key not in ("id", "item_id", "call_id", "created_at")
+        }
     if isinstance(value, list):
         return [without_ids(item) for item in value]
     return value
@@ -84,7 +92,10 @@ def test_a_warm_up_makes_a_response_without_the_model_and_the_next_turn_continue
         warm_id = warm[-1]["response"]["id"]
         answered = turn(socket, model="qwen3", input="Find it.", previous_response_id=warm_id, store=False)
     assert answered[-1]["response"]["previous_response_id"] == warm_id
-    assert fake.last_body["messages"] == [{"role": "user", "content": "You grep."}, {"role": "user", "content": "Find it."}]
+    assert fake.last_body["messages"] == [
+        {"role": "user", "content": "You grep."},
+        {"role": "user", "content": "Find it."},
+    ]
 
 
 def test_store_false_turns_continue_from_the_connections_own_responses(gateway_url, fake):
@@ -93,7 +104,14 @@ def test_store_false_turns_continue_from_the_connections_own_responses(gateway_u
         first = turn(socket, model="qwen3", input="Find fizz_buzz()", tools=[GREP], store=False)
         call = first[-1]["response"]["output"][-1]
         output = {"type": "function_call_output", "call_id": call["call_id"], "output": "fizz.py:1"}
-        second = turn(socket, model="qwen3", input=[output], tools=[GREP], previous_response_id=first[-1]["response"]["id"], store=False)
+        second = turn(
+            socket,
+            model="qwen3",
+            input=[output],
+            tools=[GREP],
+            previous_response_id=first[-1]["response"]["id"],
+            store=False,
+        )
     assert second[-1]["type"] == "response.completed"
     messages = fake.last_body["messages"]
     assert [message["role"] for message in messages] == ["user", "assistant", "tool"]
