@@ -45,6 +45,7 @@ from gateway.api.responses_request import ResponsesRequest, chat_request, respon
 from gateway.api.responses_shapes import ResponseObject
 from gateway.api.responses_socket_memory import Remembered, SocketMemory
 from gateway.api.responses_state import as_stored_items, input_items, load_state
+from gateway.api.sse import SERVER_SEND
 from gateway.api.turns import chat_turn
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import new_id
@@ -86,20 +87,22 @@ def error_message(error: ApiError) -> bytes:
 
 
 class _SocketWriter:
-    """A response's events, each one text message. A write from the
-    backend's callback steps the send at once (no task woken, as
-    `EventStream.write` does); one the client's flow control holds
-    finishes in a task, and what is written meanwhile goes after it."""
+    """A response's events, each one text message, sent with the server's
+    own ASGI `send` where the app hands it over (`SERVER_SEND`, as event
+    streams are: past the middlewares). A write from the backend's callback
+    steps the send at once (no task woken, as `EventStream.write` does); one
+    the client's flow control holds finishes in a task, and what is written
+    meanwhile goes after it."""
 
-    __slots__ = ("_websocket", "_held", "_queued")
+    __slots__ = ("_send", "_held", "_queued")
 
     def __init__(self, websocket: WebSocket) -> None:
-        self._websocket = websocket
+        self._send = websocket.scope.get(SERVER_SEND, websocket.send)
         self._held: asyncio.Future[None] | None = None
         self._queued: list[bytes] = []
 
     async def _send_all(self, events: list[bytes]) -> None:
-        send = self._websocket.send
+        send = self._send
         for event in events:
             await send({"type": "websocket.send", "text": event.decode()})
 
@@ -174,7 +177,7 @@ async def responses_socket(websocket: WebSocket) -> None:
                 return
             body = message.get("bytes") or (message.get("text") or "").encode()
             await _turn(websocket, body, memory, writer)
-    except WebSocketDisconnect:
+    except (WebSocketDisconnect, OSError):  # the client left (the server's send raises an OSError then)
         return
 
 
