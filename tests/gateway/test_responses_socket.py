@@ -195,3 +195,31 @@ def test_a_turn_past_the_concurrency_limit_is_a_429_message(serve, fake_backend_
     assert refused == [{"type": "error", "status": 429, "error": refused[0]["error"]}]
     assert refused[0]["error"]["code"] == "too_many_requests"
     assert answered[-1]["type"] == "response.completed"
+
+
+def test_the_connection_keeps_its_8_latest_responses_and_a_continuation_past_them_is_a_404(gateway_url, fake):
+    fake.script(*[f"Answer {turn_number}." for turn_number in range(10)])
+    with connect(socket_url(gateway_url)) as socket:
+        ids = [turn(socket, model="plain", input=f"Q{n}", store=False)[-1]["response"]["id"] for n in range(9)]
+        kept = turn(socket, model="plain", input="Again", previous_response_id=ids[1], store=False)
+        forgotten = turn(socket, model="plain", input="Again", previous_response_id=ids[0], store=False)
+    assert kept[-1]["type"] == "response.completed"
+    assert forgotten == [{"type": "error", "status": 404, "error": forgotten[0]["error"]}]
+    assert forgotten[0]["error"]["param"] == "previous_response_id"
+
+
+def test_a_conversation_past_max_body_bytes_is_not_kept(serve, fake_backend_server, fake):
+    _, backend_url = fake_backend_server
+    config = {
+        "server": {"max_body_bytes": 2000},
+        "store": {"backend": "none"},
+        "models": [{"name": "plain", "backend": {"url": f"{backend_url}/v1"}}],
+    }
+    gateway = serve(create_app(Config.model_validate(config)))
+    fake.script("x" * 800, "y" * 800, "z")
+    with connect(socket_url(gateway)) as socket:
+        first = turn(socket, model="plain", input="Q1", store=False)[-1]["response"]["id"]
+        second = turn(socket, model="plain", input="Q2", previous_response_id=first, store=False)
+        third = turn(socket, model="plain", input="Q3", previous_response_id=second[-1]["response"]["id"], store=False)
+    assert second[-1]["type"] == "response.completed"  # one answer of 800 bytes: kept
+    assert third[0]["type"] == "error" and third[0]["error"]["param"] == "previous_response_id"  # 2: over 2000
