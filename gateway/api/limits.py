@@ -6,7 +6,8 @@ while it runs (responses_socket.py); an idle connection does not."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -78,6 +79,19 @@ class ConcurrencyLimit:
         finally:
             if not done:
                 self.active -= 1
+
+    @contextmanager
+    def counted(self) -> Iterator[None]:
+        """One request more in flight while the block runs (a WebSocket's
+        response); the 429 when `max_concurrent_requests` are already."""
+        full = self.full()
+        if full is not None:
+            raise full
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
 
     def full(self) -> ApiError | None:
         """The 429 for one request more, when `max_concurrent_requests` are in flight."""

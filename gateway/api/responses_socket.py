@@ -186,20 +186,15 @@ async def _turn(websocket: WebSocket, body: bytes, memory: SocketMemory, writer:
     record = RequestRecord(websocket.app.state.metrics, new_id("", 32))
     token = request_id.set(record.request_id)
     limit: ConcurrencyLimit | None = websocket.scope.get(LIMIT_SCOPE_KEY)
-    counted = False
     try:
-        full = limit.full() if limit is not None else None
-        if full is not None:
-            raise full
-        if limit is not None:
-            limit.active += 1
-            counted = True
-        await _respond(_turn_request(websocket, record), body, memory, writer)
+        if limit is None:
+            await _respond(_turn_request(websocket, record), body, memory, writer)
+        else:
+            with limit.counted():
+                await _respond(_turn_request(websocket, record), body, memory, writer)
     except ApiError as error:
         await websocket.send_text(error_message(error).decode())
     finally:
-        if counted and limit is not None:
-            limit.active -= 1
         request_id.reset(token)
 
 
@@ -212,13 +207,13 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
     if asks_compaction(asked.input):
         message = "a compaction_trigger is not served over the WebSocket transport: use POST /v1/responses/compact"
         raise ApiError(400, message, param="input")
-    remembered = memory.recall(asked.previous_response_id) if asked.store is False else None
+    kept = asked.store is False and asked.conversation is None  # what the connection's memory serves
+    remembered = memory.recall(asked.previous_response_id) if kept else None
     if remembered is not None:  # the connection's own: nothing to read from the store
         state, history = None, remembered.items
     else:
         state = await load_state(request, asked)
         history = state.history if state is not None else []
-        remembered = Remembered.of(history)
     size = None if history else len(body)
     payload, chat, tools = await converted(
         request, size, chat_request, asked, create.raw, history, request.app.state.seal
@@ -241,9 +236,10 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
             response = await state.save(response)
         events = ResponseEvents(response_object, tools, _no_calls, sse=False)
         await writer.send([*events.opening(), events.final(response)])
-    if response["status"] != "failed":
+    if kept and response["status"] != "failed":
+        conversation = remembered if remembered is not None else Remembered.of(history)
         turn_items = as_stored_items(input_items(asked)) + response["output"]
-        memory.remember(response["id"], remembered.then(turn_items), server.max_body_bytes)
+        memory.remember(response["id"], conversation.then(turn_items), server.max_body_bytes)
 
 
 def _no_calls(name: str, index: int) -> str:

@@ -3,10 +3,12 @@ what lets a turn with `store: false` continue its `previous_response_id`
 without the store, as OpenAI's WebSocket mode keeps a connection's
 responses in memory (https://developers.openai.com/api/docs/guides/websocket-mode).
 
-Bounded two ways: the `KEPT_RESPONSES` most recent responses (the oldest
-forgotten first), and each response's whole conversation (the items a
-continuation starts from) at most `server.max_body_bytes` of JSON, what one
-HTTP request could have sent whole; a response past that is not kept. A
+Only `store: false` responses that continue no `conversation` are kept:
+the others are the store's. Bounded two ways: the `KEPT_RESPONSES` most
+recent responses (the oldest forgotten first), and each response's whole
+conversation (the items a continuation starts from) at most
+`server.max_body_bytes` of JSON, what one HTTP request could have sent
+whole; a response past that is not kept. A
 turn continuing a response the connection does not keep reads the store,
 as over HTTP (404 where it is not there either). A response's items are
 shared with the responses it continues (each keeps a list of references),
