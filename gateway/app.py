@@ -4,6 +4,8 @@
     POST /v1/responses          OpenAI Responses API, streamed or not; stored unless
                                 `store: false` (gateway/api/stored_responses.py,
                                 gateway/api/conversations.py, docs/state.md)
+    GET  /v1/responses          the same over a WebSocket (Upgrade: websocket;
+                                gateway/api/responses_socket.py)
     POST /v1/completions        text completions, passed through unparsed
     POST /v1/messages           Anthropic Messages, streamed or not (gateway/api/messages.py)
     POST /v1/messages/count_tokens
@@ -39,6 +41,7 @@ from gateway.api.models import list_models
 from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
 from gateway.api.responses import compact, responses
+from gateway.api.responses_socket import responses_socket
 from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
 from gateway.ops import collector
@@ -144,6 +147,7 @@ def create_app(
     messages = messages_router()
     app.include_router(v1)
     app.include_router(messages)
+    app.add_api_websocket_route("/v1/responses", responses_socket)  # its key is checked on the upgrade
     app.add_api_route("/health", health, methods=["GET"])
     app.add_api_route(
         "/openapi.json", openapi, methods=["GET"], include_in_schema=False, dependencies=[Depends(require_openapi_key)]

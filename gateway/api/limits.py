@@ -1,10 +1,13 @@
 """Request limits: the body size (413), its encoding (415), and the number
 of requests in flight (429 with `Retry-After`). The size and the number
-read the current config on every request, so a reload changes them."""
+read the current config on every request, so a reload changes them. A
+response made over the WebSocket transport counts as a request in flight
+while it runs (responses_socket.py); an idle connection does not."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -14,6 +17,7 @@ from gateway.ops.errors import ApiError
 from gateway.ops.server_config import ServerConfig
 
 RETRY_AFTER_SECONDS = 1
+LIMIT_SCOPE_KEY = "parsegate.concurrency_limit"  # a WebSocket scope's: the limit its responses count against
 _UNLIMITED_PATHS = ("/health", "/metrics")  # probes and scrapes get through a full gateway
 
 
@@ -51,15 +55,14 @@ class ConcurrencyLimit:
         self.active = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope[LIMIT_SCOPE_KEY] = self
         if scope["type"] != "http" or scope["path"] in _UNLIMITED_PATHS:
             await self.app(scope, receive, send)
             return
-        limit = self._server_config().max_concurrent_requests
-        if self.active >= limit:
-            message = f"more than {limit} requests in flight; retry later"
-            headers = {"retry-after": str(RETRY_AFTER_SECONDS)}
-            error = ApiError(429, message, code="too_many_requests", headers=headers)
-            await surface_error(Request(scope), error)(scope, receive, send)
+        full = self.full()
+        if full is not None:
+            await surface_error(Request(scope), full)(scope, receive, send)
             return
         self.active += 1
         done = False
@@ -76,3 +79,24 @@ class ConcurrencyLimit:
         finally:
             if not done:
                 self.active -= 1
+
+    @contextmanager
+    def counted(self) -> Iterator[None]:
+        """One request more in flight while the block runs (a WebSocket's
+        response); the 429 when `max_concurrent_requests` are already."""
+        full = self.full()
+        if full is not None:
+            raise full
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
+
+    def full(self) -> ApiError | None:
+        """The 429 for one request more, when `max_concurrent_requests` are in flight."""
+        limit = self._server_config().max_concurrent_requests
+        if self.active < limit:
+            return None
+        message = f"more than {limit} requests in flight; retry later"
+        return ApiError(429, message, code="too_many_requests", headers={"retry-after": str(RETRY_AFTER_SECONDS)})

@@ -2,7 +2,8 @@
 turned into the internal chat request (responses_request.py), what it
 continues recalled from the store (responses_state.py), its turn, and the
 turn's parser events rendered as the Responses API's server-sent events or
-as one whole `response`.
+as one whole `response`. The WebSocket transport (responses_socket.py)
+makes its events with the same producer, framed as WebSocket messages.
 
 Streamed Responses: a turn's parser events rendered as the Responses
 API's server-sent events.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from functools import partial
+from typing import Protocol
 
 import orjson
 from fastapi import Request
@@ -177,7 +179,9 @@ class ResponseItems:
 
 class ResponseEvents(ResponseItems):
     """The events of one response, framed into `out` as its items open,
-    grow and close, around the items `ResponseItems` builds."""
+    grow and close, around the items `ResponseItems` builds: each a
+    server-sent event, or (`sse=False`) its JSON alone, one WebSocket
+    message (responses_socket.py)."""
 
     def __init__(
         self,
@@ -185,23 +189,26 @@ class ResponseEvents(ResponseItems):
         tools: Tools,
         call_id: Callable[[str, int], str],
         include: Included = NOTHING_INCLUDED,
+        sse: bool = True,
     ) -> None:
         super().__init__(tools, call_id, include)
         self._response = response_object
         self._sequence = 0
+        self._sse = sse
         self.out: list[bytes] = []
         self.finish_reason: str | None = None
 
     def event(self, payload: dict) -> bytes:
         payload["sequence_number"] = self._sequence
         self._sequence += 1
-        return named_event(payload["type"], payload)
+        return named_event(payload["type"], payload) if self._sse else orjson.dumps(payload)
 
-    def opening(self) -> bytes:
+    def opening(self) -> list[bytes]:
         response = self._response.in_progress()
-        return self.event({"type": "response.created", "response": response}) + self.event(
-            {"type": "response.in_progress", "response": response}
-        )
+        return [
+            self.event({"type": "response.created", "response": response}),
+            self.event({"type": "response.in_progress", "response": response}),
+        ]
 
     def write(self, block: int, text: str) -> None:
         item = self._items[block]
@@ -243,7 +250,8 @@ class ResponseEvents(ResponseItems):
             )
         if not item.custom:
             delta = {"type": _DELTA_TYPES[item.kind], **place, **_DELTA_PLACE[item.kind], "delta": None}
-            item.delta = Envelope(_DELTA_TYPES[item.kind], delta, after=b',"sequence_number":%d')
+            after = b',"sequence_number":%d'
+            item.delta = Envelope(_DELTA_TYPES[item.kind], delta, after=after, sse=self._sse)
         return item
 
     def _closed(self, item: _Item, text: str, done: dict, cut: bool) -> None:
@@ -283,13 +291,12 @@ class ResponseEvents(ResponseItems):
             )
         out.append(self.event({"type": "response.output_item.done", "output_index": item.index, "item": done}))
 
-    def sent(self) -> bytes:
-        """The events framed since the last call, as one piece."""
-        events = b"".join(self.out)
-        self.out.clear()
+    def sent(self) -> list[bytes]:
+        """The events framed since the last call."""
+        events, self.out = self.out, []
         return events
 
-    def ending(self, usage: dict | None, failure: dict | None) -> tuple[bytes, dict]:
+    def ending(self, usage: dict | None, failure: dict | None) -> tuple[list[bytes], dict]:
         """The events closing the items still open (cut, after a failure), and the final response."""
         self.segments.finish(cut=failure is not None)
         if failure is not None:
@@ -311,7 +318,43 @@ class ResponseEvents(ResponseItems):
         return self.event({"type": kind or "response.completed", "response": response})
 
 
-async def _events(stream: TurnStream, events: ResponseEvents, state: ResponseState | None, out: EventStream) -> None:
+class EventWriter(Protocol):
+    """A transport's writer of framed events: `send` from the producer's
+    own task, `write` from the backend's callback (`None` once written, or
+    the future of a write the client's flow control holds)."""
+
+    async def send(self, events: list[bytes]) -> None: ...
+
+    def write(self, events: list[bytes]) -> asyncio.Future[None] | None: ...
+
+
+class _SseWriter:
+    """The events of one batch as one piece of a `text/event-stream`."""
+
+    __slots__ = ("_out",)
+
+    def __init__(self, out: EventStream) -> None:
+        self._out = out
+
+    async def send(self, events: list[bytes]) -> None:
+        await self._out.send(b"".join(events))
+
+    def write(self, events: list[bytes]) -> asyncio.Future[None] | None:
+        return self._out.write(b"".join(events))
+
+
+async def _sse_events(
+    stream: TurnStream, events: ResponseEvents, state: ResponseState | None, out: EventStream
+) -> None:
+    await produce_events(stream, events, state, _SseWriter(out))
+
+
+async def produce_events(
+    stream: TurnStream, events: ResponseEvents, state: ResponseState | None, out: EventWriter
+) -> dict:
+    """Relay the turn's stream as `events`, written to `out` (one writer
+    a transport: SSE, WebSocket); with `state`, the final response is
+    stored before its event is written. The final response."""
     usage = None
 
     def deliver(batch: list[TurnUpdate | UsageUpdate]) -> asyncio.Future[None] | None:
@@ -343,7 +386,9 @@ async def _events(stream: TurnStream, events: ResponseEvents, state: ResponseSta
             response = await state.save(response)  # before the final event: a client that reads it can chain at once
         except ApiError as error:
             response = events.failed(error.body, usage)
-    await out.send(closing + events.final(response))
+    closing.append(events.final(response))
+    await out.send(closing)
+    return response
 
 
 def whole_response(
@@ -371,7 +416,7 @@ async def stream_response(
     response is stored before its event is sent."""
     stream = await turn.stream()
     events = ResponseEvents(response_object, tools, turn.plan.call_id, include)
-    return EventStream(partial(_events, stream, events, state), background=BackgroundTask(stream.release))
+    return EventStream(partial(_sse_events, stream, events, state), background=BackgroundTask(stream.release))
 
 
 def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:

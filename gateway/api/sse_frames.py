@@ -44,14 +44,15 @@ class Envelope:
     `payload`'s innermost last value (the last key's, nested through its
     last dicts and lists) is `None` and stands for it. An event is
     `head + orjson.dumps(value) + tail`; `after` goes right after the
-    value (the Responses API's `,"sequence_number":%d`, filled in with `%`)."""
+    value (the Responses API's `,"sequence_number":%d`, filled in with `%`).
+    With `sse=False`, the JSON alone: a WebSocket message's text."""
 
     __slots__ = ("head", "tail")
 
-    def __init__(self, name: str | None, payload: dict, after: bytes = b"") -> None:
+    def __init__(self, name: str | None, payload: dict, after: bytes = b"", sse: bool = True) -> None:
         encoded = orjson.dumps(payload)
         closers = len(encoded) - len(encoded.rstrip(b"]}"))
         hole = len(encoded) - closers - len(b"null")
         assert encoded[hole : hole + 4] == b"null", "the payload's last value is its hole"
-        self.head = _head(name) + encoded[:hole]
-        self.tail = after + encoded[hole + 4 :] + END
+        self.head = (_head(name) if sse else b"") + encoded[:hole]
+        self.tail = after + encoded[hole + 4 :] + (END if sse else b"")

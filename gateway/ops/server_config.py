@@ -22,6 +22,7 @@ class ServerConfig(Section, RequestBounds):
     api_keys_file: str | None = None
     metrics_auth: bool = False
     openapi_public: bool = False  # true: /openapi.json wants no key even with api_keys set
+    responses_websocket: bool = True  # false: a WebSocket upgrade on /v1/responses gets 426, and the client uses HTTP
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
     max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
     max_concurrent_requests: int = Field(default=1024, ge=1)

@@ -4,7 +4,10 @@ with `codex exec --json` against the real gateway on loopback, its
 like Qwen3 (`<think>…</think>`, `<tool_call>{json}</tool_call>`) and reacts
 to the conversation: a text turn, an `exec_command` turn that runs
 `echo hello` and answers from its output, and an `apply_patch` custom-tool
-turn that creates a file.
+turn that creates a file. With `supports_websockets = true`, Codex speaks
+the Responses WebSocket transport first (gateway/api/responses_socket.py):
+a tool turn over one connection, and the 426 it falls back to HTTP on at
+once when the transport is off.
 
 Codex runs with a throw-away CODEX_HOME and HOME, a custom model provider
 (`wire_api = "responses"`), no retries (so failures show), and update
@@ -18,6 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.app import create_app
 from gateway.ops.config import Config
@@ -83,12 +87,38 @@ def agent(fake):
     return fake
 
 
-def run_codex(codex: Path, gateway: str, tmp_path: Path, prompt: str, model: str) -> list[dict]:
-    """`codex exec --json` in a fresh work dir; its JSONL events."""
+class Transports:
+    """ASGI wrapper: counts the WebSocket upgrades and the POSTs an app gets."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.upgrades = 0
+        self.posts = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.upgrades += scope["type"] == "websocket"
+        self.posts += scope["type"] == "http" and scope["method"] == "POST"
+        await self.app(scope, receive, send)
+
+
+def counted_gateway(serve, backend_url: str, server: dict) -> tuple[str, Transports]:
+    qwen3 = {"backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "qwen3", "tool_call_parser": "qwen25"}
+    app = Transports(
+        create_app(Config.model_validate({"server": server, "models": [{"name": "parsegate-qwen3", **qwen3}]}))
+    )
+    return serve(app), app
+
+
+def run_codex(
+    codex: Path, gateway: str, tmp_path: Path, prompt: str, model: str, websockets: bool = False
+) -> list[dict]:
+    """`codex exec --json` in a fresh work dir; its JSONL events. With
+    `websockets`, the provider says `supports_websockets = true`."""
     home, work = tmp_path / "home", tmp_path / "work"
     (home / ".codex").mkdir(parents=True)
     work.mkdir()
-    (home / ".codex" / "config.toml").write_text(CONFIG.format(base_url=f"{gateway}/v1"))
+    config = CONFIG.format(base_url=f"{gateway}/v1") + ("supports_websockets = true\n" if websockets else "")
+    (home / ".codex" / "config.toml").write_text(config)
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(home),
@@ -141,3 +171,22 @@ def test_apply_patch_custom_tool_turn(codex, gateway, agent, tmp_path):
     assert completed(events, "file_change")
     assert (tmp_path / "work" / "hello.txt").read_text() == "hello from parsegate\n"
     assert len(completed(events, "agent_message")) == 1
+
+
+def test_a_tool_turn_over_the_websocket_keeps_one_connection(codex, serve, fake_backend_server, agent, tmp_path):
+    gateway, transports = counted_gateway(serve, fake_backend_server[1], {})
+    prompt = "Run the shell command `echo hello` and tell me what it printed."
+    events = run_codex(codex, gateway, tmp_path, prompt, "parsegate-qwen3", websockets=True)
+    assert [item["text"].strip() for item in completed(events, "agent_message")] == ["Done. The tool said: hello"]
+    assert (transports.upgrades, transports.posts) == (1, 0)  # a warm-up and two turns on one connection
+    assert len(agent.requests) == 2  # the warm-up does not run the model
+    history = agent.requests[1][1]["messages"]  # Codex sent only the tool's output: the connection kept the rest
+    assert [message["role"] for message in history][-3:] == ["user", "assistant", "tool"]
+    assert history[-1]["content"].strip().endswith("hello")
+
+
+def test_with_the_transport_off_codex_falls_back_to_http_at_once(codex, serve, fake_backend_server, agent, tmp_path):
+    gateway, transports = counted_gateway(serve, fake_backend_server[1], {"responses_websocket": False})
+    events = run_codex(codex, gateway, tmp_path, "Say hello.", "parsegate-qwen3", websockets=True)
+    assert [item["text"].strip() for item in completed(events, "agent_message")] == ["Hello from parsegate!"]
+    assert (transports.upgrades, transports.posts) == (1, 1)  # a 403 got 7 upgrades, 6.2 s, before HTTP
