@@ -168,8 +168,9 @@ def _tagged(markers: ToolMarkers, tags: TagMarkers) -> tuple[Callable, str, str]
         key_close=tags.key_close,
         value_open=tags.value_open,
         value_close=tags.value_close,
-        value_also_ends_at=(tags.key_open, *closes),
+        value_also_ends_at=(tags.key_open,),
         call_closes=closes,
+        closes_after_value=closes,  # inside a value they are text, as in the named tag formats
         trim=tags.value_trim,
     )
     newline = "\n" if tags.value_trim == "newline" else ""
