@@ -139,7 +139,8 @@ def create_app(
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
     v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
-    v1.add_api_route("/responses/compact", compact, methods=["POST"])  # before /responses/{response_id}
+    # before /responses/{response_id}, which would take its path
+    v1.add_api_route("/responses/compact", compact, methods=["POST"], openapi_extra=responses_openapi())
     add_stored_response_routes(v1)
     add_conversation_routes(v1)
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())

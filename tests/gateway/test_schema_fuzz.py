@@ -20,6 +20,7 @@ OPERATIONS = [
     ("/v1/responses", "POST"),
     ("/health", "GET"),
     ("/metrics", "GET"),
+    ("/v1/responses/compact", "POST"),
     ("/v1/responses/{response_id}", "GET"),
     ("/v1/responses/{response_id}", "DELETE"),
     ("/v1/responses/{response_id}/input_items", "GET"),
