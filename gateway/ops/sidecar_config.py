@@ -55,6 +55,11 @@ class SidecarConfig(Section):
     engine_metrics_timeout: float = Field(default=2.0, gt=0)
     engine_metrics_max_bytes: int = Field(default=ENGINE_METRICS_BYTES, ge=1)
 
+    @field_validator("engine_metrics", mode="before")
+    @classmethod
+    def _off_in_yaml(cls, mode: object) -> object:
+        return "off" if mode is False else mode  # YAML 1.1 reads a bare `off` as false
+
     @field_validator("forward_headers", "echo_headers", mode="before")
     @classmethod
     def _split_names(cls, names: object) -> object:

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.app import create_app
-from gateway.ops.config import Config
+from gateway.ops.config import Config, load_config
 from tests.fake_backend import BACKEND_KEY, USAGE
 from tests.sdk_clients import anthropic_client, openai_client
 
@@ -120,9 +120,7 @@ def test_the_headers_pass_on_a_stream_of_the_messages_surface(merging, fake):
 def test_other_allow_lists_are_configurable(serve, fake, fake_backend_server):
     gateway = sidecar_gateway(serve, fake_backend_server[1], forward_headers="x-tenant, X-Lora", echo_headers=[])
     headers = {"x-tenant": "t1", "x-lora": "a", "x-prefiller-host-port": "10.0.0.7:8000", "x-session-token": "s"}
-    response = httpx.post(
-        f"{gateway}/v1/chat/completions", json={"model": "m", "messages": ASK}, headers=headers
-    )
+    response = httpx.post(f"{gateway}/v1/chat/completions", json={"model": "m", "messages": ASK}, headers=headers)
     assert response.status_code == 200
     assert "x-session-token" not in response.headers
     upstream = fake.requests[-1][0]
@@ -133,7 +131,9 @@ def test_other_allow_lists_are_configurable(serve, fake, fake_backend_server):
 @pytest.mark.parametrize("name", ["authorization", "Content-Type", "host"])
 def test_the_gateways_own_headers_cannot_be_passed_through(name):
     with pytest.raises(pydantic.ValidationError, match="set by the gateway itself"):
-        Config.model_validate({"server": {"sidecar": {"forward_headers": [name]}}, "models": []})
+        Config.model_validate(
+            {"server": {"sidecar": {"forward_headers": [name]}}, "models": [{"name": "m", "backend": {"demo": True}}]}
+        )
 
 
 def test_a_stream_asks_the_engine_for_usage_but_shows_it_only_when_asked(merging, fake):
@@ -150,3 +150,9 @@ def test_a_stream_asks_the_engine_for_usage_but_shows_it_only_when_asked(merging
         )
     )
     assert asked[-1].usage is not None and asked[-1].usage.completion_tokens == USAGE["completion_tokens"]
+
+
+def test_a_bare_off_in_yaml_turns_the_engines_metrics_off(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("server:\n  sidecar:\n    engine_metrics: off\nmodels: [{name: m, backend: {demo: true}}]\n")
+    assert load_config(path, environ={}).server.sidecar.engine_metrics == "off"
