@@ -11,7 +11,9 @@
     POST /v1/messages/count_tokens
     GET  /v1/models             the configured models (and a catch-all backend's)
     GET  /health                liveness; never calls a backend
-    GET  /metrics               Prometheus metrics (gateway/metrics.py)
+    GET  /metrics               Prometheus metrics (gateway/metrics.py), and with
+                                `server.sidecar.engine_metrics` the engine's own
+                                (gateway/api/engine_metrics_routes.py)
     GET  /openapi.json          the OpenAPI description (gateway/openapi.py)
 
 With `server.api_keys` set, every /v1 route wants `Authorization: Bearer <key>`.
@@ -34,6 +36,7 @@ from gateway.api.chat import chat_completions
 from gateway.api.compaction_seal import Seal
 from gateway.api.completions import completions
 from gateway.api.conversations import add_conversation_routes
+from gateway.api.engine_metrics_routes import add_engine_metrics_route, with_engine_metrics
 from gateway.api.errors import surface_error
 from gateway.api.limits import ConcurrencyLimit
 from gateway.api.messages import messages_router
@@ -47,6 +50,7 @@ from gateway.api.stored_responses import add_stored_response_routes
 from gateway.ops import collector
 from gateway.ops.config import Config
 from gateway.ops.errors import install_error_handlers
+from gateway.ops.forwarded_headers import ForwardedHeaders
 from gateway.ops.json_body import json_response
 from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
 from gateway.ops.metrics import Metrics
@@ -135,7 +139,8 @@ def create_app(
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app, surface_error)
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
-    app.add_middleware(ObserveMiddleware, metrics=metrics)  # outermost: sees the 429s too
+    app.add_middleware(ObserveMiddleware, metrics=metrics)  # sees the 429s too
+    app.add_middleware(ForwardedHeaders, sidecar_config=lambda: app.state.config.server.sidecar)  # outermost
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())
     v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
@@ -153,7 +158,9 @@ def create_app(
     app.add_api_route(
         "/openapi.json", openapi, methods=["GET"], include_in_schema=False, dependencies=[Depends(require_openapi_key)]
     )
-    app.add_api_route("/metrics", metrics.endpoint, methods=["GET"], dependencies=[Depends(require_metrics_key)])
+    scrape = with_engine_metrics(metrics.endpoint)
+    app.add_api_route("/metrics", scrape, methods=["GET"], dependencies=[Depends(require_metrics_key)])
+    add_engine_metrics_route(app)
     routes = (route for router in (app.router, v1, messages) for route in router.routes)
     metrics.declare_routes([route.path for route in routes if isinstance(route, APIRoute)])
     if config.server.opentelemetry:

@@ -21,6 +21,17 @@ from starlette.routing import Route
 
 BACKEND_KEY = "sk-backend-test-key"  # what the gateway's config sends upstream
 USAGE = {"prompt_tokens": 7, "completion_tokens": 11, "total_tokens": 18}
+ENGINE_METRICS = (  # a vLLM scrape's load gauges (vllm/v1/metrics/loggers.py's names), and a family the gateway has too
+    "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+    "# TYPE vllm:num_requests_waiting gauge\n"
+    'vllm:num_requests_waiting{engine="0",model_name="fake-qwen3"} 3.0\n'
+    "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
+    "# TYPE vllm:kv_cache_usage_perc gauge\n"
+    'vllm:kv_cache_usage_perc{engine="0",model_name="fake-qwen3"} 0.25\n'
+    "# HELP parsegate_requests_total The engine exporting a family the gateway exports too.\n"
+    "# TYPE parsegate_requests_total counter\n"
+    "parsegate_requests_total 99.0\n"
+)
 VLLM_AUTO_REFUSED = {  # vLLM's answer to tool_choice "auto" without --enable-auto-tool-choice
     "error": {
         "message": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
@@ -53,6 +64,7 @@ class FakeBackend:
                 Route("/v1/completions", self._completions, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/tokenize", self._tokenize, methods=["POST"]),
+                Route("/metrics", self._metrics, methods=["GET"]),
             ]
         )
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -92,6 +104,8 @@ class FakeBackend:
         self.answer: Callable[[dict], str] | None = None  # the reply as a function of the request body
         self.token_count = 42  # what POST /tokenize counts (vLLM's tokenizer endpoint, at the server root)
         self.usage: object = USAGE  # the chat answers' `usage` (streamed: when the request asks for it)
+        self.metrics = ENGINE_METRICS  # what GET /metrics serves, at the server root as vLLM does
+        self.metrics_asked: list[dict] = []  # the headers of each GET /metrics
 
     def script_parsed(self, *deltas: dict) -> None:
         """Answer like a backend with its own parsers on: these deltas streamed
@@ -293,6 +307,10 @@ class FakeBackend:
             return Response(content, status_code=status, media_type="application/json")
         data = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
         return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+
+    async def _metrics(self, request: Request) -> Response:
+        self.metrics_asked.append(dict(request.headers))
+        return Response(self.metrics, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     async def _tokenize(self, request: Request) -> Response:
         body = orjson.loads(await request.body())

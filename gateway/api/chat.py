@@ -114,7 +114,22 @@ class ChoiceStream:
         return delta
 
 
-async def _chunks(stream: TurnStream, encoder: ChunkEncoder, out: EventStream) -> None:
+def ask_for_usage(payload: dict) -> bool:
+    """Whether the client asked for the usage chunk; the backend is asked
+    for it either way (in `payload`), so that every stream's tokens are
+    counted (metrics, limits), and the chunk reaches the client only if it
+    asked. A `stream_options` that is no object is left for the backend to refuse."""
+    options = payload.get("stream_options")
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        return False
+    asked = options.get("include_usage") is True
+    payload["stream_options"] = {**options, "include_usage": True}
+    return asked
+
+
+async def _chunks(stream: TurnStream, encoder: ChunkEncoder, usage_asked: bool, out: EventStream) -> None:
     plan = stream.turn.plan
     choices: dict[int, ChoiceStream] = {}
 
@@ -122,7 +137,8 @@ async def _chunks(stream: TurnStream, encoder: ChunkEncoder, out: EventStream) -
         events: list[bytes] = []  # one write per piece of the backend's stream
         for update in batch:
             if type(update) is UsageUpdate:
-                events.append(encoder.usage(update.usage))
+                if usage_asked:
+                    events.append(encoder.usage(update.usage))
                 continue
             index = update.choice
             choice = choices.get(index)
@@ -141,11 +157,11 @@ async def _chunks(stream: TurnStream, encoder: ChunkEncoder, out: EventStream) -
     await out.send(DONE)
 
 
-async def stream_completion(turn: Turn) -> EventStream:
+async def stream_completion(turn: Turn, usage_asked: bool) -> EventStream:
     """Open the backend stream (errors before the first byte are plain HTTP
-    errors) and relay it as parsed SSE chunks."""
+    errors) and relay it as parsed SSE chunks, the usage chunk only if `usage_asked`."""
     stream = await turn.stream()
-    produce = partial(_chunks, stream, ChunkEncoder(turn.model))
+    produce = partial(_chunks, stream, ChunkEncoder(turn.model), usage_asked)
     return EventStream(produce, background=BackgroundTask(stream.release))
 
 
@@ -187,7 +203,8 @@ async def chat_completions(request: Request) -> Response:
     server = request.app.state.config.server
     raw = await read_body(request, server.max_body_bytes)
     payload, chat = await converted(request, len(raw), read_request, raw, item_bound(request, "messages"))
+    usage_asked = ask_for_usage(payload) if chat.stream else False
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
-        return await unless_client_leaves(request, stream_completion(turn))
+        return await unless_client_leaves(request, stream_completion(turn, usage_asked))
     return json_response(completion(await unless_client_leaves(request, turn.answer()), turn))

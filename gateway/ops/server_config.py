@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import expand_variables, from_variables
 from gateway.ops.request_bounds import RequestBounds
+from gateway.ops.sidecar_config import SidecarConfig
 
 SEND_TIMEOUT = 60.0  # seconds a write to a client may wait before its stream is cut (api/sse.py)
 
@@ -32,6 +33,7 @@ class ServerConfig(Section, RequestBounds):
     opentelemetry: bool = False
     compaction_prompt: str | None = Field(default=None, min_length=1)  # None: api/compaction.py's SUMMARY_PROMPT
     seal_key: str | None = Field(default=None, repr=False)  # None: a random key per process
+    sidecar: SidecarConfig = SidecarConfig()  # headers and the engine's /metrics for llm-d (sidecar_config.py)
 
     @model_validator(mode="before")
     @classmethod

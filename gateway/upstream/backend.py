@@ -14,6 +14,7 @@ import orjson
 
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
+from gateway.ops.forwarded_headers import forwarded_headers
 from gateway.ops.observe import request_id_headers
 from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
@@ -192,7 +193,8 @@ class Backend:
     async def _send(self, url: str, body: bytes | None, errors: UpstreamErrors) -> UpstreamResponse:
         method = "GET" if body is None else "POST"
         try:
-            return await self.client.send(method, url, body, {**self.headers, **request_id_headers()})
+            headers = {**forwarded_headers(), **self.headers, **request_id_headers()}
+            return await self.client.send(method, url, body, headers)
         except TransportFailure as failure:
             if failure.connect:
                 raise _ConnectFailed(errors.transport_error(failure)) from None

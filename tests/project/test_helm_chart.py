@@ -203,3 +203,20 @@ def test_model_entries_and_metrics_annotations_come_from_values(helm, tmp_path):
 def test_a_created_secret_needs_its_name(helm):
     refusal = refused(helm, {"apiKeys": {"create": True, "keys": ["sk-x"]}})
     assert "apiKeys.create needs apiKeys.secretName" in refusal
+
+
+def test_the_llm_d_preset_puts_the_gateway_on_the_pools_target_port_before_vllm(helm, tmp_path):
+    """docs/llm-d.md's InferencePool pattern: the pod carries the pool's
+    label, parsegate listens on the target port, vLLM beside it on
+    localhost, and the config merges vLLM's metrics into parsegate's."""
+    objects = manifests(helm, {}, files=(CHART / "examples" / "llm-d.yaml",))
+    pod = objects["Deployment"]["spec"]["template"]
+    assert pod["metadata"]["labels"]["llm-d.ai/inferenceServing"] == "true"
+    gateway, engine = pod["spec"]["containers"]
+    assert gateway["ports"] == [{"name": "http", "containerPort": 8000}]
+    assert engine["name"] == "vllm" and "127.0.0.1" in engine["args"]
+    path = tmp_path / "config.yaml"
+    path.write_text(objects["ConfigMap"]["data"]["config.yaml"])
+    config = load_config(path, environ={})
+    assert config.server.sidecar.engine_metrics == "merge"
+    assert config.models[0].backend.url == "http://127.0.0.1:8200/v1"
