@@ -161,6 +161,7 @@ MODELS: dict[str, Model] = {
         "meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic", None, "<|begin_of_text|>", "<|eot|>"
     ),
     "vllm-olmo3.jinja": Model("allenai/Olmo-3-7B-Instruct", "olmo3", None, *CHATML),
+    "vllm-xlam-llama.jinja": Model("Salesforce/Llama-xLAM-2-8b-fc-r", "xlam", None, *LLAMA),
     # Nemotron 3 Nano writes Qwen3-Coder's calls (docs/parsers.md `nano_v3`).
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": Model(
         "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "qwen3_coder", "nano_v3", *CHATML, no_thinking=THINKING_OFF
@@ -258,6 +259,7 @@ CANNOT_WRITE: dict[str, dict[tuple[str, ...], str]] = {
         ("strings",): UNESCAPED,
         ("one_call", "nested", "two_calls", "content_then_call"): QUOTES_EVERY_VALUE,
     },
+    "vllm-xlam-llama.jinja": {REASONING: NO_REASONING, ("content_then_call",): NO_CONTENT},
     "NVIDIA-Nemotron-Nano-v2.jinja": {
         EVERY: "the prompt opens `<think>` that history does not write; a turn with content drops its calls"
     },
