@@ -226,6 +226,9 @@ def assistant_turn(file: str, model: Model, shape: Shape) -> Turn:
     missing = _missing(text, shape)
     if missing is not None:
         return Turn(prompt, text, refused=f"the turn does not write {missing!r}")
+    miswritten = _miswritten(text, shape)
+    if miswritten is not None:
+        return Turn(prompt, text, refused=miswritten)
     if shape.content and model.reasoning_block and _inside(text, shape.content, model.reasoning_block):
         return Turn(prompt, text, refused=f"the turn writes its content inside {model.reasoning_block[0]!r}")
     return Turn(prompt, text)
@@ -244,6 +247,21 @@ def _missing(text: str, shape: Shape) -> str | None:
         if witness not in rest:
             return witness
         rest = rest.replace(witness, "", 1)
+    return None
+
+
+def _miswritten(text: str, shape: Shape) -> str | None:
+    """An argument the turn writes as another value would be: a string
+    with a backslash written between quotes as it is, unescaped (read as a
+    Python or JSON literal, its backslashes are escapes), or an argument
+    that is not a string written as a quoted string (`days="3"`)."""
+    for _, arguments in shape.calls:
+        for key, value in arguments.items():
+            if isinstance(value, str):
+                if "\\" in value and any(f"{quote}{value}{quote}" in text for quote in "'\""):
+                    return f"the turn writes {key!r} between quotes without escaping its backslashes"
+            elif any(f"{key}={quote}" in text for quote in "'\""):
+                return f"the turn writes {key!r}, not a string, as a quoted string"
     return None
 
 

@@ -158,7 +158,10 @@ class PyString:
     closers, innermost first (`")]"` for an argument of a call in a list;
     an empty closer is a container closed by nothing: anything may follow).
     Any other quote is one the model did not escape, and stays in the text
-    (`'python3 -c "f(x, sep='\\,')"'` is one string). At the end of the
+    (`'python3 -c "f(x, sep='\\,')"'` is one string). The `stop` marker is
+    text when the string closes within `MAX_TOKEN_CHARS` after it (a value
+    runs to its own quote, as the chat templates write it: `note(text='a
+    </function_calls> b')`); otherwise it ends the block. At the end of the
     output (`at_end`), a quote the text ran out after closes the string."""
 
     __slots__ = (
@@ -205,8 +208,14 @@ class PyString:
                 writer.string(escape[0])
                 pos = escape[1]
             elif token == self._stop:
-                self.stopped = True
-                return pos
+                closes = self._closes_later(buf, pos + len(token))
+                if closes == MORE:
+                    return pos
+                if not closes:
+                    self.stopped = True
+                    return pos
+                writer.string(token)
+                pos += len(token)
             else:
                 closes = self._closes(buf, pos)
                 if closes == MORE:
@@ -232,6 +241,24 @@ class PyString:
             return MORE if cut_short(buf, pos, self._closer) and not self.at_end else False
         after = pos + len(self._closer)
         return self._goes_on(buf, after, 0, min(len(buf), after + MAX_TOKEN_CHARS))
+
+    def _closes_later(self, buf: str, pos: int) -> bool | str:
+        """Whether the string closes within `MAX_TOKEN_CHARS` after `pos`,
+        deciding on that window alone, so that the answer does not depend
+        on how the text was split."""
+        end = min(len(buf), pos + MAX_TOKEN_CHARS)
+        quotes = _string_stops(self._closer[0], None)
+        while (hit := quotes.search(buf, pos, end)) is not None:
+            if hit.group() == "\\":
+                pos = hit.start() + 2
+                continue
+            closes = self._closes(buf, hit.start())
+            if closes:
+                return closes
+            pos = hit.start() + 1
+        if end < len(buf) or self.at_end:
+            return False
+        return MORE
 
     def _ran_out(self, buf: str, end: int) -> bool | str:
         """Undecided at `end`: wait for more text, unless the lookahead

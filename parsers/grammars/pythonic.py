@@ -16,8 +16,8 @@ tool-call stage returns them as content. A started call is never
 retracted: if a later value is not a literal, the call ends with the
 arguments read so far, closed into valid JSON, and the text from there on
 is content. The `stop` marker (a special token such as
-`<|tool_call_end|>`) ends the block wherever it appears, even inside a
-string. With `json_calls`, a block that starts with `{` or `[{` is JSON
+`<|tool_call_end|>`) ends the block wherever it appears, except inside
+a string that closes after it (`PyString`): there it is text. With `json_calls`, a block that starts with `{` or `[{` is JSON
 call objects instead (LFM2 writes both). With `bracketless`, the calls are
 not in a list but follow one another, separated by whitespace (OLMo 3's
 `get_weather(city="Paris")\nsearch(query="x")`), until `stop`.
@@ -112,20 +112,25 @@ class PythonicCalls:
         self._flush()
         return pos
 
-    def read_to_end(self, unread: str) -> None:
+    def read_to_end(self, unread: str) -> int | None:
         """The output ended with `unread` held back: the end ends the token
         it cuts, as a blank would (outside a string), and a string whose
         closing quote it follows. A number or constant held back
-        (`days=2`) is a value, and may make a call certain."""
+        (`days=2`) is a value, and may make a call certain. Returns where
+        in `unread` the block ended, where a `stop` marker inside a string
+        that never closed ended it (the rest is read on as text)."""
         if not self._frames or self._json is not None:
-            return
+            return None
         pos = 0
         if self._string is not None:  # a quote the output ended after closes the string
             self._string.at_end = True
             pos = self._read_string(unread, 0)
+            if self.status != RUNNING:
+                return pos
             if self._string is not None:
-                return
+                return None
         self.step(unread[pos:] + " ", 0)
+        return None
 
     def finish(self) -> None:
         if self._json is not None:

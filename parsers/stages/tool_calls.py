@@ -171,7 +171,11 @@ class ToolCallParser(BetweenCalls):
             body = self._body
             assert body is not None, "the body state has a body"
             if held and hasattr(body, "read_to_end"):
-                body.read_to_end(held)
+                ended_at = body.read_to_end(held)
+                if ended_at is not None:  # the block ended inside the held text: read on from there
+                    self._end_body()
+                    events = self.feed(held[ended_at:])
+                    return events + self.finish()
             committed = not self._committed_nothing()
             if not committed:
                 self._tentative.append(held)

@@ -180,7 +180,35 @@ def test_every_marker_of_a_json_format_inside_a_string_argument_is_text(parser):
             assert not result["content"], marker
 
 
-# 3. Dotted tool names: only the format's own `functions.` namespace goes.
+# 3. Python-literal calls: a string runs to its own quote; the block's end
+# marker inside it is text (OLMo 3's `</function_calls>`, Llama 4's
+# `<|python_end|>`, LFM2's `<|tool_call_end|>`).
+PYTHONIC_BLOCKS = [
+    ("olmo3", "<function_calls>\nwrite_file(path='a.txt', content='{value}')\n</function_calls>"),
+    ("pythonic", '<|python_start|>[write_file(path="a.txt", content="{value}")]<|python_end|>'),
+    ("lfm2", '<|tool_call_start|>[write_file(path="a.txt", content="{value}")]<|tool_call_end|>'),
+]
+
+
+@pytest.mark.parametrize(("parser", "block"), PYTHONIC_BLOCKS)
+def test_the_end_marker_inside_a_python_string_is_text(parser, block):
+    end_marker = tool_format(parser).call_end
+    value = f"a {end_marker} b, then {end_marker}"
+    result = parsed_at_every_split("Saving. " + block.format(value=value) + " Done.", parser)
+    assert calls(result) == [("write_file", {"path": "a.txt", "content": value})]
+    assert result["content"] == "Saving.  Done."
+
+
+@pytest.mark.parametrize(("parser", "block"), PYTHONIC_BLOCKS)
+def test_the_end_marker_after_a_string_never_closed_still_ends_the_block(parser, block):
+    end_marker = tool_format(parser).call_end
+    text = "Saving. " + block.format(value="never closed").split("never closed")[0] + f"never closed{end_marker} Done."
+    result = parsed_at_every_split(text, parser)
+    assert calls(result) == [("write_file", {"path": "a.txt", "content": "never closed"})]
+    assert result["content"] == "Saving.  Done."
+
+
+# 4. Dotted tool names: only the format's own `functions.` namespace goes.
 @pytest.mark.parametrize(
     "tool, reasoning, text, name",
     [

@@ -150,6 +150,12 @@ MODELS: dict[str, Model] = {
     "NVIDIA-Nemotron-Nano-v2.jinja": Model(
         "nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nemotron_nano_v2", "nemotron_nano_v2", None, "<SPECIAL_12>"
     ),
+    "GigaChat3.1-10B-A1.8B.jinja": Model("ai-sage/GigaChat3.1-10B-A1.8B", "gigachat3", None, *MISTRAL),
+    "vllm-llama4-pythonic.jinja": Model(
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic", None, "<|begin_of_text|>", "<|eot|>"
+    ),
+    "vllm-olmo3.jinja": Model("allenai/Olmo-3-7B-Instruct", "olmo3", None, *CHATML),
+    "vllm-xlam-llama.jinja": Model("Salesforce/Llama-xLAM-2-8b-fc-r", "xlam", None, *LLAMA),
     # Nemotron 3 Nano writes Qwen3-Coder's calls (docs/parsers.md `nano_v3`).
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": Model(
         "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "qwen3_coder", "nano_v3", *CHATML, no_thinking=THINKING_OFF
@@ -171,6 +177,8 @@ THINKS_ALWAYS = (
     "its generation prompt opens a reasoning block that it never writes into history for a turn without reasoning"
 )
 REWRITES = "its generation prompt ends in text that history does not write before the turn"
+UNESCAPED = "it writes a string argument between quotes as it is, its backslashes unescaped"
+QUOTES_EVERY_VALUE = 'it writes every argument as a quoted string (`days="3"`)'
 
 CANNOT_WRITE: dict[str, dict[tuple[str, ...], str]] = {
     # llama.cpp's copy, older than Hugging Face's: for a zero budget its prompt leaves
@@ -238,6 +246,14 @@ CANNOT_WRITE: dict[str, dict[tuple[str, ...], str]] = {
     "MiMo-VL.jinja": {REASONING: NO_REASONING},
     "Apertus-8B-Instruct.jinja": {REASONING: NO_REASONING},
     "GigaChat3-10B-A1.8B.jinja": {REASONING: NO_REASONING, ("two_calls",): ONE_CALL},
+    "GigaChat3.1-10B-A1.8B.jinja": {REASONING: NO_REASONING, ("two_calls",): ONE_CALL},
+    "vllm-olmo3.jinja": {REASONING: NO_REASONING, ("content_then_call",): NO_CONTENT, ("strings",): UNESCAPED},
+    "vllm-llama4-pythonic.jinja": {
+        REASONING: NO_REASONING,
+        ("strings",): UNESCAPED,
+        ("one_call", "nested", "two_calls", "content_then_call"): QUOTES_EVERY_VALUE,
+    },
+    "vllm-xlam-llama.jinja": {REASONING: NO_REASONING, ("content_then_call",): NO_CONTENT},
     "NVIDIA-Nemotron-Nano-v2.jinja": {
         EVERY: "the prompt opens `<think>` that history does not write; a turn with content drops its calls"
     },
