@@ -38,6 +38,7 @@ from gateway.api.completions import completions
 from gateway.api.conversations import add_conversation_routes
 from gateway.api.engine_metrics_routes import add_engine_metrics_route, with_engine_metrics
 from gateway.api.errors import surface_error
+from gateway.api.key_limits import KeyLimitsMiddleware, open_windows
 from gateway.api.limits import ConcurrencyLimit
 from gateway.api.messages import messages_router
 from gateway.api.models import list_models
@@ -120,6 +121,7 @@ def create_app(
             if store is not None and purging is not None:
                 purging.cancel()
                 await store.close()
+            await app.state.key_windows.close()
 
     app = Gateway(
         title="parsegate",
@@ -132,12 +134,14 @@ def create_app(
     app.state.created = int(time.time())
     app.state.config = config
     app.state.converting = converting_limiter()
+    app.state.key_windows = open_windows(config.store)  # per-key limits' counts (api/key_limits.py)
     app.state.seal = Seal(config.server.seal_key)  # read at start-up: a reload keeps the key
     redact_in_logs(Secrets.of(config))
     quiet_unfinished_on_purpose()
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app, surface_error)
+    app.add_middleware(KeyLimitsMiddleware)
     app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
     app.add_middleware(ObserveMiddleware, metrics=metrics)  # sees the 429s too
     app.add_middleware(ForwardedHeaders, sidecar_config=lambda: app.state.config.server.sidecar)  # outermost

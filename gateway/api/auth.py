@@ -12,11 +12,12 @@ import hashlib
 import hmac
 
 from fastapi import Request
+from starlette.requests import HTTPConnection
 
 from gateway.ops.errors import ApiError
 
 
-def _given_key(request: Request) -> bytes | None:
+def given_key(request: HTTPConnection) -> bytes | None:
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer":
         return given.strip().encode()
@@ -34,7 +35,7 @@ async def require_api_key(request: Request) -> None:
     """The /v1 routes' dependency: 401 unless the request carries a configured key
     (open when no key is configured)."""
     keys = request.app.state.config.server.api_keys
-    if keys and not _accepted(_given_key(request), keys):
+    if keys and not _accepted(given_key(request), keys):
         raise ApiError(401, "missing or invalid API key", type="authentication_error", code="invalid_api_key")
 
 
@@ -57,4 +58,4 @@ def owner_of(request: Request) -> str:
     everyone when no key is configured (docs/state.md, "Isolation")."""
     if not request.app.state.config.server.api_keys:
         return ""
-    return hashlib.sha256(_given_key(request) or b"").hexdigest()
+    return hashlib.sha256(given_key(request) or b"").hexdigest()

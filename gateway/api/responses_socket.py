@@ -37,6 +37,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gateway.api.auth import require_api_key
 from gateway.api.compaction import asks_compaction
+from gateway.api.key_limits import KeyLease, key_lease
 from gateway.api.limits import LIMIT_SCOPE_KEY, ConcurrencyLimit
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import ItemBound, read_object
@@ -186,7 +187,9 @@ async def _turn(websocket: WebSocket, body: bytes, memory: SocketMemory, writer:
     record = RequestRecord(websocket.app.state.metrics, new_id("", 32))
     token = request_id.set(record.request_id)
     limit: ConcurrencyLimit | None = websocket.scope.get(LIMIT_SCOPE_KEY)
+    lease: KeyLease | None = None
     try:
+        lease = await key_lease(websocket)  # each turn counts against its key's limits, as a POST does
         if limit is None:
             await _respond(_turn_request(websocket, record), body, memory, writer)
         else:
@@ -195,6 +198,8 @@ async def _turn(websocket: WebSocket, body: bytes, memory: SocketMemory, writer:
     except ApiError as error:
         await websocket.send_text(error_message(error).decode())
     finally:
+        if lease is not None:
+            await lease.end(record)
         request_id.reset(token)
 
 

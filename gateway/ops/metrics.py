@@ -119,6 +119,13 @@ class Metrics:
             registry=registry,
         )
 
+        self.rate_limited = Counter(
+            "parsegate_rate_limited",
+            "Requests refused by a per-key limit, by the key's name and the limit (requests, tokens, streams).",
+            ["key", "limit"],
+            registry=registry,
+        )
+
     def declare_models(self, names: list[str]) -> None:
         """Start every model's upstream-error series at zero, so a dashboard
         sees them before the first failure."""

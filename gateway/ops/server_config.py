@@ -3,6 +3,8 @@ limits (docs/configuration.md)."""
 
 from __future__ import annotations
 
+import hashlib
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -10,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gateway.ops.config_section import Section
 from gateway.ops.env_overlay import expand_variables, from_variables
+from gateway.ops.key_limits_config import ANONYMOUS, DEFAULT_LIMITS, KeyLimits, default_key_name, key_line
 from gateway.ops.request_bounds import RequestBounds
 from gateway.ops.sidecar_config import SidecarConfig
 
@@ -21,6 +24,8 @@ class ServerConfig(Section, RequestBounds):
     port: int = Field(default=8080, ge=1, le=65535)
     api_keys: list[str] = Field(default=[], repr=False)
     api_keys_file: str | None = None
+    api_key_names: dict[str, str] = Field(default={}, repr=False)  # key -> its name, from api_keys_file
+    key_limits: dict[str, KeyLimits] = {}  # by key name, or `default` (key_limits_config.py)
     metrics_auth: bool = False
     openapi_public: bool = False  # true: /openapi.json wants no key even with api_keys set
     responses_websocket: bool = True  # false: a WebSocket upgrade on /v1/responses gets 426, and the client uses HTTP
@@ -38,8 +43,8 @@ class ServerConfig(Section, RequestBounds):
     @model_validator(mode="before")
     @classmethod
     def _keys_from_file(cls, data: object) -> object:
-        """Keys from `api_keys_file` (one a line; blank lines and `#` comments
-        skipped) join `api_keys`."""
+        """Keys from `api_keys_file` (one a line, with its name and limits
+        if given; blank lines and `#` comments skipped) join `api_keys`."""
         if not isinstance(data, dict) or not isinstance(data.get("api_keys_file"), str):
             return data
         path = data["api_keys_file"]
@@ -47,9 +52,20 @@ class ServerConfig(Section, RequestBounds):
             lines = Path(path).read_text(encoding="utf-8").splitlines()
         except OSError as error:
             raise ValueError(f"api_keys_file: cannot read {path}: {error.strerror or error}") from None
-        keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        entries = [
+            key_line(line.strip(), number)
+            for number, line in enumerate(lines, 1)
+            if line.strip() and not line.strip().startswith("#")
+        ]
+        names = {expand_variables(key): name or default_key_name(key) for key, name, _ in entries}
+        limits = {name or default_key_name(key): given for key, name, given in entries if given}
         listed = data.get("api_keys") or []
-        return {**data, "api_keys": [*listed, *keys] if isinstance(listed, list) else listed}
+        return {
+            **data,
+            "api_keys": [*listed, *(key for key, _, _ in entries)] if isinstance(listed, list) else listed,
+            "api_key_names": {**data.get("api_key_names", {}), **names},
+            "key_limits": {**data.get("key_limits", {}), **limits},
+        }
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -83,3 +99,27 @@ class ServerConfig(Section, RequestBounds):
         if empty:
             raise ValueError(f"API keys must be non-empty strings{from_variables(empty[0])}")
         return expanded
+
+    @cached_property
+    def _limits_by_digest(self) -> dict[bytes, tuple[str, KeyLimits]]:
+        """Each key's SHA-256 -> its name and limits (keys without any left out)."""
+        default = self.key_limits.get(DEFAULT_LIMITS, KeyLimits())
+        table = {}
+        for key in self.api_keys:
+            name = self.api_key_names.get(key) or default_key_name(key)
+            limits = self.key_limits.get(name, default)
+            if limits.is_set:
+                table[hashlib.sha256(key.encode()).digest()] = (name, limits)
+        return table
+
+    def limits_of(self, key: bytes | None) -> tuple[str, KeyLimits] | None:
+        """The name and limits of the client holding `key`; None when it
+        has none (or holds no configured key: auth answers it). Without
+        configured keys every client is one, `anonymous`, with the
+        `default` limits."""
+        if not self.key_limits:
+            return None
+        if not self.api_keys:
+            default = self.key_limits.get(DEFAULT_LIMITS)
+            return (ANONYMOUS, default) if default is not None and default.is_set else None
+        return self._limits_by_digest.get(hashlib.sha256(key or b"").digest())
