@@ -445,7 +445,7 @@ async def responses(request: Request) -> Response:
         if state is not None:
             response = await state.save(response)
         return compaction_stream(response) if chat.stream else json_response(response)
-    turn = await chat_turn(request, payload, chat)
+    turn = await chat_turn(request, payload, chat, raw)
     include = included(asked, request.app.state.seal)
     if chat.stream:
         return await unless_client_leaves(request, stream_response(turn, response_object, tools, state, include))

@@ -229,7 +229,7 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
     else:
         response_object = ResponseObject(asked, create.raw, stored=state.keeps, conversation=state.conversation)
     if create.generate:
-        turn = await chat_turn(request, payload, chat)
+        turn = await chat_turn(request, payload, chat, create.raw)
         stream = await turn.stream()
         include = included(asked, request.app.state.seal)
         events = ResponseEvents(response_object, tools, turn.plan.call_id, include, sse=False)

@@ -28,6 +28,7 @@ from typing import final
 from fastapi import Request
 
 from gateway.api.request import ChatRequest
+from gateway.api.session_key import session_key
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import RequestRecord, stream_failure_kind, upstream_error_kind
 from gateway.plan.choice_reader import ChoiceReader, finish_reason, matched_stop, request_stops, text_or_null
@@ -380,15 +381,19 @@ async def serving_request(request: Request, model: str, *, needs_server_kind: bo
     return serving
 
 
-async def chat_turn(request: Request, payload: dict, chat: ChatRequest) -> Turn:
-    """The turn for a checked chat payload: what serves it, the thinking
-    switch, extra_body and the tool results' images (tool_images.py)
-    applied, its parse plan, and the request's record
-    told what serves it."""
+async def chat_turn(request: Request, payload: dict, chat: ChatRequest, asked: dict | None = None) -> Turn:
+    """The turn for a checked chat payload (from `asked`, the surface's own
+    body, when that is not the payload itself): what serves it and for which
+    session (session_key.py), the thinking switch, extra_body and the tool
+    results' images (tool_images.py) applied, its parse plan, and the
+    request's record told what serves it."""
     server = request.app.state.config.server
     constrained = chat.tools_active() or json_schema_of(payload.get("response_format")) is not None
     serving = await serving_request(request, chat.model, needs_server_kind=constrained)
     model = serving.model
+    if serving.backend.balancer.several and model.backend.routing == "session":
+        headers = model.backend.session_headers
+        serving.session = session_key(request.headers, payload if asked is None else asked, payload, headers)
     payload = with_extra_body(with_thinking_switch(payload, model.reasoning_stage), model.extra_body)
     payload = with_tool_images(payload, takes_images=model.images and model.chat_template is None)
     plan = ParsePlan.for_request(

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from gateway.ops.config_section import Section
@@ -14,6 +16,11 @@ from gateway.ops.servers import ServerKind
 # `logprobs` (about 1 KB a token with 20 `top_logprobs`), and bounds what
 # a gzip body (a thousand to one) or one that never ends makes the gateway hold.
 MAX_ANSWER_BYTES = 64 << 20
+
+# The headers coding agents name their session in: Claude Code's
+# `x-claude-code-session-id`, Codex's `session_id` (and the dashed spelling
+# proxies keep), and the generic `x-session-affinity` of llm-d and SGLang's router.
+SESSION_HEADERS = ["x-claude-code-session-id", "session_id", "session-id", "x-session-affinity"]
 
 
 class BackendConfig(Section):
@@ -33,6 +40,10 @@ class BackendConfig(Section):
     retries: int = Field(default=2, ge=0, le=10)
     breaker_failures: int = Field(default=3, ge=1)
     breaker_cooldown: float = Field(default=30.0, gt=0)
+    routing: Literal["session", "round_robin"] = "session"  # over several `urls` (balancer.py)
+    session_headers: list[str] = Field(default_factory=lambda: list(SESSION_HEADERS))
+    session_overload: float | None = Field(default=1.5, gt=1)  # times the mean in flight; None: never spill
+    session_overload_floor: int = Field(default=4, ge=1)  # fewer in flight is never overloaded
     server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
 
     @field_validator("url")
@@ -46,6 +57,11 @@ class BackendConfig(Section):
         if isinstance(urls, str):
             urls = [url.strip() for url in urls.split(",")]
         return [_http_url(url) if isinstance(url, str) else url for url in urls] if isinstance(urls, list) else urls
+
+    @field_validator("session_headers")
+    @classmethod
+    def _lower_case(cls, names: list[str]) -> list[str]:
+        return [name.lower() for name in names]
 
     @field_validator("api_key")
     @classmethod

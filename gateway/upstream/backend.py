@@ -20,7 +20,7 @@ from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
 from gateway.plan.parse_plan import ParsePlan
 from gateway.upstream.asked_once import AskedOnce
-from gateway.upstream.balancer import Balancer
+from gateway.upstream.balancer import Balancer, Endpoint
 from gateway.upstream.errors import ERROR_BODY_LIMIT, UpstreamErrors
 from gateway.upstream.transport import Transport, TransportFailure, UpstreamResponse
 
@@ -43,7 +43,7 @@ class _InFlight:
 
     def __init__(self) -> None:
         self.opening = 0
-        self.responses: set[UpstreamResponse] = set()
+        self.responses: dict[UpstreamResponse, Endpoint] = {}  # each with the URL that answers it
         self.retired = False
 
     @property
@@ -66,6 +66,9 @@ class Backend:
             backend.base_urls or [DEMO_BASE_URL],
             threshold=backend.breaker_failures,
             cooldown=backend.breaker_cooldown,
+            routing=backend.routing,
+            overload=backend.session_overload,
+            overload_floor=backend.session_overload_floor,
         )
         self.secrets = secrets if secrets is not None else Secrets(backend_secrets(backend))
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -125,16 +128,18 @@ class Backend:
         *,
         at_root: bool = False,
         errors: UpstreamErrors | None = None,
+        session: str | None = None,
     ) -> UpstreamResponse:
         """POST `body` (GET when None) to `path` under the backend's base URL
-        (at its server root, beside `/v1`, with `at_root`); return the
+        (at its server root, beside `/v1`, with `at_root`) that serves
+        `session` (a session's key, or None: balancer.py); return the
         still-streaming response once it is a success, its failures as
         `errors` says (the entry's own by default). Give it back with
         `release`."""
         self._in_flight.opening += 1
         try:
-            response = await self._attempts(body, path, at_root, errors or self.errors_for())
-            self._in_flight.responses.add(response)
+            response, endpoint = await self._attempts(body, path, at_root, errors or self.errors_for(), session)
+            self._in_flight.responses[response] = endpoint
             return response
         finally:
             self._in_flight.opening -= 1
@@ -143,7 +148,9 @@ class Backend:
     async def release(self, response: UpstreamResponse) -> None:
         """Close a response from `open` (again is harmless)."""
         response.close()
-        self._in_flight.responses.discard(response)
+        endpoint = self._in_flight.responses.pop(response, None)
+        if endpoint is not None:
+            self.balancer.ended(endpoint)
         await self._close_if_retired()
 
     async def retire(self) -> None:
@@ -160,34 +167,46 @@ class Backend:
         """Close the pooled client (and whatever else the backend holds)."""
         await self.client.aclose()
 
-    async def _attempts(self, body: bytes | None, path: str, at_root: bool, errors: UpstreamErrors) -> UpstreamResponse:
-        """A failed connection, 502 or 503 is retried (`retries` times, on the
-        next URL in turn): nothing has reached the client yet."""
+    async def _attempts(
+        self, body: bytes | None, path: str, at_root: bool, errors: UpstreamErrors, session: str | None
+    ) -> tuple[UpstreamResponse, Endpoint]:
+        """A failed connection, 502 or 503 is retried (`retries` times, on
+        another URL while there is one): nothing has reached the client yet.
+        A URL counts the request in flight from its attempt to `release`."""
         attempts = self.config.backend.retries + 1
+        tried: list[Endpoint] = []
         for attempt in range(1, attempts + 1):
-            endpoint = self.balancer.pick()
+            endpoint = self.balancer.pick(session, tried)
+            tried.append(endpoint)
+            self.balancer.began(endpoint)
+            answered = False
             try:
-                base = endpoint.url.removesuffix("/v1") if at_root else endpoint.url
-                response = await self._send(base + path, body, errors)
-            except _ConnectFailed as failed:
-                self.balancer.failed(endpoint)
-                if attempt == attempts:
-                    raise failed.error from None
-                continue
-            except ApiError:  # a timeout or a broken connection: the request may have been processed
-                self.balancer.failed(endpoint)
-                raise
-            if 200 <= response.status < 300:
-                self.balancer.succeeded(endpoint)
-                return response
-            try:
-                content = await self.client.read(response, errors, ERROR_BODY_LIMIT)  # the rest is never read
+                try:
+                    base = endpoint.url.removesuffix("/v1") if at_root else endpoint.url
+                    response = await self._send(base + path, body, errors)
+                except _ConnectFailed as failed:
+                    self.balancer.failed(endpoint)
+                    if attempt == attempts:
+                        raise failed.error from None
+                    continue
+                except ApiError:  # a timeout or a broken connection: the request may have been processed
+                    self.balancer.failed(endpoint)
+                    raise
+                if 200 <= response.status < 300:
+                    self.balancer.succeeded(endpoint)
+                    answered = True
+                    return response, endpoint
+                try:
+                    content = await self.client.read(response, errors, ERROR_BODY_LIMIT)  # the rest is never read
+                finally:
+                    response.close()
+                if response.status >= 500:
+                    self.balancer.failed(endpoint)
+                if response.status not in _RETRIED_STATUSES or attempt == attempts:
+                    raise errors.http_error(response, content)
             finally:
-                response.close()
-            if response.status >= 500:
-                self.balancer.failed(endpoint)
-            if response.status not in _RETRIED_STATUSES or attempt == attempts:
-                raise errors.http_error(response, content)
+                if not answered:
+                    self.balancer.ended(endpoint)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _send(self, url: str, body: bytes | None, errors: UpstreamErrors) -> UpstreamResponse:
@@ -217,9 +236,9 @@ class Backend:
         the last (transport.py, body_push.py)."""
         await self.client.push_payloads(response, errors, deliver, drain_seconds)
 
-    async def complete(self, body: bytes, errors: UpstreamErrors) -> dict:
-        """Send a non-streamed request and return the backend's JSON answer."""
-        response = await self.open(body, errors=errors)
+    async def complete(self, body: bytes, errors: UpstreamErrors, session: str | None = None) -> dict:
+        """Send a non-streamed request (for `session`) and return the backend's JSON answer."""
+        response = await self.open(body, errors=errors, session=session)
         try:
             content = await self.read(response, errors)
         finally:

@@ -1,46 +1,116 @@
-"""Several backend URLs for one model: requests go round-robin, and a URL
-that keeps failing is skipped for a cool-down (a simple circuit breaker).
+"""Several backend URLs for one model: which URL serves a request, and a
+circuit breaker that skips a URL that keeps failing.
+
+Routing (docs/operations.md, "Several URLs"):
+
+- a request with a session key goes to the URL that ranks first for that
+  key by rendezvous (highest-random-weight) hashing over the URLs that are
+  not resting, so a session's turns land where its prefix is cached, and
+  adding or removing a URL moves only that URL's share of sessions;
+- a request without a key, and a session whose URL is overloaded (at least
+  `overload_floor` requests in flight and more than `overload` times the
+  mean over the healthy URLs: the relative bound of SGLang's router,
+  https://docs.sglang.ai/advanced_features/router.html, "cache-aware"), goes
+  to the URL with the fewest requests in flight, ties taken in turn;
+- `round_robin` takes the URLs in turn, whatever the request.
 
 After `threshold` failures in a row a URL is skipped for `cooldown`
-seconds; then it gets requests again, and one more failure skips it again.
-If every URL is being skipped, the one that has rested longest is tried
-rather than failing without an attempt.
+seconds; then it gets requests again (and its sessions come back), and one
+more failure skips it again. If every URL is being skipped, the one that
+has rested longest is tried rather than failing without an attempt. A retry
+avoids the URLs its request has already tried while others are left.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from typing import Literal
+
+Routing = Literal["session", "round_robin"]
 
 
-@dataclass
+@dataclass(eq=False)
 class Endpoint:
     url: str
     failures: int = 0
     skipped_until: float = 0.0
+    in_flight: int = 0
+    hashed_url: bytes = field(init=False)  # what a session's key is hashed with
+
+    def __post_init__(self) -> None:
+        self.hashed_url = b"\0" + self.url.encode()
+
+
+def rendezvous_rank(session: str, endpoint: Endpoint) -> int:
+    """The weight of `endpoint` for `session`: the highest serves it."""
+    digest = blake2b(session.encode(), digest_size=8)
+    digest.update(endpoint.hashed_url)
+    return int.from_bytes(digest.digest(), "big")
 
 
 class Balancer:
     def __init__(
-        self, urls: list[str], threshold: int, cooldown: float, clock: Callable[[], float] = time.monotonic
+        self,
+        urls: list[str],
+        threshold: int,
+        cooldown: float,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        routing: Routing = "round_robin",
+        overload: float | None = None,
+        overload_floor: int = 1,
     ) -> None:
         self.endpoints = [Endpoint(url) for url in urls]
+        self.several = len(self.endpoints) > 1
         self._threshold = threshold
         self._cooldown = cooldown
-        self._clock = clock
+        self.clock = clock  # a test may set its own
+        self._routing = routing
+        self._overload = overload
+        self._overload_floor = overload_floor
         self._next = 0
 
-    def pick(self) -> Endpoint:
-        """The next URL in turn that is not being skipped."""
-        now = self._clock()
+    def pick(self, session: str | None = None, tried: Collection[Endpoint] = ()) -> Endpoint:
+        """The URL for a request with `session` (its key, or None) that has
+        already tried `tried`."""
+        if not self.several:
+            return self.endpoints[0]
+        now = self.clock()
+        healthy = [endpoint for endpoint in self.endpoints if endpoint.skipped_until <= now]
+        if not healthy:
+            return min(self.endpoints, key=lambda endpoint: endpoint.skipped_until)
+        untried = [endpoint for endpoint in healthy if endpoint not in tried] or healthy
+        if self._routing == "round_robin":
+            return self._in_turn(untried, lambda endpoint: 0)
+        if session is not None:
+            home = max(untried, key=lambda endpoint: rendezvous_rank(session, endpoint))
+            if not self._overloaded(home, healthy):
+                return home
+        return self._in_turn(untried, lambda endpoint: endpoint.in_flight)
+
+    def _overloaded(self, endpoint: Endpoint, healthy: list[Endpoint]) -> bool:
+        if self._overload is None or endpoint.in_flight < self._overload_floor:
+            return False
+        mean = sum(other.in_flight for other in healthy) / len(healthy)
+        return endpoint.in_flight > self._overload * mean
+
+    def _in_turn(self, candidates: list[Endpoint], load: Callable[[Endpoint], int]) -> Endpoint:
+        """The least loaded of `candidates`, the first in turn among equals."""
         count = len(self.endpoints)
-        for step in range(count):
-            endpoint = self.endpoints[(self._next + step) % count]
-            if endpoint.skipped_until <= now:
-                self._next = (self._next + step + 1) % count
-                return endpoint
-        return min(self.endpoints, key=lambda endpoint: endpoint.skipped_until)
+        order = {id(endpoint): (index - self._next) % count for index, endpoint in enumerate(self.endpoints)}
+        chosen = min(candidates, key=lambda endpoint: (load(endpoint), order[id(endpoint)]))
+        self._next = (self.endpoints.index(chosen) + 1) % count
+        return chosen
+
+    def began(self, endpoint: Endpoint) -> None:
+        """A request went to `endpoint` (and is in flight until `ended`)."""
+        endpoint.in_flight += 1
+
+    def ended(self, endpoint: Endpoint) -> None:
+        endpoint.in_flight -= 1
 
     def succeeded(self, endpoint: Endpoint) -> None:
         endpoint.failures = 0
@@ -48,5 +118,5 @@ class Balancer:
     def failed(self, endpoint: Endpoint) -> None:
         endpoint.failures += 1
         if endpoint.failures >= self._threshold:
-            endpoint.skipped_until = self._clock() + self._cooldown
+            endpoint.skipped_until = self.clock() + self._cooldown
             endpoint.failures = self._threshold - 1

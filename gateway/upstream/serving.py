@@ -35,14 +35,17 @@ LISTING_TIMEOUT = 5.0
 
 class Serving:
     """One request's backend and the model's settings for it; the
-    operations of a turn, with failures named for that model."""
+    operations of a turn, with failures named for that model, sent to the
+    URL that serves the request's `session` (its key, when the backend has
+    several URLs: balancer.py)."""
 
-    __slots__ = ("backend", "model", "errors")
+    __slots__ = ("backend", "model", "errors", "session")
 
     def __init__(self, backend: Backend, model: ModelConfig) -> None:
         self.backend = backend
         self.model = model
         self.errors = backend.errors_for(model)
+        self.session: str | None = None
 
     @property
     def name(self) -> str:
@@ -55,11 +58,11 @@ class Serving:
         """The backend's answer to `body`, at `path` (the backend's own
         generation route by default: chat, or completions in template mode)."""
         if path is None:
-            return await self.backend.open(body, errors=self.errors)
-        return await self.backend.open(body, path, errors=self.errors)
+            return await self.backend.open(body, errors=self.errors, session=self.session)
+        return await self.backend.open(body, path, errors=self.errors, session=self.session)
 
     async def complete(self, body: bytes) -> dict:
-        return await self.backend.complete(body, self.errors)
+        return await self.backend.complete(body, self.errors, self.session)
 
     async def read(self, response: UpstreamResponse) -> bytes:
         return await self.backend.read(response, self.errors)

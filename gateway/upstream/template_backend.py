@@ -141,15 +141,16 @@ class TemplateBackend(Backend):
         *,
         at_root: bool = False,
         errors: UpstreamErrors | None = None,
+        session: str | None = None,
     ) -> UpstreamResponse:
-        return await super().open(body, path, at_root=at_root, errors=errors)
+        return await super().open(body, path, at_root=at_root, errors=errors, session=session)
 
     def read_chunk(self, data: bytes, errors: UpstreamErrors) -> object:
         chunk = super().read_chunk(data, errors)
         return as_chat(chunk, "delta") if isinstance(chunk, dict) else chunk
 
-    async def complete(self, body: bytes, errors: UpstreamErrors) -> dict:
-        return as_chat(await super().complete(body, errors), "message")
+    async def complete(self, body: bytes, errors: UpstreamErrors, session: str | None = None) -> dict:
+        return as_chat(await super().complete(body, errors, session), "message")
 
     async def _ask_template(self, model: ModelConfig) -> ChatTemplate:
         """The server's template within the first-byte deadline (a 504 past

@@ -356,7 +356,8 @@ def other(second_fake) -> FakeBackend:
 
 
 def spread_gateway(serve, urls: list[str], **backend: object) -> str:
-    config = {"models": [{"name": "spread", "backend": {"urls": urls, **backend}}]}
+    """A gateway taking `urls` in turn (session routing: test_session_routing.py)."""
+    config = {"models": [{"name": "spread", "backend": {"urls": urls, "routing": "round_robin", **backend}}]}
     return serve(create_app(Config.model_validate(config)))
 
 
