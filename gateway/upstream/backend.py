@@ -15,6 +15,7 @@ import orjson
 from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.observe import request_id_headers
+from gateway.ops.overhead import awaiting_backend, not_waiting
 from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
 from gateway.plan.parse_plan import ParsePlan
@@ -132,7 +133,8 @@ class Backend:
         `release`."""
         self._in_flight.opening += 1
         try:
-            response = await self._attempts(body, path, at_root, errors or self.errors_for())
+            with awaiting_backend():
+                response = await self._attempts(body, path, at_root, errors or self.errors_for())
             self._in_flight.responses.add(response)
             return response
         finally:
@@ -201,7 +203,8 @@ class Backend:
     async def read(self, response: UpstreamResponse, errors: UpstreamErrors | None = None) -> bytes:
         """A response's whole (decoded) body, at most `max_answer_bytes` long,
         each piece due within `idle_timeout` of the last."""
-        return await self.client.read(response, errors or self.errors_for())
+        with awaiting_backend():
+            return await self.client.read(response, errors or self.errors_for())
 
     async def push_payloads(
         self,
@@ -212,8 +215,10 @@ class Backend:
     ) -> None:
         """The `data:` payloads of a streamed response handed to `deliver` as
         they arrive, up to `[DONE]`, each piece due within `idle_timeout` of
-        the last (transport.py, body_push.py)."""
-        await self.client.push_payloads(response, errors, deliver, drain_seconds)
+        the last (transport.py, body_push.py). The body's time, less
+        `deliver`'s, is the request's wait for its backend (ops/overhead.py)."""
+        with awaiting_backend() as wait:
+            await self.client.push_payloads(response, errors, not_waiting(wait, deliver), drain_seconds)
 
     async def complete(self, body: bytes, errors: UpstreamErrors) -> dict:
         """Send a non-streamed request and return the backend's JSON answer."""

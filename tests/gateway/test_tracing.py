@@ -6,25 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from opentelemetry import trace
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
 from gateway.app import create_app
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.sdk_clients import openai_client
-
-
-@pytest.fixture(scope="module")
-def spans() -> InMemorySpanExporter:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    return exporter
 
 
 def finished_spans(exporter: InMemorySpanExporter, kinds: set[SpanKind]) -> list:
