@@ -112,7 +112,9 @@ def test_each_surface_records_the_genai_metrics_and_span_attributes(
     assert (first_token[0], per_token[0]) == ((1, 1) if stream else (0, 0))  # known for streams only
     assert first_token[1] >= 0 and per_token[1] >= 0
 
-    [server] = [span for span in finished_spans(spans, {SpanKind.SERVER, SpanKind.CLIENT}) if span.kind is SpanKind.SERVER]
+    [server] = [
+        span for span in finished_spans(spans, {SpanKind.SERVER, SpanKind.CLIENT}) if span.kind is SpanKind.SERVER
+    ]
     assert server.name.startswith(f"POST {path}")
     attributes = dict(server.attributes or {})
     assert {key: attributes.get(key) for key in MODEL} == MODEL
@@ -133,7 +135,9 @@ def test_a_failed_request_records_its_error_type(traced, metric_reader, spans, f
     after = points(metric_reader)
     assert added(before, after, "gen_ai.server.request.duration", **{"error.type": "backend_5xx"})[0] == 1
     assert added(before, after, "gen_ai.server.request.duration")[0] == 0
-    [server] = [span for span in finished_spans(spans, {SpanKind.SERVER, SpanKind.CLIENT}) if span.kind is SpanKind.SERVER]
+    [server] = [
+        span for span in finished_spans(spans, {SpanKind.SERVER, SpanKind.CLIENT}) if span.kind is SpanKind.SERVER
+    ]
     assert server.attributes["error.type"] == "backend_5xx"
 
 
