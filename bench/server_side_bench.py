@@ -169,7 +169,7 @@ def layers(count: int) -> list[tuple[str, App]]:
         app.state.config = config
         if middleware:
             app.add_middleware(ConcurrencyLimit, server_config=lambda: config.server)
-            app.add_middleware(ObserveMiddleware, metrics=Metrics())
+            app.add_middleware(ObserveMiddleware, metrics=Metrics(), server_config=lambda: config.server)
         router = APIRouter(dependencies=[Depends(require_api_key)] if dependency else [])
         router.add_api_route(PATH, handler, methods=["POST"])
         app.include_router(router)

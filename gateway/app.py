@@ -52,11 +52,13 @@ from gateway.ops import collector
 from gateway.ops.config import Config
 from gateway.ops.errors import install_error_handlers
 from gateway.ops.forwarded_headers import ForwardedHeaders
+from gateway.ops.genai_telemetry import GenAiTelemetry
 from gateway.ops.json_body import json_response
 from gateway.ops.logs import quiet_unfinished_on_purpose, redact_in_logs
 from gateway.ops.metrics import Metrics
 from gateway.ops.observe import ObserveMiddleware
 from gateway.ops.secrets import Secrets
+from gateway.ops.server_config import ServerConfig
 from gateway.ops.store import open_store
 from gateway.ops.tracing import trace_app, trace_clients, without_native_telemetry
 from gateway.reload import reload_on_sighup
@@ -141,9 +143,15 @@ def create_app(
     metrics = app.state.metrics = Metrics()
     metrics.declare_models([model.name for model in config.models])
     install_error_handlers(app, surface_error)
+
+    def server_config() -> ServerConfig:
+        return app.state.config.server
+
     app.add_middleware(KeyLimitsMiddleware)
-    app.add_middleware(ConcurrencyLimit, server_config=lambda: app.state.config.server)
-    app.add_middleware(ObserveMiddleware, metrics=metrics)  # sees the 429s too
+    app.add_middleware(ConcurrencyLimit, server_config=server_config)
+    genai = GenAiTelemetry() if config.server.opentelemetry else None
+    # sees the 429s too
+    app.add_middleware(ObserveMiddleware, metrics=metrics, server_config=server_config, genai=genai)
     app.add_middleware(ForwardedHeaders, sidecar_config=lambda: app.state.config.server.sidecar)  # outermost
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_api_key)])
     v1.add_api_route("/chat/completions", chat_completions, methods=["POST"], openapi_extra=chat_completions_openapi())

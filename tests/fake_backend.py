@@ -84,6 +84,7 @@ class FakeBackend:
         self.error_stream: tuple[int, int] | None = None  # answer with this status and this many bytes, streamed
         self.cut = False  # stream the text, then end without finish_reason or [DONE]
         self.delay = 0.0  # seconds before answering (for timeouts)
+        self.pace = 0.0  # seconds before each streamed event (a server generating)
         self.together = False  # stream every choice's piece in one chunk, as a batching server may
         self.hold_headers = False  # answer nothing until `release()`
         self.hold_after: int | None = None  # stream this many events, then wait for `release()`
@@ -333,6 +334,8 @@ class FakeBackend:
                     return
                 if count == self.drop_after:
                     raise ConnectionAbortedError("fake backend dropped the connection")
+                if self.pace:
+                    await asyncio.sleep(self.pace)
                 yield event
                 count += 1
                 self.sent_bytes += len(event)

@@ -170,6 +170,7 @@ class ChoiceReads:
         update.events = update.events + ending
         made_call = state.reader.made_call
         update.finish_reason = finish_reason(made_call, reason)
+        self.turn.record.finished(update.finish_reason)
         update.unmet = self.turn.plan.tool_choice.unmet(made_call)
         update.stop_sequence = matched_stop(choice, update.finish_reason, self.turn.stops)
 

@@ -50,6 +50,7 @@ UPSTREAM_ERROR_KINDS = (
     "connection_lost",  # the connection failed mid-stream
 )
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+_OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 _CHUNK_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 
@@ -80,6 +81,14 @@ class Metrics:
             "Streamed requests: time between consecutive backend chunks of text.",
             ["model"],
             buckets=_CHUNK_BUCKETS,
+            registry=registry,
+        )
+        self.overhead = LoopHistogram(
+            "parsegate_overhead_seconds",
+            "Time spent in parsegate for a request: its wall time less the time it awaited the backend "
+            "(docs/operations.md#metrics).",
+            ["model"],
+            buckets=_OVERHEAD_BUCKETS,
             registry=registry,
         )
         self.tokens = Counter(

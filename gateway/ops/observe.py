@@ -6,6 +6,11 @@ is a sane token) or makes one, echoes it in the response header, and keeps
 it in `request_id` for the upstream call. Handlers find the record at
 `request.state.record`. Work per streamed chunk is one clock read and one
 histogram observation (metrics.py's `LoopHistogram`); parser outcomes are counted once per choice.
+At its end a request served by a model observes parsegate's own time in it
+(ops/overhead.py: `parsegate_overhead_seconds`) and, with
+`server.opentelemetry`, the GenAI conventions' metrics and span attributes
+(ops/genai_telemetry.py); with `server.overhead_header`, the figure up to
+the response's start goes out in `X-Parsegate-Overhead-Ms`.
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.ops.errors import REQUEST_ID_HEADER, ApiError
+from gateway.ops.genai_telemetry import GenAiTelemetry
 from gateway.ops.ids import new_id
 from gateway.ops.metrics import UNKNOWN_MODEL, LoopSeries, Metrics
+from gateway.ops.overhead import OVERHEAD_HEADER, BackendWait, backend_wait
+from gateway.ops.server_config import ServerConfig
 from parsers import CallOutcomes
 
 NO_PARSER = "none"  # the `parser` label of calls no tool-call parser of ours read
@@ -75,6 +84,9 @@ class RequestRecord:
         self.completion_tokens: int | None = None
         self.upstream_error: str | None = None
         self.cut: str | None = None  # why the gateway cut the stream short of its end
+        self.finish_reasons: list[str] = []  # each choice's, as chat completions says it
+        self.backend_wait = BackendWait()  # ops/overhead.py
+        self.ended = False  # its overhead and GenAI telemetry are recorded
         self._inter_chunk: LoopSeries | None = None  # the model's inter-chunk histogram, once the model is known
 
     def serves(self, model: str, tool_call_parser: str | None, stream: bool) -> None:
@@ -117,6 +129,16 @@ class RequestRecord:
             if count:
                 counter.labels(*labels).inc(count)
 
+    def finished(self, reason: str | None) -> None:
+        """A choice ended, for `reason` (None: the backend gave none)."""
+        if reason is not None:
+            self.finish_reasons.append(reason)
+
+    def overhead(self, now: float) -> float:
+        """Seconds spent in parsegate up to `now` (perf_counter): the wall
+        time less the wait for the backend (ops/overhead.py)."""
+        return max(now - self.started - self.backend_wait.seconds, 0.0)
+
     def upstream_failed(self, kind: str) -> None:
         self.upstream_error = kind
         self.metrics.upstream_errors.labels(self.label, kind).inc()
@@ -155,9 +177,17 @@ class ObserveMiddleware:
     """Pure ASGI middleware: a record per HTTP request, closed when the
     response has been sent (for a stream, after its last event)."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        metrics: Metrics,
+        server_config: Callable[[], ServerConfig],
+        genai: GenAiTelemetry | None = None,
+    ) -> None:
         self.app = app
         self.metrics = metrics
+        self.server_config = server_config  # read per request: a reload changes it
+        self.genai = genai
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -167,11 +197,18 @@ class ObserveMiddleware:
         record = RequestRecord(self.metrics, rid)
         scope.setdefault("state", {})["record"] = record
         token = request_id.set(rid)
+        wait_token = backend_wait.set(record.backend_wait)
+        overhead_header = self.server_config().overhead_header
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 self._answered(scope, record, message["status"])
-                MutableHeaders(scope=message).append(REQUEST_ID_HEADER, rid)
+                headers = MutableHeaders(scope=message)
+                headers.append(REQUEST_ID_HEADER, rid)
+                if overhead_header:
+                    headers.append(OVERHEAD_HEADER, f"{record.overhead(time.perf_counter()) * 1000:.3f}")
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                self._ended(scope, record)  # before the end goes out: a scrape after the response sees it
             await send(message)
 
         try:
@@ -182,6 +219,8 @@ class ObserveMiddleware:
             raise
         finally:
             request_id.reset(token)
+            backend_wait.reset(wait_token)
+            self._ended(scope, record)  # no-op if the response's end went out
             self._log(scope, record)
 
     def _answered(self, scope: Scope, record: RequestRecord, status: int) -> None:
@@ -189,6 +228,16 @@ class ObserveMiddleware:
         so a scrape after the response always sees it)."""
         record.status = status
         self.metrics.requests.labels(record.label, str(status), self.metrics.route_label(scope["path"])).inc()
+
+    def _ended(self, scope: Scope, record: RequestRecord) -> None:
+        """A model's request is over: its overhead, and the GenAI telemetry (once)."""
+        if record.model is None or record.ended:
+            return
+        record.ended = True
+        now = time.perf_counter()
+        self.metrics.overhead.labels(record.label).observe(record.overhead(now))
+        if self.genai is not None:
+            self.genai.request_ended(scope["path"], record, now)
 
     def _log(self, scope: Scope, record: RequestRecord) -> None:
         fields = record.fields()

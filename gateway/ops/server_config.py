@@ -36,6 +36,7 @@ class ServerConfig(Section, RequestBounds):
     send_timeout: float = Field(default=SEND_TIMEOUT, gt=0)
     log_format: Literal["text", "json"] = "text"
     opentelemetry: bool = False
+    overhead_header: bool = False  # true: X-Parsegate-Overhead-Ms on every response (ops/overhead.py)
     compaction_prompt: str | None = Field(default=None, min_length=1)  # None: api/compaction.py's SUMMARY_PROMPT
     seal_key: str | None = Field(default=None, repr=False)  # None: a random key per process
     sidecar: SidecarConfig = SidecarConfig()  # headers and the engine's /metrics for llm-d (sidecar_config.py)

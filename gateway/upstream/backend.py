@@ -16,6 +16,7 @@ from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.forwarded_headers import forwarded_headers
 from gateway.ops.observe import request_id_headers
+from gateway.ops.overhead import awaiting_backend, not_waiting
 from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
 from gateway.plan.parse_plan import ParsePlan
@@ -138,7 +139,8 @@ class Backend:
         `release`."""
         self._in_flight.opening += 1
         try:
-            response, endpoint = await self._attempts(body, path, at_root, errors or self.errors_for(), session)
+            with awaiting_backend():
+                response, endpoint = await self._attempts(body, path, at_root, errors or self.errors_for(), session)
             self._in_flight.responses[response] = endpoint
             return response
         finally:
@@ -222,7 +224,8 @@ class Backend:
     async def read(self, response: UpstreamResponse, errors: UpstreamErrors | None = None) -> bytes:
         """A response's whole (decoded) body, at most `max_answer_bytes` long,
         each piece due within `idle_timeout` of the last."""
-        return await self.client.read(response, errors or self.errors_for())
+        with awaiting_backend():
+            return await self.client.read(response, errors or self.errors_for())
 
     async def push_payloads(
         self,
@@ -233,8 +236,10 @@ class Backend:
     ) -> None:
         """The `data:` payloads of a streamed response handed to `deliver` as
         they arrive, up to `[DONE]`, each piece due within `idle_timeout` of
-        the last (transport.py, body_push.py)."""
-        await self.client.push_payloads(response, errors, deliver, drain_seconds)
+        the last (transport.py, body_push.py). The body's time, less
+        `deliver`'s, is the request's wait for its backend (ops/overhead.py)."""
+        with awaiting_backend() as wait:
+            await self.client.push_payloads(response, errors, not_waiting(wait, deliver), drain_seconds)
 
     async def complete(self, body: bytes, errors: UpstreamErrors, session: str | None = None) -> dict:
         """Send a non-streamed request (for `session`) and return the backend's JSON answer."""

@@ -7,6 +7,12 @@ import time
 
 import openai
 import pytest
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from gateway.upstream import asked_once, fast_paths
 from gateway.upstream.asked_once import FAILURE_KEPT_SECONDS
@@ -17,6 +23,25 @@ from tests.sdk_clients import openai_client
 @pytest.fixture(scope="module")
 def client(gateway_url: str) -> openai.OpenAI:
     return openai_client(gateway_url, api_key="client-key")
+
+
+@pytest.fixture(scope="session")
+def spans() -> InMemorySpanExporter:
+    """The spans of the process's tracer provider (set once per process:
+    OpenTelemetry refuses a second)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    return exporter
+
+
+@pytest.fixture(scope="session")
+def metric_reader() -> InMemoryMetricReader:
+    """The metrics of the process's meter provider (set once per process, as the tracer's)."""
+    reader = InMemoryMetricReader()
+    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+    return reader
 
 
 class FailureClock:

@@ -6,25 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from opentelemetry import trace
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
 from gateway.app import create_app
 from gateway.ops.config import Config, ConfigError, load_config
 from tests.sdk_clients import openai_client
-
-
-@pytest.fixture(scope="module")
-def spans() -> InMemorySpanExporter:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    return exporter
 
 
 def finished_spans(exporter: InMemorySpanExporter, kinds: set[SpanKind]) -> list:
@@ -46,6 +34,7 @@ def traced_gateway(serve, gateway_config):
 
 
 def test_requests_are_traced_through_to_the_backend(traced_gateway, spans, fake):
+    spans.clear()  # the process's exporter: other modules' spans too
     traced = traced_gateway
     client = openai_client(traced)
     client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "Hi"}])
