@@ -86,6 +86,10 @@ MODELS = {
     "fireworks-ai-llama-3-firefunction-v2.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
     "google-gemma-4-31B-it-interleaved.jinja": ("<bos>", "<turn|>"),
     "meta-llama-Llama-3.1-8B-Instruct.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
+    "GigaChat3.1-10B-A1.8B.jinja": ("<s>", "</s>"),
+    "vllm-llama4-pythonic.jinja": ("<|begin_of_text|>", "<|eot|>"),
+    "vllm-olmo3.jinja": (None, "<|im_end|>"),
+    "vllm-xlam-llama.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
 }
 
 WEATHER = {
