@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.api.compaction_seal import SEAL_PREFIX, Seal, expanded
 from gateway.api.documents import data_url_document
+from gateway.api.hosted_items import REPLAYED_ITEMS, replayed
 from gateway.api.metadata import checked_metadata
 from gateway.api.request import ChatRequest, checked_payload, invalid_request
 from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
@@ -54,37 +55,6 @@ REASONING_SEALED = "reasoning.encrypted_content"
 OUTPUT_LOGPROBS = "message.output_text.logprobs"
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
-# Items a history holds from tools that OpenAI, or the client, ran for the
-# model (hosted tools, shell and patch tools, MCP, tool search): replayed as
-# text of the assistant's turn, `[TYPE] {fields}`, so a session moved from
-# OpenAI to a local model keeps what happened (docs/api.md#history-items).
-_REPLAYED_ITEMS = frozenset(
-    {
-        "web_search_call",
-        "file_search_call",
-        "computer_call",
-        "computer_call_output",
-        "image_generation_call",
-        "code_interpreter_call",
-        "local_shell_call",
-        "local_shell_call_output",
-        "shell_call",
-        "shell_call_output",
-        "apply_patch_call",
-        "apply_patch_call_output",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "mcp_approval_response",
-        "mcp_call",
-        "tool_search_call",
-        "tool_search_output",
-        "program",
-        "program_output",
-    }
-)
-_NOT_REPLAYED = ("id", "type", "status")
-_REPLAYED_TEXT_CHARS = 1000  # a longer string that is an image (data: URL, base64 result) is named, not replayed
-_IMAGE_TEXT = re.compile(r"(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=_-]+")
 
 
 class ResponsesRequest(BaseModel):
@@ -216,13 +186,13 @@ class _Conversation:
         kind = item.get("type", "message")
         if kind == "message":
             self._message(item, where)
-        elif kind in _REPLAYED_ITEMS:
+        elif kind in REPLAYED_ITEMS:
             if kind == "tool_search_output":
                 self._add_tools(item, where)
             message = self._assistant()
             before = message.get("content") or ""
             separator = "\n" if before and not before.endswith("\n") else ""
-            message["content"] = f"{before}{separator}{_replayed(kind, item)}\n"  # a line of its own
+            message["content"] = f"{before}{separator}{replayed(kind, item)}\n"  # a line of its own
         elif kind == "additional_tools":
             self._add_tools(item, where)
         elif kind == "compaction":
@@ -320,22 +290,6 @@ class _Conversation:
         if self.system:
             self.messages.insert(0, {"role": "system", "content": "\n\n".join(self.system)})
             self.system = []
-
-
-def _replayed(kind: str, item: dict) -> str:
-    """A hosted tool's history item as the text the model reads."""
-    fields = {key: _without_images(value) for key, value in item.items() if key not in _NOT_REPLAYED}
-    return f"[{kind}] {orjson.dumps(fields).decode()}"
-
-
-def _without_images(value: object) -> object:
-    if isinstance(value, dict):
-        return {key: _without_images(inner) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [_without_images(inner) for inner in value]
-    if isinstance(value, str) and len(value) > _REPLAYED_TEXT_CHARS and _IMAGE_TEXT.fullmatch(value):
-        return f"(an image or file of {len(value)} characters, not replayed)"
-    return value
 
 
 MAX_ITEM_ID_CHARS = 256
