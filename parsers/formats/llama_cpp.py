@@ -220,4 +220,17 @@ register(
 register(
     replace(QWEN3, name="nemotron_nano_v2", models="NVIDIA Nemotron Nano 2", tool_start="<TOOLCALL>", end_of_turn=())
 )
-register(replace(QWEN3, name="minicpm5", models="OpenBMB MiniCPM 4 / 5", tool_start=None, end_of_turn=("<|im_end|>",)))
+# MiniCPM 5's template opens `<think>` only with `enable_thinking: true` (and
+# closes an empty one with `false`); left unset it opens nothing, so a reply
+# is reasoning only from a `<think>` the model writes (openbmb/MiniCPM5-1B's
+# chat template, tests/fixtures/chat_templates/openbmb-MiniCPM5-1B.jinja).
+register(
+    replace(
+        QWEN3,
+        name="minicpm5",
+        models="OpenBMB MiniCPM 4 / 5",
+        tool_start=None,
+        end_of_turn=("<|im_end|>",),
+        thinking_by_default=False,
+    )
+)

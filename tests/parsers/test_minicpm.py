@@ -4,10 +4,11 @@ call to an offered tool streams its name before its arguments end."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import make_pipeline
+from parsers import ParseResult, make_pipeline
 from parsers.core.events import CallArgs, CallStart
 from tests.lossless import GREEK, assert_lossless_at_any_split
 
@@ -63,3 +64,36 @@ def test_a_call_streams_its_name_and_value_before_the_element_ends():
     events = pipeline.feed('<function name="search"><param name="q"><![CDATA[a < b')
     assert events[0] == CallStart(0, "search")
     assert "".join(event.text for event in events if isinstance(event, CallArgs)) == '{"q": "a < b'
+
+
+# What MiniCPM 5 writes after each of its template's generation prompts
+# (tests/fixtures/chat_templates/openbmb-MiniCPM5-1B.jinja): `enable_thinking`
+# unset opens nothing, `true` opens `<think>`, `false` closes an empty one.
+CALL = '<function name="search"><param name="q">tides</param></function>'
+THINKING_REPLIES = [
+    ({}, "Let me look.\n" + CALL, None, "Let me look.\n"),
+    ({}, "<think>\nTides.\n</think>\n\nLet me look.\n" + CALL, "\nTides.\n", "\n\nLet me look.\n"),
+    ({"enable_thinking": True}, "Tides.\n</think>\n\nLet me look.\n" + CALL, "Tides.\n", "\n\nLet me look.\n"),
+    ({"enable_thinking": False}, "Let me look.\n" + CALL, None, "Let me look.\n"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "text", "reasoning", "content"), THINKING_REPLIES)
+def test_a_reply_is_reasoning_only_where_the_template_or_the_model_opens_it(kwargs, text, reasoning, content):
+    """Left unset, `enable_thinking` opens no `<think>`: the text before a
+    call is content, not reasoning; whole and at every split alike."""
+
+    def parsed(cuts):
+        pipeline = make_pipeline("minicpm5", "minicpm5", tools=TOOLS, chat_template_kwargs=kwargs)
+        result = ParseResult()
+        bounds = [0, *cuts, len(text)]
+        for start, end in zip(bounds, bounds[1:], strict=False):
+            result.add(pipeline.feed(text[start:end]))
+        result.add(pipeline.finish())
+        return result.to_json()
+
+    whole = parsed([])
+    assert (whole["reasoning_content"], whole["content"]) == (reasoning, content)
+    assert [(call["name"], call["arguments"]) for call in whole["tool_calls"]] == [("search", {"q": "tides"})]
+    for cut in range(1, len(text)):
+        assert parsed([cut]) == whole
