@@ -46,7 +46,10 @@ class Model:
     where its last turn has reasoning, `no_thinking` where it has none.
     `reasoning_block`: the (opening, closing) markers of a block whose text
     the template writes as reasoning, where the template may write a turn's
-    content there (gpt-oss's analysis channel)."""
+    content there (gpt-oss's analysis channel). `always_opens`: the text
+    the model begins every turn with although its generation prompt does
+    not write it (MiniMax M1's `<think>`): a turn without it is not one the
+    model writes."""
 
     model: str
     tool_call_parser: str | None
@@ -56,6 +59,7 @@ class Model:
     thinking: dict = field(default_factory=dict)
     no_thinking: dict = field(default_factory=dict)
     reasoning_block: tuple[str, str] | None = None
+    always_opens: str | None = None
 
     def kwargs(self, shape: Shape) -> dict:
         return self.thinking if shape.reasoning else self.no_thinking
@@ -226,6 +230,8 @@ def assistant_turn(file: str, model: Model, shape: Shape) -> Turn:
     missing = _missing(text, shape)
     if missing is not None:
         return Turn(prompt, text, refused=f"the turn does not write {missing!r}")
+    if model.always_opens and not text.startswith(model.always_opens):
+        return Turn(prompt, text, refused=f"the turn does not begin with {model.always_opens!r}, as the model's do")
     miswritten = _miswritten(text, shape)
     if miswritten is not None:
         return Turn(prompt, text, refused=miswritten)

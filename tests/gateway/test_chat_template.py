@@ -90,6 +90,17 @@ MODELS = {
     "vllm-llama4-pythonic.jinja": ("<|begin_of_text|>", "<|eot|>"),
     "vllm-olmo3.jinja": (None, "<|im_end|>"),
     "vllm-xlam-llama.jinja": ("<|begin_of_text|>", "<|eot_id|>"),
+    "Kimi-K3.jinja": (None, "<|end_of_msg|>"),
+    "MiniMax-M3.jinja": ("]~b]", "[e~["),
+    "MiniMax-M1.jinja": (None, "<end_of_sentence>"),
+    "muse-glimmer.jinja": (None, "<|eot|>"),
+    "deepseek-ai-DeepSeek-V4.jinja": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+    "deepseek-ai-DeepSeek-V4-Flash-0731.jinja": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+    "tencent-Hy3.jinja": ("<｜hy_begin_of_sentence:opensource｜>", "<｜hy_eos:opensource｜>"),
+    "LFM2.5-8B-A1B.jinja": ("<|startoftext|>", "<|im_end|>"),
+    "openbmb-MiniCPM5-1B.jinja": ("<s>", "<|im_end|>"),
+    "poolside-Laguna-XS.2.jinja": ("〈|EOS|〉", "</assistant>"),
+    "GigaChat3.5.jinja": ("<s>", "</s>"),
 }
 
 WEATHER = {

@@ -160,6 +160,47 @@ MODELS: dict[str, Model] = {
     "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": Model(
         "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "qwen3_coder", "nano_v3", *CHATML, no_thinking=THINKING_OFF
     ),
+    "Kimi-K3.jinja": Model(
+        "moonshotai/Kimi-K3", "kimi_k3", "kimi_k3", None, "<|end_of_msg|>", no_thinking={"thinking": False}
+    ),
+    "MiniMax-M3.jinja": Model(
+        "MiniMaxAI/MiniMax-M3", "minimax-m3", "minimax-m3", "]~b]", "[e~[", thinking={"thinking_mode": "enabled"}
+    ),
+    # MiniMax M1 always reasons: it opens its turn with `<think>` itself.
+    "MiniMax-M1.jinja": Model(
+        "MiniMaxAI/MiniMax-M1-80k", "minimax", "minimax", None, "<end_of_sentence>", always_opens="<think>"
+    ),
+    "muse-glimmer.jinja": Model("muse/Muse-Glimmer", "muse", "muse", None, "<|eot|>"),
+    "deepseek-ai-DeepSeek-V4.jinja": Model(
+        "deepseek-ai/DeepSeek-V4-Flash", "deepseekv4", "deepseek-v4", *DEEPSEEK, thinking={"thinking": True}
+    ),
+    "deepseek-ai-DeepSeek-V4-Flash-0731.jinja": Model(
+        "deepseek-ai/DeepSeek-V4-Flash-0731", "deepseekv4", "deepseek-v4", *DEEPSEEK, thinking={"thinking": True}
+    ),
+    "tencent-Hy3.jinja": Model(
+        "tencent/Hy3-preview",
+        "hunyuan",
+        "hunyuan",
+        "<｜hy_begin_of_sentence:opensource｜>",
+        "<｜hy_eos:opensource｜>",
+        thinking={"reasoning_effort": "high"},
+        no_thinking={"reasoning_effort": "no_think"},
+    ),
+    "LFM2.5-8B-A1B.jinja": Model("LiquidAI/LFM2.5-8B-A1B", "lfm2", "lfm2", "<|startoftext|>", "<|im_end|>"),
+    "openbmb-MiniCPM5-1B.jinja": Model(
+        "openbmb/MiniCPM5-1B", "minicpm5", "minicpm5", "<s>", "<|im_end|>", thinking={"enable_thinking": True}
+    ),
+    "poolside-Laguna-XS.2.jinja": Model(
+        "poolside/Laguna-XS.2",
+        "poolside_v1",
+        "poolside_v1",
+        "〈|EOS|〉",
+        "</assistant>",
+        thinking={"enable_thinking": True},
+    ),
+    "GigaChat3.5.jinja": Model(
+        "ai-sage/GigaChat3.5", "gigachat35", "gigachat35", "<s>", "</s>", thinking={"reasoning": True}
+    ),
 }
 
 REASONING = ("reasoning_then_call", "reasoning_content_call")
@@ -257,6 +298,11 @@ CANNOT_WRITE: dict[str, dict[tuple[str, ...], str]] = {
     "NVIDIA-Nemotron-Nano-v2.jinja": {
         EVERY: "the prompt opens `<think>` that history does not write; a turn with content drops its calls"
     },
+    "MiniMax-M1.jinja": {
+        EVERY: "the model opens every turn with `<think>`, which history never writes (nor a calling turn's content)"
+    },
+    "muse-glimmer.jinja": {WITH_CONTENT: NO_CONTENT},
+    "LFM2.5-8B-A1B.jinja": {("strings",): UNESCAPED},
 }
 
 
