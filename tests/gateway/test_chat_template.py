@@ -101,6 +101,9 @@ MODELS = {
     "openbmb-MiniCPM5-1B.jinja": ("<s>", "<|im_end|>"),
     "poolside-Laguna-XS.2.jinja": ("〈|EOS|〉", "</assistant>"),
     "GigaChat3.5.jinja": ("<s>", "</s>"),
+    "poolside-Laguna-S-2.1.jinja": ("〈|EOS|〉", "</assistant>"),
+    "ibm-granite-granite-4.1.jinja": (None, "<|end_of_text|>"),
+    "Cohere2MoE.jinja": ("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"),
 }
 
 WEATHER = {

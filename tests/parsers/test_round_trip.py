@@ -198,6 +198,20 @@ MODELS: dict[str, Model] = {
         "</assistant>",
         thinking={"enable_thinking": True},
     ),
+    "poolside-Laguna-S-2.1.jinja": Model(
+        "poolside/Laguna-S-2.1",
+        "poolside_v1",
+        "poolside_v1",
+        "〈|EOS|〉",
+        "</assistant>",
+        thinking={"enable_thinking": True},
+        no_thinking=THINKING_OFF,
+    ),
+    "ibm-granite-granite-4.1.jinja": Model("ibm-granite/granite-4.1-8b", "granite4", None, None, "<|end_of_text|>"),
+    # Cohere's North Mini Code, which llama.cpp names by its architecture only; Command 4's markers.
+    "Cohere2MoE.jinja": Model(
+        "Cohere2MoE (North Mini Code)", "cohere_command4", "cohere_command4", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"
+    ),
     "GigaChat3.5.jinja": Model(
         "ai-sage/GigaChat3.5", "gigachat35", "gigachat35", "<s>", "</s>", thinking={"reasoning": True}
     ),
@@ -303,6 +317,12 @@ CANNOT_WRITE: dict[str, dict[tuple[str, ...], str]] = {
     },
     "muse-glimmer.jinja": {WITH_CONTENT: NO_CONTENT},
     "LFM2.5-8B-A1B.jinja": {("strings",): UNESCAPED},
+    "ibm-granite-granite-4.1.jinja": {REASONING: NO_REASONING},
+    "Cohere2MoE.jinja": {
+        WITHOUT_REASONING: "its generation prompt opens `<|START_THINKING|>` (or writes an empty block, with"
+        " `reasoning: false`), which history does not write for a turn without reasoning",
+        ("reasoning_content_call",): NO_CONTENT,
+    },
 }
 
 
