@@ -13,6 +13,7 @@ Anthropic-shaped (errors.py).
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
 from fastapi import APIRouter, Depends, Request
@@ -28,8 +29,25 @@ from gateway.api.messages_stream import PING, message_events, message_object
 from gateway.api.offload import converted, item_bound
 from gateway.api.sse import EventStream
 from gateway.api.turns import Turn, chat_turn, serving_request
+from gateway.ops.errors import ApiError
 from gateway.ops.json_body import json_response
-from gateway.upstream.token_count import count_prompt_tokens, estimate, estimate_rendered
+from gateway.upstream.token_count import count_prompt_tokens, count_rendered_tokens, estimate, estimate_rendered
+
+
+async def prompt_tokens(request: Request, turn: Turn, payload: dict) -> int:
+    """A stream's `message_start` input_tokens: counted by the server's
+    tokenizer where the model's `backend.message_start_tokens` says so (the
+    rendered prompt in template mode, else the messages and tools, as
+    count_tokens counts them), else estimated."""
+    if turn.serving.model.backend.message_start_tokens == "tokenizer":
+        try:
+            serving = await serving_request(request, turn.serving.name, needs_server_kind=True)
+        except ApiError:  # the server's kind could not be asked: the stream goes on with the estimate
+            serving = turn.serving
+        if serving.model.chat_template is not None:
+            return await count_rendered_tokens(serving, turn.body)
+        return await count_prompt_tokens(serving, payload)
+    return await converted(request, len(turn.body), prompt_estimate, turn, payload)
 
 
 def prompt_estimate(turn: Turn, payload: dict) -> int:
@@ -49,8 +67,17 @@ async def create_message(request: Request) -> Response:
     )
     turn = await chat_turn(request, payload, chat)
     if chat.stream:
-        input_tokens = await converted(request, len(turn.body), prompt_estimate, turn, payload)
-        stream = await unless_client_leaves(request, turn.stream())
+        counting = asyncio.ensure_future(prompt_tokens(request, turn, payload))  # beside the backend's prefill
+        try:
+            stream = await unless_client_leaves(request, turn.stream())
+        except BaseException:
+            counting.cancel()
+            raise
+        try:
+            input_tokens = await unless_client_leaves(request, counting)
+        except BaseException:
+            await stream.release()
+            raise
         events = partial(message_events, stream, messages.model, input_tokens, applied)
         return EventStream(events, background=BackgroundTask(stream.release), ping=PING)
     return json_response(message_object(await unless_client_leaves(request, turn.answer()), turn, applied))

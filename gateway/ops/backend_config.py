@@ -45,6 +45,8 @@ class BackendConfig(Section):
     session_overload: float | None = Field(default=1.5, gt=1)  # times the mean in flight; None: never spill
     session_overload_floor: int = Field(default=4, ge=1)  # fewer in flight is never overloaded
     server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
+    # a Messages stream's `message_start` input_tokens: estimated, or counted by the server's tokenizer
+    message_start_tokens: Literal["estimate", "tokenizer"] = "estimate"
 
     @field_validator("url")
     @classmethod

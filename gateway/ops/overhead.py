@@ -16,7 +16,7 @@ the body, the template render, the parse, the answer's encoding), plus the
 time the request waited for the event loop while other requests' work ran
 on it: a busy gateway shows as a higher figure, as it should. The cost of
 measuring is two clock reads per backend call and two per delivered piece
-(not per chunk: body_push.py delivers what a turn of the loop received as
+(upstream/body_push.py, around each delivery: not per chunk, since it delivers what a turn of the loop received as
 one piece), next to the tens of microseconds a piece costs to parse.
 
 LiteLLM's `x-litellm-overhead-duration-ms` header is the same figure,
@@ -27,15 +27,11 @@ defined the same way: "total response time minus the LLM API call time"
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
 
 OVERHEAD_HEADER = "x-parsegate-overhead-ms"
-
-P = TypeVar("P")
-R = TypeVar("R")
 
 
 class BackendWait:
@@ -63,20 +59,3 @@ def awaiting_backend() -> Iterator[BackendWait | None]:
         yield wait
     finally:
         wait.seconds += time.perf_counter() - started
-
-
-def not_waiting(wait: BackendWait | None, deliver: Callable[[P], R]) -> Callable[[P], R]:
-    """`deliver`, its own time taken off `wait` (it runs inside a block
-    `awaiting_backend` counts, and is parsegate's work)."""
-    if wait is None:
-        return deliver
-    clock = time.perf_counter
-
-    def timed(piece: P) -> R:
-        started = clock()
-        try:
-            return deliver(piece)
-        finally:
-            wait.seconds -= clock() - started
-
-    return timed

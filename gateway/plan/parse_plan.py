@@ -48,11 +48,17 @@ class ParsePlan:
         separate = payload.get("separate_reasoning") is not False
         # The model's stages, read once each (a read costs microseconds: ModelConfig.tool_stage).
         reasoning_stage, tool_stage = model.reasoning_stage, model.tool_stage
-        reasoning = reasoning_block(reasoning_stage, payload.get("chat_template_kwargs")) if separate else None
+        # The reasoning block matters only to a constraint (reasoning_first.py): worked out for those alone.
+        response_format = payload.get("response_format")
+        choice = payload.get("tool_choice")
+        constrained = response_format is not None or choice == "required" or isinstance(choice, dict)
+        reasoning = (
+            reasoning_block(reasoning_stage, payload.get("chat_template_kwargs")) if separate and constrained else None
+        )
         tool_choice = plan_tool_choice(payload, tools_active, model, reasoning)
         tool_call_parser = tool_choice.tool_call_parser
         upstream = {
-            **response_format_upstream(payload, model, reasoning),
+            **(response_format_upstream(payload, model, reasoning) if response_format is not None else {}),
             **tool_choice.upstream,
             **history_fields(payload["messages"]),
         }

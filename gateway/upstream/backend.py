@@ -16,7 +16,7 @@ from gateway.ops.config import ModelConfig
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
 from gateway.ops.forwarded_headers import forwarded_headers
 from gateway.ops.observe import request_id_headers
-from gateway.ops.overhead import awaiting_backend, not_waiting
+from gateway.ops.overhead import awaiting_backend
 from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
 from gateway.plan.parse_plan import ParsePlan
@@ -239,7 +239,7 @@ class Backend:
         the last (transport.py, body_push.py). The body's time, less
         `deliver`'s, is the request's wait for its backend (ops/overhead.py)."""
         with awaiting_backend() as wait:
-            await self.client.push_payloads(response, errors, not_waiting(wait, deliver), drain_seconds)
+            await self.client.push_payloads(response, errors, deliver, drain_seconds, wait)
 
     async def complete(self, body: bytes, errors: UpstreamErrors, session: str | None = None) -> dict:
         """Send a non-streamed request (for `session`) and return the backend's JSON answer."""

@@ -57,11 +57,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 
+from gateway.ops.overhead import BackendWait
 from gateway.upstream import fast_paths
 
 Deliver = Callable[[bytes], "asyncio.Future[None] | None"]
@@ -119,10 +121,14 @@ class BodyPush:
         "_end",
         "_idle",
         "_drain",
+        "_wait",
     )
 
-    def __init__(self, deliver: Deliver, idle_seconds: float, drain_seconds: float) -> None:
+    def __init__(
+        self, deliver: Deliver, idle_seconds: float, drain_seconds: float, wait: BackendWait | None = None
+    ) -> None:
         self._deliver = deliver
+        self._wait = wait  # the request's wait for its backend, from which `deliver`'s own time is taken
         self._drain_seconds = drain_seconds
         self._loop = asyncio.get_running_loop()
         # The request's context (its request id for the log), as a task would give it.
@@ -261,11 +267,16 @@ class BodyPush:
             piece = b"".join(self._waiting)
             self._waiting.clear()
             self._waiting_bytes = 0
+            wait = self._wait
+            started = _clock() if wait is not None else 0.0
             try:
                 pending = self._context.run(self._deliver, piece)
             except Exception as error:
                 self._finish(error)
                 return
+            finally:
+                if wait is not None:  # parsegate's work, not the backend's (ops/overhead.py)
+                    wait.seconds -= _clock() - started
             if pending is not None and not self._stopped:
                 self._pending = pending
                 self._idle.since = None  # waiting for the client is not the backend's silence
@@ -295,6 +306,9 @@ class BodyPush:
 
     def _idle_expired(self) -> None:
         self._finish(IdleExpired())
+
+
+_clock = time.perf_counter
 
 
 def _nothing() -> None:

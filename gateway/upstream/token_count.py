@@ -100,5 +100,32 @@ async def _tokenizer_count(backend: Backend, upstream_model: str, kind: str, pay
     return _field(await backend.fetch("/tokenize", sglang, at_root=True), "count")
 
 
+async def count_rendered_tokens(serving: Serving, body: bytes) -> int:
+    """The tokens of a template-mode body's rendered `prompt`, counted by the
+    server's tokenizer (`vllm`, `sglang`: `POST /tokenize` with the prompt;
+    `llamacpp`: with it as `content`), on a `serving` that knows its
+    server's kind; `estimate_rendered` where there is none or it fails."""
+    backend, model = serving.backend, serving.model
+    kind = model.backend.server_kind
+    prompt = orjson.loads(body).get("prompt")
+    if kind == "other" or model.backend.demo or not isinstance(prompt, str):
+        return estimate_rendered(body)
+    try:
+        if kind == "llamacpp":
+            tokens = _field(await backend.fetch("/tokenize", {"content": prompt}, at_root=True), "tokens")
+            count = len(tokens) if isinstance(tokens, list) else tokens
+        else:  # the prompt already holds the template's special tokens: none added again
+            asked = {"model": model.upstream_model, "prompt": prompt, "add_special_tokens": False}
+            count = _field(await backend.fetch("/tokenize", asked, at_root=True), "count")
+    except ApiError as error:
+        problem = str(error)
+    else:
+        if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT:
+            return count
+        problem = f"an invalid count: {backend.redact(repr(count))[:100]}"
+    logger.warning("the %s tokenizer of model %r failed (%s); estimating", kind, serving.name, problem)
+    return estimate_rendered(body)
+
+
 def _field(answer: object, key: str) -> object:
     return answer.get(key) if isinstance(answer, dict) else None

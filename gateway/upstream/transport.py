@@ -33,6 +33,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from gateway.ops.backend_config import MAX_ANSWER_BYTES
+from gateway.ops.overhead import BackendWait
 from gateway.upstream.body_push import BodyPush, IdleExpired
 from gateway.upstream.demo import demo_answer
 from gateway.upstream.sse_reader import EventLines, LineTooLong
@@ -337,14 +338,16 @@ class Transport:
         errors: ClientErrors,
         deliver: Callable[[list[bytes]], asyncio.Future[None] | None],
         drain_seconds: float,
+        wait: BackendWait | None = None,
     ) -> None:
         """The `data:` payloads of a streamed response handed to `deliver` as
         they arrive, a list per piece of the body (body_push.py: `deliver`
         returns the future of a write the client has not taken yet, and
         reading waits for it). The stream ends at its `[DONE]` payload, the
         last delivered; the rest of the body is read for at most
-        `drain_seconds` so that the connection goes back to the pool.
-        Failures as `_read_failures` says."""
+        `drain_seconds` so that the connection goes back to the pool; the
+        time `deliver` takes is taken off the request's `wait` for its
+        backend. Failures as `_read_failures` says."""
         lines = EventLines()
 
         def delivered(piece: bytes) -> asyncio.Future[None] | None:
@@ -355,7 +358,7 @@ class Transport:
                 push.stop()
             return deliver(payloads)
 
-        push = BodyPush(delivered, self.idle_seconds, drain_seconds)
+        push = BodyPush(delivered, self.idle_seconds, drain_seconds, wait)
         with self._read_failures(errors):
             await push.run(response.content, response.pieces)
 

@@ -60,6 +60,52 @@ def test_in_template_mode_message_start_estimates_the_rendered_prompt(template_c
     assert start["input_tokens"] == math.ceil(len(prompt) / 4)
 
 
+@pytest.fixture(scope="module")
+def counted_clients(serve, fake_backend_server) -> anthropic.Anthropic:
+    """Models whose `message_start` tokens the server's tokenizer counts:
+    `vllm-c` in chat mode, `qwen3-c` in template mode (both vLLM)."""
+    _, fake_url = fake_backend_server
+    backend = {"url": f"{fake_url}/v1", "server": "vllm", "message_start_tokens": "tokenizer"}
+    chat = {"name": "vllm-c", "backend": backend, "reasoning_parser": "qwen3", "tool_call_parser": "qwen25"}
+    template = {**_entry("qwen3-c", QWEN3, fake_url), "backend": backend}
+    url = serve(create_app(Config.model_validate({"models": [chat, template]})))
+    return anthropic_client(url)
+
+
+def _asked(fake) -> tuple[list[dict], list[dict]]:
+    """The bodies of the tokenizer's requests, and of the others."""
+    bodies = [body for _, body in fake.requests]
+    counts = [body for body in bodies if "stream" not in body]
+    return counts, [body for body in bodies if "stream" in body]
+
+
+def test_message_start_has_the_tokenizers_count_where_the_model_asks_for_it(counted_clients, fake):
+    fake.script("Nine.")
+    fake.token_count = 321
+    start, end = usages(counted_clients, "vllm-c")
+    counts, generated = _asked(fake)
+    assert start["input_tokens"] == 321  # vLLM's /tokenize of the messages, asked beside the generation
+    assert [body["messages"] for body in counts] == [QUESTION] and len(generated) == 1
+    assert end["input_tokens"] == USAGE["prompt_tokens"]
+
+
+def test_in_template_mode_the_tokenizer_counts_the_rendered_prompt(counted_clients, fake):
+    fake.script("Nine.")
+    fake.token_count = 123
+    start, _ = usages(counted_clients, "qwen3-c")
+    counts, generated = _asked(fake)
+    [prompt] = [body["prompt"] for body in generated]
+    assert counts == [{"model": "qwen3-c", "prompt": prompt, "add_special_tokens": False}]
+    assert start["input_tokens"] == 123
+
+
+def test_a_tokenizer_count_that_is_no_count_falls_back_to_the_estimate(counted_clients, fake):
+    fake.script("Nine.")
+    fake.token_count = -1
+    start, _ = usages(counted_clients, "vllm-c")
+    assert start["input_tokens"] == math.ceil(len(QUESTION[0]["content"]) / 4)
+
+
 def read(call_id: str, path: str) -> tuple[dict, dict]:
     """An assistant's call of `read` and the user's turn with its result."""
     call = {"type": "tool_use", "id": call_id, "name": "read", "input": {"path": path}}

@@ -121,6 +121,8 @@ def test_fake_backends_share_one_port():
     command = [sys.executable, str(ROOT / "bench" / "fake_backend.py"), "--port", str(port), "--reuse-port"]
     backends = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
     try:
+        for backend in backends:  # both listen before the first connection (each says so once bound)
+            assert backend.stdout is not None and "listening" in backend.stdout.readline()
         for _ in range(40):  # a new connection each: the kernel spreads them over the two
             wait_up(f"http://127.0.0.1:{port}/health")
     finally:
