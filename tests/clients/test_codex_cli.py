@@ -312,7 +312,7 @@ def test_view_image_shows_the_png_to_a_model_that_takes_images(codex, serve, fak
     assert recorder.failures() == []
 
 
-@pytest.mark.slow  # 20 s
+@pytest.mark.slow  # 17 to 20 s
 def test_a_60_round_session_with_compaction_and_images_has_no_failed_request(
     codex, serve, fake_backend_server, fake, tmp_path
 ):
