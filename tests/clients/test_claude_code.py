@@ -247,7 +247,7 @@ def test_a_60_round_session_with_compaction_an_image_and_a_pdf_has_no_failed_req
 ):
     """One `claude -p` whose model asks for 60 tool round trips: shell
     commands, a PNG and a PDF read, and Claude Code's own auto-compaction
-    (a 100k-token window, the least it takes) every ten rounds or so."""
+    (told the window by CLAUDE_CODE_MAX_CONTEXT_TOKENS) every ten rounds or so."""
     gateway, recorder = recorded_gateway(serve, fake_backend_server[1], images=True)
     picture, document = png(2, 2, (10, 0, 245)), pdf("Round thirty of the parsegate session")
     files = {"round_10.png": picture, "round_30.pdf": document}
@@ -267,7 +267,7 @@ def test_a_60_round_session_with_compaction_an_image_and_a_pdf_has_no_failed_req
         tmp_path,
         tools="Bash,Read",
         files=files,
-        env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"},
+        env={"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "100000"},  # the window of a model Claude Code does not know
         timeout=600,
     )
     assert result["is_error"] is False and result["result"] == "\n\nAll 60 rounds done."

@@ -153,7 +153,7 @@ def run_codex(
         "HOME": str(home),
         "CODEX_HOME": str(home / ".codex"),
         "PARSEGATE_API_KEY": "unused",
-        "OPENAI_API_KEY": "unused",  # the built-in provider's key
+        "CODEX_API_KEY": "unused",  # the built-in provider's key in `codex exec`
     }
     command = [str(codex), "exec", "--skip-git-repo-check", "--ephemeral", "--json", "-s", "workspace-write"]
     done = subprocess.run(
