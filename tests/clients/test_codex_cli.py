@@ -26,7 +26,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.app import create_app
 from gateway.ops.config import Config
@@ -104,26 +103,17 @@ def agent(fake):
     return fake
 
 
-class Transports:
-    """ASGI wrapper: counts the WebSocket upgrades and the POSTs an app gets."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.upgrades = 0
-        self.posts = 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.upgrades += scope["type"] == "websocket"
-        self.posts += scope["type"] == "http" and scope["method"] == "POST"
-        await self.app(scope, receive, send)
-
-
-def counted_gateway(serve, backend_url: str, server: dict) -> tuple[str, Transports]:
+def recorded_gateway(serve, backend_url: str, server: dict | None = None, **model) -> tuple[str, Recorder]:
+    """A gateway whose exchanges are recorded, serving `parsegate-qwen3`
+    (with `model`'s further fields) and asking for summaries in
+    COMPACTION_PROMPT's words."""
     qwen3 = {"backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "qwen3", "tool_call_parser": "qwen25"}
-    app = Transports(
-        create_app(Config.model_validate({"server": server, "models": [{"name": "parsegate-qwen3", **qwen3}]}))
-    )
-    return serve(app), app
+    config = {
+        "server": {"compaction_prompt": COMPACTION_PROMPT, **(server or {})},
+        "models": [{"name": "parsegate-qwen3", **qwen3, **model}],
+    }
+    recorder = Recorder(create_app(Config.model_validate(config)))
+    return serve(recorder), recorder
 
 
 def run_codex(
@@ -204,11 +194,14 @@ def test_apply_patch_custom_tool_turn(codex, gateway, agent, tmp_path):
 
 
 def test_a_tool_turn_over_the_websocket_keeps_one_connection(codex, serve, fake_backend_server, agent, tmp_path):
-    gateway, transports = counted_gateway(serve, fake_backend_server[1], {})
+    gateway, recorder = recorded_gateway(serve, fake_backend_server[1])
     prompt = "Run the shell command `echo hello` and tell me what it printed."
     events = run_codex(codex, gateway, tmp_path, prompt, "parsegate-qwen3", websockets=True)
     assert [item["text"].strip() for item in completed(events, "agent_message")] == ["Done. The tool said: hello"]
-    assert (transports.upgrades, transports.posts) == (1, 0)  # a warm-up and two turns on one connection
+    assert (recorder.upgrades, len(recorder.posts("/v1/responses"))) == (
+        1,
+        0,
+    )  # a warm-up and two turns, one connection
     assert len(agent.requests) == 2  # the warm-up does not run the model
     history = agent.requests[1][1]["messages"]  # Codex sent only the tool's output: the connection kept the rest
     assert [message["role"] for message in history][-3:] == ["user", "assistant", "tool"]
@@ -216,23 +209,10 @@ def test_a_tool_turn_over_the_websocket_keeps_one_connection(codex, serve, fake_
 
 
 def test_with_the_transport_off_codex_falls_back_to_http_at_once(codex, serve, fake_backend_server, agent, tmp_path):
-    gateway, transports = counted_gateway(serve, fake_backend_server[1], {"responses_websocket": False})
+    gateway, recorder = recorded_gateway(serve, fake_backend_server[1], {"responses_websocket": False})
     events = run_codex(codex, gateway, tmp_path, "Say hello.", "parsegate-qwen3", websockets=True)
     assert [item["text"].strip() for item in completed(events, "agent_message")] == ["Hello from parsegate!"]
-    assert (transports.upgrades, transports.posts) == (1, 1)  # a 403 got 7 upgrades, 6.2 s, before HTTP
-
-
-def recorded_gateway(serve, backend_url: str, server: dict | None = None, **model) -> tuple[str, Recorder]:
-    """A gateway whose exchanges are recorded, serving `parsegate-qwen3`
-    (with `model`'s further fields) and asking for summaries in
-    COMPACTION_PROMPT's words."""
-    qwen3 = {"backend": {"url": f"{backend_url}/v1"}, "reasoning_parser": "qwen3", "tool_call_parser": "qwen25"}
-    config = {
-        "server": {"compaction_prompt": COMPACTION_PROMPT, **(server or {})},
-        "models": [{"name": "parsegate-qwen3", **qwen3, **model}],
-    }
-    recorder = Recorder(create_app(Config.model_validate(config)))
-    return serve(recorder), recorder
+    assert (recorder.upgrades, len(recorder.posts("/v1/responses"))) == (1, 1)  # a 403 got 7 upgrades, 6.2 s
 
 
 def echo_round(number: int) -> tuple[str, dict]:
