@@ -81,9 +81,10 @@ def compacted_response(item: dict, chat_usage: dict | None) -> dict:
     }
 
 
-def compaction_stream(response: dict) -> Response:
+def compaction_events(response: dict) -> list[dict]:
     """A compaction response as the Responses events a streaming client
-    reads: opened, the one item added and done, completed."""
+    reads (over SSE or the WebSocket): opened, the one item added and done,
+    completed, numbered."""
     item = response["output"][0]
     in_progress = {**response, "status": "in_progress", "output": [], "usage": None}
     events = [
@@ -93,9 +94,12 @@ def compaction_stream(response: dict) -> Response:
         {"type": "response.output_item.done", "output_index": 0, "item": item},
         {"type": "response.completed", "response": response},
     ]
-    framed = b"".join(
-        named_event(event["type"], {**event, "sequence_number": number}) for number, event in enumerate(events)
-    )
+    return [{**event, "sequence_number": number} for number, event in enumerate(events)]
+
+
+def compaction_stream(response: dict) -> Response:
+    """A compaction response as server-sent events."""
+    framed = b"".join(named_event(event["type"], event) for event in compaction_events(response))
 
     async def produce(out: EventStream) -> None:
         await out.send(framed)

@@ -77,12 +77,20 @@ def _split(message: dict, takes_images: bool) -> tuple[dict, list[dict]]:
 def _described(url: str, shown: bool) -> str:
     if url.startswith("data:"):
         media_type = url[5:].split(";", 1)[0].split(",", 1)[0] or "image"
-        what = f"[{media_type} image, {len(url) * 3 // 4 // 1024} KB"
+        what = f"[{media_type} image, {_size(url)}"
     else:
         what = f"[image at {url}"
     if shown:
         return f"{what}: shown in the next user message]"
     return f"{what} not shown: this model is not configured to take images]"
+
+
+def _size(url: str) -> str:
+    """The size of a data URL's image: its bytes under 1 KB (an icon is
+    not "0 KB", which reads as empty), else whole KB."""
+    header, _, payload = url.partition(",")
+    size = len(payload) * 3 // 4 - payload[-2:].count("=") if header.endswith(";base64") else len(payload)
+    return f"{size} bytes" if size < 1024 else f"{size // 1024} KB"
 
 
 def _user(images: list[dict]) -> dict:

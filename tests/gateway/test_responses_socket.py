@@ -223,3 +223,36 @@ def test_a_conversation_past_max_body_bytes_is_not_kept(serve, fake_backend_serv
         third = turn(socket, model="plain", input="Q3", previous_response_id=second[-1]["response"]["id"], store=False)
     assert second[-1]["type"] == "response.completed"  # one answer of 800 bytes: kept
     assert third[0]["type"] == "error" and third[0]["error"]["param"] == "previous_response_id"  # 2: over 2000
+
+
+def test_a_compaction_trigger_compacts_over_the_socket_and_the_next_turn_reads_the_summary(gateway_url, fake):
+    """What Codex sends through its built-in provider when its context fills:
+    the history and a `compaction_trigger`, on the connection it holds."""
+    fake.script("They asked for fizz_buzz; it is in fizz.py.", "Carrying on.")
+    history = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Find fizz_buzz()"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "In fizz.py."}]},
+    ]
+    with connect(socket_url(gateway_url)) as socket:
+        compacted = turn(socket, model="qwen3", input=[*history, {"type": "compaction_trigger"}], store=False)
+        after = turn(
+            socket,
+            model="qwen3",
+            input=[compacted[-1]["response"]["output"][0], {"role": "user", "content": "Go on."}],
+            store=False,
+        )
+    assert [event["type"] for event in compacted] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert [event["sequence_number"] for event in compacted] == [0, 1, 2, 3, 4]
+    (item,) = compacted[-1]["response"]["output"]
+    assert item["type"] == "compaction" and item["encrypted_content"].startswith("pgc1.")
+    summarised = fake.requests[0][1]
+    assert [message["content"] for message in summarised["messages"][:2]] == ["Find fizz_buzz()", "In fizz.py."]
+    assert summarised["messages"][-1]["role"] == "user" and "summary" in summarised["messages"][-1]["content"]
+    assert after[-1]["type"] == "response.completed"
+    assert fake.last_body["messages"][0]["content"].endswith("They asked for fizz_buzz; it is in fizz.py.")

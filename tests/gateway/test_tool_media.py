@@ -96,9 +96,18 @@ def test_codex_view_image_on_a_model_without_images_is_described_in_the_tool_mes
     client.responses.create(model="qwen3", input=view_image_turn([{"type": "input_image", "image_url": PNG_URL}]))
     sent = fake.last_body["messages"]
     assert [message["role"] for message in sent] == ["user", "assistant", "tool"]
-    assert sent[2]["content"].startswith("[image/png image, ")
-    assert "not shown: this model is not configured to take images" in sent[2]["content"]
+    size = len(base64.b64decode(PNG))
+    assert (
+        sent[2]["content"] == f"[image/png image, {size} bytes not shown: this model is not configured to take images]"
+    )
     assert image_parts(sent) == []
+
+
+def test_an_image_of_some_kilobytes_is_described_in_whole_kilobytes(client, fake):
+    screenshot = base64.b64encode(bytes(3 * 1024 + 100)).decode()  # what the size is read from: the data
+    output = [{"type": "input_image", "image_url": f"data:image/png;base64,{screenshot}"}]
+    client.responses.create(model="qwen3-vl", input=view_image_turn(output), tools=TOOLS)
+    assert fake.last_body["messages"][2]["content"] == "[image/png image, 3 KB: shown in the next user message]"
 
 
 def test_the_images_of_parallel_results_go_first_into_the_user_message_that_follows(client, fake):
