@@ -340,10 +340,8 @@ def responses_fields(raw: dict) -> ResponsesRequest:
     if isinstance(request.input, list):
         check_item_fields(request.input, "input")
     checked_metadata(raw.get("metadata"))
-    if request.background:
-        raise ApiError(
-            400, "background: true is not supported: this gateway answers while you wait", param="background"
-        )
+    if request.background and request.store is False:  # a background response is polled from the store
+        raise ApiError(400, "background: true needs store: true (the default)", param="background")
     return request
 
 

@@ -78,6 +78,10 @@ def _read_create(body: bytes, items: ItemBound) -> _Create:
     generate = raw.pop("generate", True)
     if not isinstance(generate, bool):
         raise ApiError(400, "generate must be a boolean", param="generate")
+    if raw.get("background") is True:
+        raise ApiError(
+            400, "background responses are not run over this transport: use POST /v1/responses", param="background"
+        )
     raw["stream"] = True  # implied over a WebSocket
     return _Create(raw, responses_fields(raw), generate)
 

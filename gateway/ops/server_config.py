@@ -32,6 +32,7 @@ class ServerConfig(Section, RequestBounds):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
     max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
     max_concurrent_requests: int = Field(default=1024, ge=1)
+    max_background_responses: int = Field(default=64, ge=1)  # running at once (api/responses_background.py)
     shutdown_timeout: float = Field(default=30.0, ge=0)
     send_timeout: float = Field(default=SEND_TIMEOUT, gt=0)
     log_format: Literal["text", "json"] = "text"
