@@ -7,7 +7,9 @@ connection: a client that leaves stops nothing. The run stores the
 response `in_progress`, then at its end as any stored response is stored
 (`completed`, `incomplete`, `failed`); `GET /v1/responses/{id}` polls it.
 `POST /v1/responses/{id}/cancel` stops the run (its backend request is
-closed) and stores it `cancelled`, with what was written so far.
+closed) and stores it `cancelled`, with what was written so far; sent to
+another gateway sharing the store, it marks the response `cancelled`, which
+the run reads within `CANCEL_POLL_SECONDS`, and stops.
 
 The run is always a streamed turn, so that what it wrote is there when it
 is stopped, and its events are kept in memory (`EventLog`) on the gateway
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # responses.py starts the runs
 
 log = logging.getLogger("parsegate.background")
 RUNNING = ("queued", "in_progress")
+CANCEL_POLL_SECONDS = 1.0  # how often a run reads its response, to see a cancel sent to another gateway
 RETRY_AFTER_SECONDS = 1
 # responses.produce_events: relays a turn's stream as a response's events, and stores it before the last
 Produce = Callable[[TurnStream, "ResponseEvents", ResponseState, "EventWriter"], Awaitable[dict]]
@@ -203,6 +206,9 @@ async def generate(
     """Run the turn, its events written to the run's log and its response
     stored as it goes; a response stopped is stored with what it wrote."""
     response_object = events.response_object
+    generation = asyncio.current_task()
+    assert generation is not None, "a run is a task"
+    watch = asyncio.get_running_loop().create_task(_cancelled_elsewhere(state, response_object.id, generation))
     try:
         await state.keep(response_object.in_progress())
         try:
@@ -226,7 +232,22 @@ async def generate(
         run.log.write([events.final(stopped)])
         raise
     finally:
+        watch.cancel()
         run.log.end()
+
+
+async def _cancelled_elsewhere(state: BackgroundState, response_id: str, generation: asyncio.Task) -> None:
+    """Cancel `generation` once its stored response reads `cancelled`: a
+    cancel sent to another gateway sharing the store (or another worker)."""
+    while True:
+        await asyncio.sleep(CANCEL_POLL_SECONDS)
+        try:
+            found = await state.store.response(state.owner, response_id)
+        except StoreUnavailable:
+            continue
+        if found is not None and found.response["status"] == "cancelled":
+            generation.cancel()
+            return
 
 
 def background_state(request: Request, state: ResponseState | None) -> ResponseState:

@@ -192,3 +192,18 @@ def test_a_background_response_is_polled_and_cancelled_on_each_store(
     finished = client.responses.create(model="plain", input="Hi", background=True)
     assert list(client.responses.retrieve(finished.id, stream=True))[-1].type == "response.completed"
     assert client.responses.retrieve(finished.id).output_text == TEXT
+
+
+def test_a_cancel_sent_to_another_gateway_sharing_the_store_stops_the_run(serve, fake_backend_server, fake, tmp_path):
+    held_backend(fake)
+    store = {"url": str(tmp_path / "store.db")}
+    running, other = (
+        openai_client(serve(create_app(Config.model_validate(config(fake_backend_server, store))))) for _ in range(2)
+    )
+    created = running.responses.create(model="plain", input="Hi", background=True)
+    last_read = read_until_held(running.responses.retrieve(created.id, stream=True))
+    assert other.responses.cancel(created.id).status == "cancelled"
+    assert fake.stream_abandoned.wait(10)  # the run read the cancel, and closed its backend request
+    [end] = running.responses.retrieve(created.id, stream=True, starting_after=last_read)
+    assert end.response.status == "cancelled" and end.response.output[0].content[0].text == "Hello th"
+    assert other.responses.retrieve(created.id).to_dict() == end.response.to_dict()
