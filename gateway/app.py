@@ -140,7 +140,7 @@ def create_app(
     app.state.converting = converting_limiter()
     app.state.background = BackgroundRuns()  # background responses' runs (api/responses_background.py)
     app.state.key_windows = open_windows(config.store)  # per-key limits' counts (api/key_limits.py)
-    app.state.seal = Seal(config.server.seal_key)  # read at start-up: a reload keeps the key
+    app.state.seal = Seal(config.server.seal_key, config.server.previous_seal_keys)  # a reload keeps them
     redact_in_logs(Secrets.of(config))
     quiet_unfinished_on_purpose()
     metrics = app.state.metrics = Metrics()

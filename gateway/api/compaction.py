@@ -14,6 +14,7 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from gateway.api.request import ChatRequest
+from gateway.api.responses_request import COMPACTION_TRIGGER
 from gateway.api.responses_shapes import usage
 from gateway.api.sse import EventStream
 from gateway.api.sse_frames import named_event
@@ -21,7 +22,7 @@ from gateway.api.turns import chat_turn
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id
 
-TRIGGER = "compaction_trigger"
+TRIGGER = COMPACTION_TRIGGER
 SUMMARY_PROMPT = (
     "Your context window is about to be compacted. Write a summary of the conversation so far that lets you "
     "continue the work without it: the user's goals and instructions, what has been done (files, commands, "
@@ -81,9 +82,9 @@ def compacted_response(item: dict, chat_usage: dict | None) -> dict:
     }
 
 
-def compaction_stream(response: dict) -> Response:
+def compaction_events(response: dict) -> list[dict]:
     """A compaction response as the Responses events a streaming client
-    reads: opened, the one item added and done, completed."""
+    reads: opened, the one item added and done, completed; each numbered."""
     item = response["output"][0]
     in_progress = {**response, "status": "in_progress", "output": [], "usage": None}
     events = [
@@ -93,9 +94,12 @@ def compaction_stream(response: dict) -> Response:
         {"type": "response.output_item.done", "output_index": 0, "item": item},
         {"type": "response.completed", "response": response},
     ]
-    framed = b"".join(
-        named_event(event["type"], {**event, "sequence_number": number}) for number, event in enumerate(events)
-    )
+    return [{**event, "sequence_number": number} for number, event in enumerate(events)]
+
+
+def compaction_stream(response: dict) -> Response:
+    """A compaction response's events as server-sent events."""
+    framed = b"".join(named_event(event["type"], event) for event in compaction_events(response))
 
     async def produce(out: EventStream) -> None:
         await out.send(framed)

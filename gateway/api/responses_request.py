@@ -55,6 +55,7 @@ REASONING_SEALED = "reasoning.encrypted_content"
 OUTPUT_LOGPROBS = "message.output_text.logprobs"
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
+COMPACTION_TRIGGER = "compaction_trigger"  # Codex's request for a compaction (compaction.py)
 
 
 class ResponsesRequest(BaseModel):
@@ -197,7 +198,9 @@ class _Conversation:
             self._add_tools(item, where)
         elif kind == "compaction":
             self._flush_system()
-            self.messages.append(expanded(self.seal, item, where))
+            self.messages.append(expanded(self.seal, item, where, stored))
+        elif kind == COMPACTION_TRIGGER and stored:  # a compaction asked for before: nothing to replay
+            return
         elif kind in _ASSISTANT_ITEMS:
             trusted = stored and kind == "reasoning"
             self._assistant_item(kind, {**item, "encrypted_content": None} if trusted else item, where)
@@ -352,7 +355,8 @@ def chat_request(
     JSON object), continuing the stored `history` items (`compaction` items
     unsealed with `seal`), and the tools offered."""
     conversation = _Conversation(request.instructions, seal)
-    for index, item in enumerate(history):
+    start = _compacted_from(history)
+    for index, item in enumerate(history[start:], start):
         conversation.add(item, f"previous item {index}", stored=True)
     if isinstance(request.input, str):
         conversation.add({"type": "message", "role": "user", "content": request.input}, "input")
@@ -385,6 +389,13 @@ def chat_request(
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
     return payload, checked_payload(payload, tools.places()), tools
+
+
+def _compacted_from(history: list[dict]) -> int:
+    """Where the history the model reads starts: at its last `compaction`
+    item, which stands for the items before it (docs/agents.md#compaction);
+    at its start when it holds none."""
+    return max((index for index, item in enumerate(history) if item.get("type") == "compaction"), default=0)
 
 
 def _response_format(text_format: object) -> dict | None:

@@ -4,7 +4,8 @@ https://developers.openai.com/api/docs/guides/websocket-mode).
 
 Each turn is one `response.create` message, the body of
 `POST /v1/responses` with `"type": "response.create"` (`stream` is implied,
-`background` refused); its events come back as the SSE stream's events,
+`background` refused; a `compaction_trigger` answered as over HTTP,
+compaction.py); its events come back as the SSE stream's events,
 one JSON text message each, made by the same producer
 (`responses.produce_events`). One response runs at a time: the next
 message is read once the last one's final event is sent. A refused turn
@@ -36,7 +37,7 @@ from starlette.requests import Request
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gateway.api.auth import require_api_key
-from gateway.api.compaction import asks_compaction
+from gateway.api.compaction import asks_compaction, compaction_events, compaction_item
 from gateway.api.key_limits import KeyLease, key_lease
 from gateway.api.limits import LIMIT_SCOPE_KEY, ConcurrencyLimit
 from gateway.api.offload import converted, item_bound
@@ -213,9 +214,7 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
         raise ApiError(413, f"the message is larger than {server.max_body_bytes} bytes", code="request_too_large")
     create = await converted(request, len(body), _read_create, body, item_bound(request, "input"))
     asked = create.asked
-    if asks_compaction(asked.input):
-        message = "a compaction_trigger is not served over the WebSocket transport: use POST /v1/responses/compact"
-        raise ApiError(400, message, param="input")
+    compacting = asks_compaction(asked.input)
     kept = asked.store is False and asked.conversation is None  # what the connection's memory serves
     remembered = memory.recall(asked.previous_response_id) if kept else None
     if remembered is not None:  # the connection's own: nothing to read from the store
@@ -225,14 +224,21 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
         asked = with_referred(asked, state)
         history = state.history if state is not None else []
     size = None if history else len(body)
+    conversed = asked.model_copy(update={"input": asked.input[:-1]}) if compacting else asked
     payload, chat, tools = await converted(
-        request, size, chat_request, asked, create.raw, history, request.app.state.seal
+        request, size, chat_request, conversed, create.raw, history, request.app.state.seal
     )
     if state is None:
         response_object = ResponseObject(asked, create.raw)
     else:
         response_object = ResponseObject(asked, create.raw, stored=state.keeps, conversation=state.conversation)
-    if create.generate:
+    if compacting:  # as POST /v1/responses answers it (compaction.py)
+        item, chat_usage, finish_reason = await compaction_item(request, payload, chat)
+        response = response_object.finished([item], finish_reason, chat_usage)
+        if state is not None:
+            response = await state.save(response)
+        await writer.send([orjson.dumps(event) for event in compaction_events(response)])
+    elif create.generate:
         turn = await chat_turn(request, payload, chat, create.raw)
         stream = await turn.stream()
         include = included(asked, request.app.state.seal)
