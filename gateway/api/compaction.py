@@ -13,8 +13,8 @@ import time
 from fastapi import Request
 from fastapi.responses import Response
 
+from gateway.api.compaction_seal import COMPACTION_TRIGGER
 from gateway.api.request import ChatRequest
-from gateway.api.responses_request import COMPACTION_TRIGGER
 from gateway.api.responses_shapes import usage
 from gateway.api.sse import EventStream
 from gateway.api.sse_frames import named_event

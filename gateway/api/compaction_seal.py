@@ -25,6 +25,7 @@ import orjson
 from gateway.ops.errors import ApiError
 
 SEAL_PREFIX = "pgc1."  # parsegate compaction, version 1
+COMPACTION_TRIGGER = "compaction_trigger"  # Codex's request for a compaction (compaction.py)
 EXPANDED_HEADING = "A summary of the conversation before this point (it was compacted):"
 
 
@@ -69,3 +70,10 @@ def expanded(seal: Seal, item: dict, where: str, stored: bool = False) -> dict:
     """A `compaction` item as the user message the model reads (`stored`: read back from the store)."""
     summary = seal.unseal(item.get("encrypted_content"), where, checked=not stored)
     return {"role": "user", "content": f"{EXPANDED_HEADING}\n\n{summary}"}
+
+
+def compacted_from(history: list[dict]) -> int:
+    """Where the stored history the model reads starts: at its last
+    `compaction` item, which stands for the items before it
+    (docs/agents.md#compaction); at its start when it holds none."""
+    return max((index for index, item in enumerate(history) if item.get("type") == "compaction"), default=0)

@@ -13,11 +13,12 @@ the run reads within `CANCEL_POLL_SECONDS`, and stops.
 
 The run is always a streamed turn, so that what it wrote is there when it
 is stopped, and its events are kept in memory (`EventLog`) on the gateway
-that runs it, while it runs and for the last `server.max_background_responses`
-finished: `GET /v1/responses/{id}?stream=true&starting_after=N` streams them
+that runs it, while it runs and for the last `KEPT_FINISHED` finished:
+`GET /v1/responses/{id}?stream=true&starting_after=N` streams them
 from the one after sequence number N. At most `server.max_background_responses`
 run at once (429 past it); shutting down stops them, each stored `failed`
-(`server_shutdown`).
+(`server_shutdown`). A run holds its API key's lease (api/key_limits.py):
+it counts as a request in flight, and its tokens count, until it ends.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 from fastapi import Request
 from fastapi.responses import Response
 
+from gateway.api.key_limits import KeyLease, take_lease
 from gateway.api.responses_state import STORE_UNAVAILABLE, ResponseState, store_of
 from gateway.api.sse import EventStream
 from gateway.api.turns import Turn, TurnStream
@@ -45,6 +47,7 @@ if TYPE_CHECKING:  # responses.py starts the runs
 
 log = logging.getLogger("parsegate.background")
 RUNNING = ("queued", "in_progress")
+KEPT_FINISHED = 16  # the finished runs whose events are kept, newest first, for a stream resumed late
 CANCEL_POLL_SECONDS = 1.0  # how often a run reads its response, to see a cancel sent to another gateway
 RETRY_AFTER_SECONDS = 1
 # responses.produce_events: relays a turn's stream as a response's events, and stores it before the last
@@ -144,7 +147,6 @@ class BackgroundRuns:
     def __init__(self) -> None:
         self._running: dict[str, BackgroundRun] = {}
         self._finished: OrderedDict[str, EventLog] = OrderedDict()
-        self._most = 0
 
     def reserve(self, response_id: str, most: int) -> BackgroundRun:
         """A place for one run more; the 429 when `most` are running."""
@@ -153,7 +155,6 @@ class BackgroundRuns:
                 f"more than {most} background responses are running (server.max_background_responses); retry later"
             )
             raise ApiError(429, message, code="too_many_requests", headers={"retry-after": str(RETRY_AFTER_SECONDS)})
-        self._most = most
         run = self._running[response_id] = BackgroundRun()
         return run
 
@@ -170,8 +171,9 @@ class BackgroundRuns:
         if not task.cancelled() and task.exception() is not None:
             log.error("background response %s failed: %r", response_id, task.exception())
         run = self._running.pop(response_id)
+        run.log.end()  # a run cancelled before it started never ended its log
         self._finished[response_id] = run.log
-        while len(self._finished) > self._most:
+        while len(self._finished) > KEPT_FINISHED:
             self._finished.popitem(last=False)
 
     def events(self, response_id: str) -> EventLog | None:
@@ -201,10 +203,16 @@ class BackgroundRuns:
 
 
 async def generate(
-    produce: Produce, turn: Turn, events: ResponseEvents, state: BackgroundState, run: BackgroundRun
+    produce: Produce,
+    turn: Turn,
+    events: ResponseEvents,
+    state: BackgroundState,
+    lease: KeyLease | None,
+    run: BackgroundRun,
 ) -> None:
     """Run the turn, its events written to the run's log and its response
-    stored as it goes; a response stopped is stored with what it wrote."""
+    stored as it goes; a response stopped is stored with what it wrote.
+    Its key's `lease` (its request's, taken over) ends with it."""
     response_object = events.response_object
     generation = asyncio.current_task()
     assert generation is not None, "a run is a task"
@@ -233,7 +241,11 @@ async def generate(
         raise
     finally:
         watch.cancel()
-        run.log.end()
+        try:
+            if lease is not None:
+                await lease.end(turn.record)  # its tokens counted, its slot given back
+        finally:
+            run.log.end()
 
 
 async def _cancelled_elsewhere(state: BackgroundState, response_id: str, generation: asyncio.Task) -> None:
@@ -278,7 +290,7 @@ async def start_background(
     if not written:
         raise ApiError(503, STORE_UNAVAILABLE, type="server_error", code="store_unavailable")
     events.queued = True
-    runs.start(response_object.id, partial(generate, produce, turn, events, kept))
+    runs.start(response_object.id, partial(generate, produce, turn, events, kept, take_lease(request)))
     if stream:
         return EventStream(partial(run.log.follow, -1))
     return json_response(queued)

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.api.compaction_seal import SEAL_PREFIX, Seal, expanded
+from gateway.api.compaction_seal import COMPACTION_TRIGGER, SEAL_PREFIX, Seal, compacted_from, expanded
 from gateway.api.documents import data_url_document
 from gateway.api.hosted_items import REPLAYED_ITEMS, replayed
 from gateway.api.metadata import checked_metadata
@@ -55,7 +55,6 @@ REASONING_SEALED = "reasoning.encrypted_content"
 OUTPUT_LOGPROBS = "message.output_text.logprobs"
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal")
 _ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call")
-COMPACTION_TRIGGER = "compaction_trigger"  # Codex's request for a compaction (compaction.py)
 
 
 class ResponsesRequest(BaseModel):
@@ -355,7 +354,7 @@ def chat_request(
     JSON object), continuing the stored `history` items (`compaction` items
     unsealed with `seal`), and the tools offered."""
     conversation = _Conversation(request.instructions, seal)
-    start = _compacted_from(history)
+    start = compacted_from(history)
     for index, item in enumerate(history[start:], start):
         conversation.add(item, f"previous item {index}", stored=True)
     if isinstance(request.input, str):
@@ -389,13 +388,6 @@ def chat_request(
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
     return payload, checked_payload(payload, tools.places()), tools
-
-
-def _compacted_from(history: list[dict]) -> int:
-    """Where the history the model reads starts: at its last `compaction`
-    item, which stands for the items before it (docs/agents.md#compaction);
-    at its start when it holds none."""
-    return max((index for index, item in enumerate(history) if item.get("type") == "compaction"), default=0)
 
 
 def _response_format(text_format: object) -> dict | None:

@@ -83,10 +83,12 @@ async def cancel_response(request: Request, response_id: str) -> Response:
         raise ApiError(400, message)
     if found.response["status"] in RUNNING:
         runs: BackgroundRuns = request.app.state.background
-        if not await runs.cancel(response_id):
-            cancelled = StoredResponse({**found.response, "status": "cancelled"}, found.input_items)
-            await stored(store_of(request).save_response(owner_of(request), cancelled))
+        await runs.cancel(response_id)
         found = await _stored(request, response_id)
+    if found.response["status"] in RUNNING:  # run elsewhere, by none since a crash, or stopped before it began
+        cancelled = StoredResponse({**found.response, "status": "cancelled"}, found.input_items)
+        await stored(store_of(request).save_response(owner_of(request), cancelled))
+        found = cancelled
     return json_response(found.response)
 
 

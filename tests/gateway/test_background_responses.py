@@ -207,3 +207,22 @@ def test_a_cancel_sent_to_another_gateway_sharing_the_store_stops_the_run(serve,
     [end] = running.responses.retrieve(created.id, stream=True, starting_after=last_read)
     assert end.response.status == "cancelled" and end.response.output[0].content[0].text == "Hello th"
     assert other.responses.retrieve(created.id).to_dict() == end.response.to_dict()
+
+
+def test_a_run_holds_its_keys_slot_until_it_ends(serve, fake_backend_server, fake, tmp_path):
+    held_backend(fake)
+    keys = tmp_path / "keys"
+    keys.write_text("sk-carol name=carol concurrent_streams=1\n")
+    limited = {
+        **config(fake_backend_server, {"url": str(tmp_path / "store.db")}),
+        "server": {"api_keys_file": str(keys)},
+    }
+    client = openai_client(serve(create_app(Config.model_validate(limited))), api_key="sk-carol")
+    created = client.responses.create(model="plain", input="Hi", background=True)
+    with pytest.raises(openai.RateLimitError) as refused:  # the run is carol's request in flight
+        client.responses.create(model="plain", input="Hi")
+    assert "requests in flight" in refused.value.body["message"]
+    fake.hold_after = None
+    fake.release()
+    assert list(client.responses.retrieve(created.id, stream=True))[-1].type == "response.completed"
+    assert client.responses.create(model="plain", input="Hi").output_text == TEXT
