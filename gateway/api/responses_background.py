@@ -132,12 +132,13 @@ class BackgroundState(ResponseState):
 class BackgroundRun:
     """One background response's run: its task, its events, and why it was stopped."""
 
-    __slots__ = ("log", "task", "shutdown")
+    __slots__ = ("log", "task", "shutdown", "answered")
 
     def __init__(self) -> None:
         self.log = EventLog()
         self.task: asyncio.Task[None] | None = None
         self.shutdown = False
+        self.answered = False  # its last event is written
 
 
 class BackgroundRuns:
@@ -211,33 +212,20 @@ async def generate(
     run: BackgroundRun,
 ) -> None:
     """Run the turn, its events written to the run's log and its response
-    stored as it goes; a response stopped is stored with what it wrote.
-    Its key's `lease` (its request's, taken over) ends with it."""
+    stored as it goes; a response stopped before its end is stored with
+    what it wrote. Its key's `lease` (its request's, taken over) ends with it."""
     response_object = events.response_object
     generation = asyncio.current_task()
     assert generation is not None, "a run is a task"
     watch = asyncio.get_running_loop().create_task(_cancelled_elsewhere(state, response_object.id, generation))
     try:
-        await state.keep(response_object.in_progress())
-        try:
-            stream = await turn.stream()
-        except ApiError as error:  # the backend refused or could not be reached
-            run.log.write(events.opening())
-            failed = events.failed(error.body, None)
-            await state.keep(failed)
-            run.log.write([events.final(failed)])
-            return
-        try:
-            response = await produce(stream, events, state, run.log)
-        finally:
-            await stream.release()
-        if response["status"] == "failed":  # a failure to store it in a conversation is stored as its answer
-            await state.keep(response)
+        await _answer(produce, turn, events, state, run)
     except asyncio.CancelledError:
-        cut = state.cut if state.cut is not None else events.interrupted(None, frozenset())
-        stopped = response_object.stopped(cut, run.shutdown)
-        await state.keep(stopped)
-        run.log.write([events.final(stopped)])
+        if not run.answered:  # stopped before its last event
+            cut = state.cut if state.cut is not None else events.interrupted(None, frozenset())
+            stopped = response_object.stopped(cut, run.shutdown)
+            await state.keep(stopped)
+            run.log.write([events.final(stopped)])
         raise
     finally:
         watch.cancel()
@@ -246,6 +234,30 @@ async def generate(
                 await lease.end(turn.record)  # its tokens counted, its slot given back
         finally:
             run.log.end()
+
+
+async def _answer(
+    produce: Produce, turn: Turn, events: ResponseEvents, state: BackgroundState, run: BackgroundRun
+) -> None:
+    """The turn's events written to the run's log, its response stored in
+    progress, then before its last event (then `answered`)."""
+    await state.keep(events.response_object.in_progress())
+    try:
+        stream = await turn.stream()
+    except ApiError as error:  # the backend refused or could not be reached
+        run.log.write(events.opening())
+        failed = events.failed(error.body, None)
+        await state.keep(failed)
+        run.log.write([events.final(failed)])
+        run.answered = True
+        return
+    try:
+        response = await produce(stream, events, state, run.log)
+    finally:
+        await stream.release()
+    run.answered = True
+    if response["status"] == "failed":  # a failure to store it in a conversation is stored as its answer
+        await state.keep(response)
 
 
 async def _cancelled_elsewhere(state: BackgroundState, response_id: str, generation: asyncio.Task) -> None:
