@@ -1,6 +1,7 @@
 """Background responses (docs/state.md#background-responses) through the
 official openai SDK, against the real gateway in front of the scripted
-raw-text backend (tests/fake_backend.py), on a real SQLite file, and on
+raw-text backends (tests/fake_backend.py, and tests/scripted_backend.py
+for one that never answers), on a real SQLite file, and on
 `redis-server` and PostgreSQL: `background: true` answers the response
 `queued` at once; the run goes on in the gateway, whatever the client
 does; `retrieve` polls it to its end; `retrieve(stream=True,
@@ -21,6 +22,7 @@ from gateway.ops.store import open_store
 from gateway.ops.store_config import StoreConfig
 from tests.gateway import test_store_processes as processes
 from tests.gateway.test_store_processes import EACH_STORE
+from tests.scripted_backend import HANG
 from tests.sdk_clients import openai_client
 
 redis_server, postgres_server, store_url = processes.redis_server, processes.postgres_server, processes.store_url
@@ -226,3 +228,17 @@ def test_a_run_holds_its_keys_slot_until_it_ends(serve, fake_backend_server, fak
     fake.release()
     assert list(client.responses.retrieve(created.id, stream=True))[-1].type == "response.completed"
     assert client.responses.create(model="plain", input="Hi").output_text == TEXT
+
+
+def test_cancel_closes_a_backend_request_that_has_not_answered_yet(serve, side, tmp_path):
+    side.routes["/v1/chat/completions"] = HANG  # the raw-text server takes the request and never answers
+    model = {"name": "plain", "backend": {"url": f"{side.url}/v1"}}
+    gateway = serve(create_app(Config.model_validate({"models": [model], "store": {"url": str(tmp_path / "s.db")}})))
+    client = openai_client(gateway)
+    created = client.responses.create(model="plain", input="Hi", background=True)
+    assert side.held.acquire(timeout=10)
+    cancelled = client.responses.cancel(created.id)
+    assert side.left.acquire(timeout=10)  # the gateway closed the backend request
+    assert cancelled.status == "cancelled" and cancelled.output == []
+    [end] = list(client.responses.retrieve(created.id, stream=True))[-1:]
+    assert end.type == "response.incomplete" and end.response.status == "cancelled"
