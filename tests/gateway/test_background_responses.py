@@ -135,6 +135,17 @@ def test_background_without_store_and_cancel_of_a_foreground_response_are_400s(c
     assert no_events.value.body["param"] == "stream"
     with pytest.raises(openai.NotFoundError):
         client.responses.cancel("resp_unknown")
+    with pytest.raises(openai.BadRequestError) as compaction:  # answered while the client waits
+        client.responses.create(model="plain", input=[{"type": "compaction_trigger"}], background=True)
+    assert compaction.value.body["param"] == "background"
+
+
+def test_with_no_store_background_is_a_400(serve, fake_backend_server, fake):
+    stateless = serve(create_app(Config.model_validate(config(fake_backend_server, {"backend": "none"}))))
+    with pytest.raises(openai.BadRequestError) as refused:
+        openai_client(stateless).responses.create(model="plain", input="Hi", background=True)
+    assert refused.value.body["param"] == "background" and "store.backend is none" in refused.value.body["message"]
+    assert fake.requests == []
 
 
 def test_past_max_background_responses_a_request_is_a_429(client, fake):
