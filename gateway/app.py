@@ -45,6 +45,7 @@ from gateway.api.models import list_models
 from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
 from gateway.api.responses import compact, responses
+from gateway.api.responses_background import BackgroundRuns
 from gateway.api.responses_socket import responses_socket
 from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND
 from gateway.api.stored_responses import add_stored_response_routes
@@ -119,6 +120,7 @@ def create_app(
         try:
             yield
         finally:
+            await app.state.background.close()  # each run stores its response before the store closes
             await close_backends(app.state.backends)
             if store is not None and purging is not None:
                 purging.cancel()
@@ -136,8 +138,9 @@ def create_app(
     app.state.created = int(time.time())
     app.state.config = config
     app.state.converting = converting_limiter()
+    app.state.background = BackgroundRuns()  # background responses' runs (api/responses_background.py)
     app.state.key_windows = open_windows(config.store)  # per-key limits' counts (api/key_limits.py)
-    app.state.seal = Seal(config.server.seal_key)  # read at start-up: a reload keeps the key
+    app.state.seal = Seal(config.server.seal_key, config.server.previous_seal_keys)  # a reload keeps them
     redact_in_logs(Secrets.of(config))
     quiet_unfinished_on_purpose()
     metrics = app.state.metrics = Metrics()

@@ -8,7 +8,9 @@ in `parsegate_rate_limited_total` by key name and limit.
 mode of Responses calls it per `response.create`); `KeyLimitsMiddleware`
 applies it to the HTTP routes that reach a model. A lease ends when its
 response does: the stream's last event sent, or the client gone; the
-tokens the backend reported in its usage are counted then."""
+tokens the backend reported in its usage are counted then. A background
+response's run takes its request's lease (`take_lease`) and ends it when
+the run ends (api/responses_background.py)."""
 
 from __future__ import annotations
 
@@ -43,12 +45,17 @@ def open_windows(store: StoreConfig) -> Windows:
     return LocalWindows()
 
 
+_LEASE = "key_lease"  # where a request's scope state holds its lease
+
+
 class KeyLease:
-    """One admitted request's hold on its key's counts; `end` once."""
+    """One admitted request's hold on its key's counts; `end` once, by the
+    request, or by whatever `taken` it (a background run)."""
 
     def __init__(self, windows: Windows, name: str, limits: KeyLimits) -> None:
         self.windows, self.name, self.limits = windows, name, limits
         self.ended = False
+        self.taken = False
 
     async def end(self, record: RequestRecord | None) -> None:
         if self.ended:
@@ -74,6 +81,15 @@ async def key_lease(connection: HTTPConnection) -> KeyLease | None:
     message = f"API key {name!r} is over its limit of {_MESSAGES[refused.limit]}; retry in {refused.retry_after} s"
     headers = {"retry-after": str(refused.retry_after)}
     raise ApiError(429, message, type="rate_limit_error", code="rate_limit_exceeded", headers=headers)
+
+
+def take_lease(request: Request) -> KeyLease | None:
+    """The request's lease, which its response no longer ends: the taker
+    ends it (a background run, which goes on after the response)."""
+    lease: KeyLease | None = request.scope.get("state", {}).get(_LEASE)
+    if lease is not None:
+        lease.taken = True
+    return lease
 
 
 def _record(scope: Scope) -> RequestRecord | None:
@@ -103,12 +119,15 @@ class KeyLimitsMiddleware:
             await self.app(scope, receive, send)
             return
 
+        scope.setdefault("state", {})[_LEASE] = lease
+
         async def send_counted(message: Message) -> None:
-            if message["type"] == "http.response.body" and not message.get("more_body"):
+            if message["type"] == "http.response.body" and not message.get("more_body") and not lease.taken:
                 await lease.end(_record(scope))
             await send(message)
 
         try:
             await self.app(scope, receive, send_counted)
         finally:
-            await lease.end(_record(scope))
+            if not lease.taken:
+                await lease.end(_record(scope))

@@ -42,6 +42,7 @@ from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import ItemBound, read_object
+from gateway.api.responses_background import background_state, start_background
 from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
 from gateway.api.responses_shapes import (
     NOTHING_INCLUDED,
@@ -96,6 +97,11 @@ _DELTA_PLACE: dict[str, dict[str, object]] = {
     "message": {"content_index": 0, "logprobs": []},
     "call": {},
 }
+
+
+# the event that ends a stream, by the response's status (the Responses API has no
+# `response.cancelled`: a cancelled background response ends as one cut short)
+_FINAL_EVENTS = {"failed": "response.failed", "incomplete": "response.incomplete", "cancelled": "response.incomplete"}
 
 
 class ResponseItems:
@@ -197,6 +203,11 @@ class ResponseEvents(ResponseItems):
         self._sse = sse
         self.out: list[bytes] = []
         self.finish_reason: str | None = None
+        self.queued = False  # a background response's stream opens with `response.queued`
+
+    @property
+    def response_object(self) -> ResponseObject:
+        return self._response
 
     def event(self, payload: dict) -> bytes:
         payload["sequence_number"] = self._sequence
@@ -205,7 +216,9 @@ class ResponseEvents(ResponseItems):
 
     def opening(self) -> list[bytes]:
         response = self._response.in_progress()
+        queued = [self.event({"type": "response.queued", "response": self._response.queued()})] if self.queued else []
         return [
+            *queued,
             self.event({"type": "response.created", "response": response}),
             self.event({"type": "response.in_progress", "response": response}),
         ]
@@ -314,7 +327,7 @@ class ResponseEvents(ResponseItems):
         return self._response.failed(self._output, failure, usage)
 
     def final(self, response: dict) -> bytes:
-        kind = {"failed": "response.failed", "incomplete": "response.incomplete"}.get(response["status"])
+        kind = _FINAL_EVENTS.get(response["status"])
         return self.event({"type": kind or "response.completed", "response": response})
 
 
@@ -429,11 +442,19 @@ async def responses(request: Request) -> Response:
     body = await read_body(request, server.max_body_bytes)
     raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
     compacting = asks_compaction(asked.input)
+    if compacting and asked.background:
+        raise ApiError(
+            400, "a compaction_trigger is answered while you wait: send it without background", param="background"
+        )
     state = await load_state(request, asked)
+    if asked.background:
+        state = background_state(request, state)
     asked = with_referred(asked, state)
     history = state.history if state is not None else []
     size = None if history else len(body)  # a history is as long as the chain it continues
     conversed = asked.model_copy(update={"input": asked.input[:-1]}) if compacting else asked
+    if asked.background:  # run streamed, so that a cancelled run keeps what it wrote
+        conversed = conversed.model_copy(update={"stream": True})
     payload, chat, tools = await converted(request, size, chat_request, conversed, raw, history, request.app.state.seal)
     if state is None:
         response_object = ResponseObject(asked, raw)
@@ -447,6 +468,9 @@ async def responses(request: Request) -> Response:
         return compaction_stream(response) if chat.stream else json_response(response)
     turn = await chat_turn(request, payload, chat, raw)
     include = included(asked, request.app.state.seal)
+    if state is not None and asked.background:
+        events = ResponseEvents(response_object, tools, turn.plan.call_id, include)
+        return await start_background(request, produce_events, turn, events, state, bool(asked.stream))
     if chat.stream:
         return await unless_client_leaves(request, stream_response(turn, response_object, tools, state, include))
     answer = await unless_client_leaves(request, turn.answer())

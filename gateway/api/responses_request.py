@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.api.compaction_seal import SEAL_PREFIX, Seal, expanded
+from gateway.api.compaction_seal import COMPACTION_TRIGGER, SEAL_PREFIX, Seal, compacted_from, expanded
 from gateway.api.documents import data_url_document
 from gateway.api.hosted_items import REPLAYED_ITEMS, replayed
 from gateway.api.metadata import checked_metadata
@@ -197,7 +197,9 @@ class _Conversation:
             self._add_tools(item, where)
         elif kind == "compaction":
             self._flush_system()
-            self.messages.append(expanded(self.seal, item, where))
+            self.messages.append(expanded(self.seal, item, where, stored))
+        elif kind == COMPACTION_TRIGGER and stored:  # a compaction asked for before: nothing to replay
+            return
         elif kind in _ASSISTANT_ITEMS:
             trusted = stored and kind == "reasoning"
             self._assistant_item(kind, {**item, "encrypted_content": None} if trusted else item, where)
@@ -340,10 +342,8 @@ def responses_fields(raw: dict) -> ResponsesRequest:
     if isinstance(request.input, list):
         check_item_fields(request.input, "input")
     checked_metadata(raw.get("metadata"))
-    if request.background:
-        raise ApiError(
-            400, "background: true is not supported: this gateway answers while you wait", param="background"
-        )
+    if request.background and request.store is False:  # a background response is polled from the store
+        raise ApiError(400, "background: true needs store: true (the default)", param="background")
     return request
 
 
@@ -354,7 +354,8 @@ def chat_request(
     JSON object), continuing the stored `history` items (`compaction` items
     unsealed with `seal`), and the tools offered."""
     conversation = _Conversation(request.instructions, seal)
-    for index, item in enumerate(history):
+    start = compacted_from(history)
+    for index, item in enumerate(history[start:], start):
         conversation.add(item, f"previous item {index}", stored=True)
     if isinstance(request.input, str):
         conversation.add({"type": "message", "role": "user", "content": request.input}, "input")

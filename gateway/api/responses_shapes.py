@@ -134,6 +134,7 @@ class ResponseObject:
             "id": self.id,
             "object": "response",
             "created_at": int(time.time()),
+            "background": request.background is True,
             "model": request.model,
             "status": "in_progress",
             "error": None,
@@ -158,6 +159,10 @@ class ResponseObject:
     def in_progress(self) -> dict:
         return self._fields
 
+    def queued(self) -> dict:
+        """A background response as it is created, before its run starts (responses_background.py)."""
+        return {**self._fields, "status": "queued"}
+
     def finished(self, output: list[dict], finish_reason: str | None, chat_usage: dict | None) -> dict:
         """The response at its end: completed, or incomplete (cut at
         max_output_tokens, or filtered)."""
@@ -179,6 +184,15 @@ class ResponseObject:
             "output": output,
             "usage": usage(chat_usage),
         }
+
+    def stopped(self, cut: dict, shutdown: bool) -> dict:
+        """A background response stopped before its end, holding what was
+        written (`cut`, as `interrupted` made it): `cancelled`, or
+        `failed` when the gateway shut down."""
+        if not shutdown:
+            return {**cut, "status": "cancelled", "incomplete_details": None}
+        failure = {"code": "server_shutdown", "message": "the gateway shut down before this response was finished"}
+        return {**cut, "status": "failed", "incomplete_details": None, "error": failure}
 
     def failed(self, output: list[dict], error: dict, chat_usage: dict | None) -> dict:
         details = error.get("error")

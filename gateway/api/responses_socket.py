@@ -4,7 +4,8 @@ https://developers.openai.com/api/docs/guides/websocket-mode).
 
 Each turn is one `response.create` message, the body of
 `POST /v1/responses` with `"type": "response.create"` (`stream` is implied,
-`background` refused); its events come back as the SSE stream's events,
+`background` refused; a `compaction_trigger` answered as over HTTP,
+compaction.py); its events come back as the SSE stream's events,
 one JSON text message each, made by the same producer
 (`responses.produce_events`). One response runs at a time: the next
 message is read once the last one's final event is sent. A refused turn
@@ -80,6 +81,10 @@ def _read_create(body: bytes, items: ItemBound) -> _Create:
     generate = raw.pop("generate", True)
     if not isinstance(generate, bool):
         raise ApiError(400, "generate must be a boolean", param="generate")
+    if raw.get("background") is True:
+        raise ApiError(
+            400, "background responses are not run over this transport: use POST /v1/responses", param="background"
+        )
     raw["stream"] = True  # implied over a WebSocket
     return _Create(raw, responses_fields(raw), generate)
 
@@ -221,16 +226,15 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
         asked = with_referred(asked, state)
         history = state.history if state is not None else []
     size = None if history else len(body)
-    if compacting:  # the conversation before the trigger is what is summarised, and what the connection keeps
-        asked = asked.model_copy(update={"input": asked.input[:-1]})
+    conversed = asked.model_copy(update={"input": asked.input[:-1]}) if compacting else asked
     payload, chat, tools = await converted(
-        request, size, chat_request, asked, create.raw, history, request.app.state.seal
+        request, size, chat_request, conversed, create.raw, history, request.app.state.seal
     )
     if state is None:
         response_object = ResponseObject(asked, create.raw)
     else:
         response_object = ResponseObject(asked, create.raw, stored=state.keeps, conversation=state.conversation)
-    if compacting and create.generate:
+    if compacting and create.generate:  # as POST /v1/responses answers it (compaction.py)
         item, chat_usage, finish_reason = await compaction_item(request, payload, chat)
         response = response_object.finished([item], finish_reason, chat_usage)
         if state is not None:

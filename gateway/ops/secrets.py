@@ -30,7 +30,8 @@ class Secrets:
         """Every client key in `config`, the seal key, and every backend's secrets."""
         server = config.server
         backends = (secret for model in config.models for secret in backend_secrets(model.backend))
-        return cls([*server.api_keys, *([server.seal_key] if server.seal_key else []), *backends])
+        seal_keys = [*([server.seal_key] if server.seal_key else []), *server.previous_seal_keys]
+        return cls([*server.api_keys, *seal_keys, *backends])
 
     def __bool__(self) -> bool:
         return bool(self._secrets)

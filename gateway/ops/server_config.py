@@ -19,6 +19,14 @@ from gateway.ops.sidecar_config import SidecarConfig
 SEND_TIMEOUT = 60.0  # seconds a write to a client may wait before its stream is cut (api/sse.py)
 
 
+def _seal_key(key: str) -> str:
+    """A seal key, its variables expanded: 16 characters or more."""
+    expanded = expand_variables(key)
+    if len(expanded) < 16:
+        raise ValueError(f"seal keys must have at least 16 characters{from_variables(key)}")
+    return expanded
+
+
 class ServerConfig(Section, RequestBounds):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=1, le=65535)
@@ -32,6 +40,7 @@ class ServerConfig(Section, RequestBounds):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
     max_buffered_chars: int = Field(default=1024 * 1024, ge=1)
     max_concurrent_requests: int = Field(default=1024, ge=1)
+    max_background_responses: int = Field(default=64, ge=1)  # running at once (api/responses_background.py)
     shutdown_timeout: float = Field(default=30.0, ge=0)
     send_timeout: float = Field(default=SEND_TIMEOUT, gt=0)
     log_format: Literal["text", "json"] = "text"
@@ -39,6 +48,7 @@ class ServerConfig(Section, RequestBounds):
     overhead_header: bool = False  # true: X-Parsegate-Overhead-Ms on every response (ops/overhead.py)
     compaction_prompt: str | None = Field(default=None, min_length=1)  # None: api/compaction.py's SUMMARY_PROMPT
     seal_key: str | None = Field(default=None, repr=False)  # None: a random key per process
+    previous_seal_keys: list[str] = Field(default=[], repr=False)  # still unseal, never seal: a key's rotation
     sidecar: SidecarConfig = SidecarConfig()  # headers and the engine's /metrics for llm-d (sidecar_config.py)
 
     @model_validator(mode="before")
@@ -85,12 +95,12 @@ class ServerConfig(Section, RequestBounds):
     @field_validator("seal_key")
     @classmethod
     def _expand_seal_key(cls, key: str | None) -> str | None:
-        if key is None:
-            return None
-        expanded = expand_variables(key)
-        if len(expanded) < 16:
-            raise ValueError(f"seal_key must have at least 16 characters{from_variables(key)}")
-        return expanded
+        return None if key is None else _seal_key(key)
+
+    @field_validator("previous_seal_keys")
+    @classmethod
+    def _expand_previous_seal_keys(cls, keys: list[str]) -> list[str]:
+        return [_seal_key(key) for key in keys]
 
     @field_validator("api_keys")
     @classmethod

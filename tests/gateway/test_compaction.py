@@ -1,8 +1,10 @@
 """Compaction as Codex asks for it (issue 44): a `compaction_trigger` as
 the last input item, or `POST /v1/responses/compact`, answers one
 `compaction` item holding the backend's summary, sealed; a later request
-that sends the item back gets the summary expanded for the model. Through
-the openai SDK against the real gateway in front of the fake backend."""
+that sends the item back gets the summary expanded for the model; a
+stored session outlives a changed `seal_key`, and `previous_seal_keys`
+keep the items a client holds. Through the openai SDK against the real
+gateway in front of the fake backend."""
 
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ import pytest
 
 from gateway.api.compaction import SUMMARY_PROMPT
 from gateway.api.compaction_seal import EXPANDED_HEADING, Seal
+from gateway.app import create_app
+from gateway.ops.config import Config
 from gateway.ops.errors import ApiError
+from tests.sdk_clients import openai_client
 
 SUMMARY = "The user wants a CLI that counts words; cli.py is written, tests are next."
 HISTORY = [
@@ -98,3 +103,47 @@ def test_replicas_sharing_a_seal_key_expand_each_others_items_and_no_other_key_d
     assert Seal("a shared key of 32 characters!!").unseal(sealed, "input[0]") == "summary"
     with pytest.raises(ApiError):
         Seal("another key of 32 characters!!!").unseal(sealed, "input[0]")
+
+
+def test_previous_seal_keys_unseal_what_was_sealed_before_a_rotation_and_seal_nothing():
+    old, new = "the old key of 32 characters!!!", "the new key of 32 characters!!!"
+    before = Seal(old).seal("summary")
+    rotated = Seal(new, [old])
+    assert rotated.unseal(before, "input[0]") == "summary"
+    assert Seal(new).unseal(rotated.seal("after"), "input[0]") == "after"  # sealed with the new key alone
+    with pytest.raises(ApiError):
+        Seal(new).unseal(before, "input[0]")
+
+
+def keyed_gateway(serve, fake_backend_server, store_file: str, server: dict) -> openai.OpenAI:
+    _, backend_url = fake_backend_server
+    config = {
+        "server": server,
+        "store": {"url": store_file},
+        "models": [{"name": "plain", "backend": {"url": f"{backend_url}/v1"}}],
+    }
+    return openai_client(serve(create_app(Config.model_validate(config))))
+
+
+def test_a_stored_session_outlives_a_changed_seal_key_and_a_held_item_needs_the_old_key_listed(
+    serve, fake_backend_server, fake, tmp_path
+):
+    old, new = "the old key of 32 characters!!!", "the new key of 32 characters!!!"
+    store_file = str(tmp_path / "store.db")
+    before = keyed_gateway(serve, fake_backend_server, store_file, {"seal_key": old})
+    fake.script(SUMMARY)
+    compacted = before.responses.create(model="plain", input=[*HISTORY, TRIGGER])
+    after = keyed_gateway(serve, fake_backend_server, store_file, {"seal_key": new})
+    fake.script("Writing the tests.")
+    after.responses.create(model="plain", input="Go on.", previous_response_id=compacted.id)
+    assert fake.last_body["messages"] == [  # from the stored summary on: it stands for the items before it
+        {"role": "user", "content": f"{EXPANDED_HEADING}\n\n{SUMMARY}"},
+        {"role": "user", "content": "Go on."},
+    ]
+    held = [compacted.output[0].to_dict(), {"role": "user", "content": "Go on."}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        after.responses.create(model="plain", input=held, store=False)
+    assert "server.previous_seal_keys" in refused.value.body["message"]
+    rotated = keyed_gateway(serve, fake_backend_server, store_file, {"seal_key": new, "previous_seal_keys": [old]})
+    rotated.responses.create(model="plain", input=held, store=False)
+    assert fake.last_body["messages"][0] == {"role": "user", "content": f"{EXPANDED_HEADING}\n\n{SUMMARY}"}

@@ -2,7 +2,8 @@
 `response.create` messages in, the SSE stream's events out as JSON
 messages, a connection that keeps its responses for `store: false`, and
 the refusals a client acts on (401 on the upgrade, 426 with the transport
-off, error messages that leave the connection open)."""
+off, error messages that leave the connection open), and compaction as
+over HTTP."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
+from gateway.api.compaction import SUMMARY_PROMPT
+from gateway.api.compaction_seal import EXPANDED_HEADING
 from gateway.app import create_app
 from gateway.ops.config import Config
 
@@ -256,3 +259,38 @@ def test_a_compaction_trigger_compacts_over_the_socket_and_the_next_turn_reads_t
     assert summarised["messages"][-1]["role"] == "user" and "summary" in summarised["messages"][-1]["content"]
     assert after[-1]["type"] == "response.completed"
     assert fake.last_body["messages"][0]["content"].endswith("They asked for fizz_buzz; it is in fizz.py.")
+
+
+def test_a_compaction_trigger_answers_its_item_and_the_next_turn_reads_the_summary(gateway_url, fake):
+    history = [{"role": "user", "content": "Write a word counter."}, {"role": "assistant", "content": "Done: cli.py."}]
+    fake.script("The counter is in cli.py; tests are next.")
+    with connect(socket_url(gateway_url)) as socket:
+        compacted = turn(socket, model="plain", input=[*history, {"type": "compaction_trigger"}], store=False)
+        assert [event["type"] for event in compacted] == [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.completed",
+        ]
+        assert [event["sequence_number"] for event in compacted] == list(range(5))
+        [item] = compacted[-1]["response"]["output"]
+        assert item["type"] == "compaction" and item["encrypted_content"].startswith("pgc1.")
+        assert compacted[3]["item"] == item
+        assert fake.last_body["messages"] == [*history, {"role": "user", "content": SUMMARY_PROMPT}]
+        assert "tools" not in fake.last_body
+        fake.script("Writing the tests.")
+        previous = compacted[-1]["response"]["id"]
+        answered = turn(socket, model="plain", input="Go on.", previous_response_id=previous, store=False)
+    assert answered[-1]["type"] == "response.completed"
+    assert fake.last_body["messages"] == [  # the summary stands for the items it compacted
+        {"role": "user", "content": f"{EXPANDED_HEADING}\n\nThe counter is in cli.py; tests are next."},
+        {"role": "user", "content": "Go on."},
+    ]
+
+
+def test_background_is_refused_over_the_socket(gateway_url, fake):
+    with connect(socket_url(gateway_url)) as socket:
+        [refused] = turn(socket, model="plain", input="Hi", background=True)
+    assert refused["status"] == 400 and refused["error"]["param"] == "background"
+    assert fake.requests == []

@@ -203,9 +203,9 @@ def test_another_keys_objects_are_not_found(gateway, client, fake):
     assert client.conversations.retrieve(conversation.id).id == conversation.id
 
 
-def test_background_and_cancel_are_refused(gateway, client, fake):
-    with pytest.raises(openai.BadRequestError) as background:
-        client.responses.create(model="qwen3", input="Hi", background=True)
+def test_background_without_store_and_cancel_of_a_foreground_response_are_refused(gateway, client, fake):
+    with pytest.raises(openai.BadRequestError) as background:  # background runs: test_background_responses.py
+        client.responses.create(model="qwen3", input="Hi", background=True, store=False)
     assert background.value.body["param"] == "background"
     created = client.responses.create(model="qwen3", input="Hi")
     with pytest.raises(openai.BadRequestError) as cancel:
