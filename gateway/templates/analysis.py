@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -337,11 +336,11 @@ def _read_by_family(found: Derivation, family: Recognition | None, answer: str, 
     named = family.signature.tool_call_parser if family is not None else None
     if family is None or named is None:
         return False
-    closed = _reasoning_closed(family.signature.reasoning_parser)
-    widened = [(closed(_region(answer, one, whole_tokens=True)), [FIRST])]
-    both = closed(_region(answer, two, whole_tokens=True)) if two is not None else ""
+    reasoning = family.signature.reasoning_parser
+    widened = [(_reasoning_closed(_region(answer, one, whole_tokens=True), reasoning), [FIRST])]
+    both = _reasoning_closed(_region(answer, two, whole_tokens=True), reasoning) if two is not None else ""
     widened += [(both, [FIRST, SECOND])] if SECOND[0] in both else []
-    if _reads_back(named, widened, family.signature.reasoning_parser, family=True):
+    if _reads_back(named, widened, reasoning, family=True):
         _by_markers(found, family, tools=True, reasoning=False)
         return True
     found.refusals.append(
@@ -350,14 +349,14 @@ def _read_by_family(found: Derivation, family: Recognition | None, answer: str, 
     return False
 
 
-def _reasoning_closed(reasoning: str | None) -> Callable[[str], str]:
-    """A turn as a model of a family that always reasons writes it: its
+def _reasoning_closed(text: str, reasoning: str | None) -> str:
+    """`text` as a model of a family that always reasons writes it: its
     reasoning closed before the calls (MiniMax M1's `</think>`), which the
     template's history cuts."""
     fmt = REASONING_FORMATS[reasoning] if reasoning else None
-    if fmt is None or not fmt.always_thinking or fmt.stage is not None or not fmt.end:
-        return lambda text: text
-    return lambda text: text if fmt.end in text else fmt.end + text
+    if fmt is None or not fmt.always_thinking or fmt.stage is not None or not fmt.end or fmt.end in text:
+        return text
+    return fmt.end + text
 
 
 def _recognised_tools(samples: list[tuple[str, list]]) -> str | None:
