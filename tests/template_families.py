@@ -59,6 +59,20 @@ FAMILY_TEMPLATES: dict[str, tuple[str, str | None, str | None]] = {
     "Apertus-8B-Instruct.jinja": ("Apertus", "apertus2509", "apertus2509"),
     "GigaChat3-10B-A1.8B.jinja": ("GigaChat 3", "gigachat3", None),
     "stepfun-ai-Step-3.5-Flash.jinja": ("Step 3.5", "step3p5", None),
+    "Kimi-K3.jinja": ("Kimi K3", "kimi_k3", "kimi_k3"),
+    "MiniMax-M3.jinja": ("MiniMax M3", "minimax-m3", "minimax-m3"),
+    "MiniMax-M1.jinja": ("MiniMax M1", "minimax", "minimax"),
+    "muse-glimmer.jinja": ("Muse Glimmer", "muse", "muse"),
+    "deepseek-ai-DeepSeek-V4.jinja": ("DeepSeek V4", "deepseekv4", "deepseek-v4"),
+    "deepseek-ai-DeepSeek-V4-Flash-0731.jinja": ("DeepSeek V4 Flash 0731", "deepseekv4", "deepseek-v4"),
+    "tencent-Hy3.jinja": ("Hunyuan Hy3", "hunyuan", "hunyuan"),
+    "LFM2.5-8B-A1B.jinja": ("LFM2.5-8B-A1B", "lfm2", "lfm2"),
+    "openbmb-MiniCPM5-1B.jinja": ("MiniCPM 5", "minicpm5", "minicpm5"),
+    "poolside-Laguna-XS.2.jinja": ("Laguna XS.2", "poolside_v1", "poolside_v1"),
+    "poolside-Laguna-S-2.1.jinja": ("Laguna S-2.1", "poolside_v1", "poolside_v1"),
+    "ibm-granite-granite-4.1.jinja": ("Granite 4.1", "granite4", None),
+    "Cohere2MoE.jinja": ("North Mini Code (Cohere2MoE)", "cohere_command4", "cohere_command4"),
+    "GigaChat3.5.jinja": ("GigaChat 3.5", "gigachat35", "gigachat35"),
 }
 
 # LFM2's special tokens, as LiquidAI's tokenizer lists them (added_tokens_decoder of

@@ -268,7 +268,10 @@ def _end_of_turn(answer: str) -> tuple[str, ...]:
 def _region(answer: str, render: str, whole_tokens: bool = False) -> str:
     """What `render` writes where `answer` writes the answer; with
     `whole_tokens`, widened to the `<…>` tokens it starts or ends inside
-    (`|><|START_ACTION|>…<|END_ACTION` -> `<|END_THINKING|><|START_ACTION|>…<|END_ACTION|>`)."""
+    (`|><|START_ACTION|>…<|END_ACTION` -> `<|END_THINKING|><|START_ACTION|>…<|END_ACTION|>`),
+    to a message header it starts inside (Muse's `to=NAME<|message|>…` ->
+    `<|start|>assistant to=NAME<|message|>…`) and to a tag it ends inside
+    (Kimi K3's `…<|close|>tools` -> `…<|close|>tools<|sep|>`)."""
     before, after = answer.split(ANSWER, 1)
     start = len(common_prefix(before, render))
     end = len(render) - len(common_prefix(after[::-1], render[start:][::-1]))
@@ -277,7 +280,17 @@ def _region(answer: str, render: str, whole_tokens: bool = False) -> str:
         start = opened if opened > render.rfind(">", 0, start) else start
         closed = render.find(">", end)
         end = closed + 1 if closed >= 0 and not 0 <= render.find("<", end) < closed else end
+        header = _HEADER_CUT.search(render, 0, start)
+        start = header.start() if header else start
+        tag = _TAG_CUT.search(render, 0, end)
+        closer = _TOKEN_NEXT.match(render, end) if tag else None
+        end = closer.end() if closer else end
     return render[start:end]
+
+
+_HEADER_CUT = re.compile(r"<[^<>\s]+>[^<>\n]*[^\s<>]\Z")  # a token and a header's words after it, up to the cut
+_TAG_CUT = re.compile(r"<[^<>\s]+>\w+\Z")  # a token and its tag's name (XTML's `<|close|>tools`), up to the cut
+_TOKEN_NEXT = re.compile(r"<[^<>\s]+>")
 
 
 def _find_tools(renders: _Renders, answer: str, found: Derivation, family: Recognition | None) -> None:
@@ -323,16 +336,27 @@ def _read_by_family(found: Derivation, family: Recognition | None, answer: str, 
     named = family.signature.tool_call_parser if family is not None else None
     if family is None or named is None:
         return False
-    widened = [(_region(answer, one, whole_tokens=True), [FIRST])]
-    both = _region(answer, two, whole_tokens=True) if two is not None else ""
+    reasoning = family.signature.reasoning_parser
+    widened = [(_reasoning_closed(_region(answer, one, whole_tokens=True), reasoning), [FIRST])]
+    both = _reasoning_closed(_region(answer, two, whole_tokens=True), reasoning) if two is not None else ""
     widened += [(both, [FIRST, SECOND])] if SECOND[0] in both else []
-    if _reads_back(named, widened, family.signature.reasoning_parser, family=True):
+    if _reads_back(named, widened, reasoning, family=True):
         _by_markers(found, family, tools=True, reasoning=False)
         return True
     found.refusals.append(
         f"tool calls: not as {named}: {family.evidence}, but it does not read the template's calls back"
     )
     return False
+
+
+def _reasoning_closed(text: str, reasoning: str | None) -> str:
+    """`text` as a model of a family that always reasons writes it: its
+    reasoning closed before the calls (MiniMax M1's `</think>`), which the
+    template's history cuts."""
+    fmt = REASONING_FORMATS[reasoning] if reasoning else None
+    if fmt is None or not fmt.always_thinking or fmt.stage is not None or not fmt.end or fmt.end in text:
+        return text
+    return fmt.end + text
 
 
 def _recognised_tools(samples: list[tuple[str, list]]) -> str | None:

@@ -90,6 +90,18 @@ def test_a_fine_tuned_copy_is_served_by_the_same_parsers(name: str) -> None:
         ("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja", "DeepSeek R1", "deepseekv3", "deepseek-r1"),
         ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "Command R7B", "command_r7b", "command_r7b"),
         ("LFM2-8B-A1B.jinja", "LFM2", "lfm2", None),
+        ("LFM2.5-8B-A1B.jinja", "LFM2 thinking", "lfm2", "lfm2"),
+        ("Kimi-K3.jinja", "Kimi K3 (XTML)", "kimi_k3", "kimi_k3"),
+        ("muse-glimmer.jinja", "Muse Glimmer", "muse", "muse"),
+        ("MiniMax-M1.jinja", "MiniMax M1", "minimax", "minimax"),
+        ("MiniMax-M2.jinja", "MiniMax M2", "minimax-m2", "minimax"),
+        ("MiniMax-M3.jinja", "MiniMax M3", "minimax-m3", "minimax-m3"),
+        ("tencent-Hy3.jinja", "Hunyuan Hy3", "hunyuan", "hunyuan"),
+        ("poolside-Laguna-XS.2.jinja", "Poolside Laguna", "poolside_v1", "poolside_v1"),
+        ("poolside-Laguna-S-2.1.jinja", "Poolside Laguna", "poolside_v1", "poolside_v1"),
+        ("Cohere2MoE.jinja", "Command 4", "cohere_command4", "cohere_command4"),
+        ("GigaChat3.5.jinja", "GigaChat 3.5", "gigachat35", "gigachat35"),
+        ("openbmb-MiniCPM5-1B.jinja", "MiniCPM 5", "minicpm5", "minicpm5"),
     ],
 )
 def test_a_family_is_recognised_by_its_markers(name: str, family: str, tool: str, reasoning: str | None) -> None:
@@ -97,6 +109,37 @@ def test_a_family_is_recognised_by_its_markers(name: str, family: str, tool: str
     assert (found.recognised_tools, found.recognised_reasoning) == (tool, reasoning), found.refusals
     assert found.tools_from is not None and found.tools_from.startswith(f"{family} (markers in the template: ")
     assert found.origin == f"template: recognised as {'+'.join(dict.fromkeys(n for n in (tool, reasoning) if n))}"
+
+
+def test_a_hy3_revision_with_another_checkpoint_suffix_is_recognised_and_reads_its_calls() -> None:
+    # Hy3's tokens carry the checkpoint's suffix (`<tool_call:opensource>`); another
+    # checkpoint's copy writes another one, or none
+    source = (TEMPLATES / "tencent-Hy3.jinja").read_text(encoding="utf-8")
+    for suffix in (":preview", ""):
+        revision = source.replace("{%- set HYTK = ':opensource' %}", "{%- set HYTK = '" + suffix + "' %}")
+        assert revision != source
+        found = served("tencent-Hy3.jinja", revision)
+        assert (found.recognised_tools, found.recognised_reasoning) == ("hunyuan", "hunyuan"), found.refusals
+        assert found.refusals == []
+        assert share_as_named(found, "hunyuan", "hunyuan") == 1.0
+
+
+def test_command_4_is_told_from_command_r7b_by_its_text_markers() -> None:
+    # both write `<|START_THINKING|>` and `<|START_ACTION|>`; Command 4 answers in
+    # `<|START_TEXT|>`, R7B in `<|START_RESPONSE|>`
+    command4 = served("Cohere2MoE.jinja")
+    r7b = served("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    assert stage_names(command4) == ("cohere_command4", "cohere_command4")
+    assert stage_names(r7b) == ("command_r7b", "command_r7b")
+
+
+def test_a_model_that_always_reasons_has_its_calls_read_by_its_familys_parser() -> None:
+    # MiniMax M1 and M2 close their reasoning before their calls, which the
+    # templates' history does not write; the family's parsers read the calls
+    for name in ("MiniMax-M1.jinja", "MiniMax-M2.jinja"):
+        found = served(name)
+        assert found.refusals == [], name
+        assert found.tools_from is not None and found.tools_from.startswith("MiniMax M")
 
 
 def _tokenizer_config(folder: Path, tokens: tuple[str, ...]) -> Path:
@@ -181,6 +224,15 @@ def test_parsers_derive_says_per_part_recognised_derived_or_refused(capsys, tmp_
     }
     assert report["recognised"] == {"tool_call_parser": "gemma4", "reasoning_parser": "gemma4"}
     assert report["recognised_from"] == {"tool_call_parser": markers, "reasoning_parser": markers}
+
+
+def test_parsers_derive_names_the_family_and_its_markers_for_a_newer_family(capsys) -> None:
+    assert main(["parsers", "--derive", str(TEMPLATES / "Kimi-K3.jinja")]) == 0
+    printed = capsys.readouterr().out
+    markers = "Kimi K3 (XTML) (markers in the template: <|open|>, <|close|>, <|sep|>)"
+    assert "Kimi-K3.jinja: template: recognised as kimi_k3\n" in printed
+    assert f"  tool_calls: recognised as kimi_k3, by {markers}\n" in printed
+    assert f"  reasoning: recognised as kimi_k3, by {markers}\n" in printed
 
 
 def test_models_served_from_their_templates_alone_parse_their_calls(serve, side, tmp_path: Path) -> None:
