@@ -17,7 +17,9 @@ response's start and its end go to the server's own `send` when the app
 hands it over in the scope (`SERVER_SEND`, app.py's `Gateway`): the
 middlewares watch only the start and the end, and a coroutine each per
 event cost 3 % of a paced chunk (bench/README.md, "The server's send,
-and shorter parses"). A write that waits for the client for
+and shorter parses"); on uvicorn's httptools server an event goes past
+that `send` too, straight to the connection, while the send would do
+nothing else (server_write.py). A write that waits for the client for
 `server.send_timeout` cuts the stream (`ClientStalled`). Stepped outside
 a task, any ASGI middleware's `send` it does go through must be plain
 async code, as parsegate's are (observe.py, limits.py): one
@@ -57,6 +59,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from gateway.api.disconnect import DisconnectWatch
+from gateway.api.server_write import http_chunk, server_cycle, writes_now
 from gateway.api.sse_frames import PING
 from gateway.ops import server_config
 from gateway.ops.logs import left_unfinished
@@ -115,6 +118,7 @@ class EventStream(Response):
         self._send_seconds = server_config.SEND_TIMEOUT  # how long a send may be held before the stream is cut
         self._stall_timer: asyncio.TimerHandle | None = None
         self._cut: ClientStalled | None = None  # once the stream is cut, nothing more is sent
+        self._cycle: Any = None  # uvicorn's cycle, when events are written to its connection (server_write.py)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Stream the events until they end or the client leaves (a
@@ -154,6 +158,7 @@ class EventStream(Response):
         self._now = loop.time
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            self._cycle = server_cycle(self._body_send) if self._stepped else None
             self._last_sent = loop.time()
             self._quiet_timer = loop.call_at(self._last_sent + self._ping_seconds, self._when_quiet)
             await self._produce(self)
@@ -191,6 +196,10 @@ class EventStream(Response):
             return self._held
         if not self._stepped:
             return self._send_in_task(event)
+        cycle = self._cycle
+        if cycle is not None and writes_now(cycle):  # straight to the connection (server_write.py)
+            cycle.transport.write(http_chunk(event))
+            return None
         sending = self._body_send({"type": "http.response.body", "body": event, "more_body": True})
         try:
             waits_for = sending.send(None)  # type: ignore[attr-defined]

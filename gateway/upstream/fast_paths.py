@@ -8,7 +8,10 @@ the same with public interfaces only:
   reads the body in a task, with aiohttp's public `iter_any`;
 - `EventStream.write` (api/sse.py) steps the ASGI server's `send`
   coroutine from that callback, as an asyncio task would step it; the
-  fallback awaits the `send` in a task.
+  fallback awaits the `send` in a task. On uvicorn's httptools server it
+  writes an event straight to the connection where that `send` would do
+  nothing else (api/server_write.py, which looks for uvicorn's fields per
+  stream and sends as before where one is missing).
 
 Whether they run is decided once, as the process starts (`ENABLED`): only
 where `PARSEGATE_FAST_PATHS` is not `0` and a check of the installed

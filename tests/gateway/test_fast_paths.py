@@ -10,6 +10,9 @@ import os
 import subprocess
 import sys
 
+import httpx
+
+from gateway.api.server_write import server_cycle
 from gateway.upstream import fast_paths
 from tests.conftest import REPO
 
@@ -35,3 +38,21 @@ def test_the_fast_paths_run_unless_turned_off():
     assert _start_up_line("0") == (
         "False fast paths off (PARSEGATE_FAST_PATHS=0): a task reads each backend body and awaits each send"
     )
+
+
+def test_uvicorns_httptools_server_has_what_the_direct_write_needs(serve):
+    """A streamed response on the server the gateway runs (uvicorn, with
+    httptools) lets its events be written straight to the connection
+    (gateway/api/server_write.py); where it would not, the stream sends
+    through the server's `send`, correct but slower."""
+    found: list[object] = []
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        found.append(server_cycle(send))
+        await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+
+    assert httpx.get(serve(app)).text == "ok"
+    assert found[0] is not None
