@@ -28,7 +28,7 @@ from parsers.core import coerce
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
 from parsers.core.json_writer import json_string_body
-from parsers.core.markers import cut_short, marker_set
+from parsers.core.markers import cut_short, marker_set, only_closes_may_follow
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.wrapped_call import WrappedCallObject
 
@@ -50,7 +50,11 @@ TYPE_OPEN, TYPE_CLOSE = "<ifm|arg_type>", "</ifm|arg_type>"
 VALUE_OPEN, VALUE_CLOSE = "<ifm|arg_value>", "</ifm|arg_value>"
 _TAGS = marker_set(KEY_OPEN, KEY_CLOSE, TYPE_OPEN, TYPE_CLOSE, VALUE_OPEN, VALUE_CLOSE, BLOCK_CLOSE)
 _BLOCK_CLOSE = marker_set(BLOCK_CLOSE)
-_VALUE_ENDS = marker_set(VALUE_CLOSE, BLOCK_CLOSE)
+# Inside a value the block's and the group's close are text, unless only
+# they follow up to the end of the output (the value's close left out), as
+# `closes_after_value` reads the tag formats (`parsers.core.tag_syntax`).
+_CLOSES_AFTER_VALUE = (BLOCK_CLOSE, GROUP_CLOSE)
+_VALUE_ENDS = marker_set(VALUE_CLOSE, *_CLOSES_AFTER_VALUE)
 _WHITESPACE = always_matching(r"\s*")
 _NAME = re.compile(r"[^\s<>]+")
 
@@ -233,19 +237,26 @@ class IfmBlock:
     def _step_value(self, buf: str, pos: int) -> int | None:
         hit = _VALUE_ENDS.search(buf, pos)
         end = hit.start if hit else _VALUE_ENDS.safe_end(buf, pos)
-        if end > pos and self._streaming:
-            self._calls.args(json_string_body(buf[pos:end]))
-        elif end > pos:
-            self._value.append(buf[pos:end])
-            self.held_chars += end - pos
+        self._take_value(buf[pos:end])
         if hit is None:
             return end if end > pos else None
+        if hit.marker in _CLOSES_AFTER_VALUE:
+            if hit.start > pos:
+                return hit.start
+            if only_closes_may_follow(buf, pos, _CLOSES_AFTER_VALUE):
+                return None  # held: text of the value, or the block's close at the end of the output
+            self._take_value(hit.marker)
+            return hit.end
         self._end_value()
-        if hit.marker == BLOCK_CLOSE:
-            self._close()
-        else:
-            self._state = "between"
+        self._state = "between"
         return hit.end
+
+    def _take_value(self, text: str) -> None:
+        if text and self._streaming:
+            self._calls.args(json_string_body(text))
+        elif text:
+            self._value.append(text)
+            self.held_chars += len(text)
 
     def _end_value(self) -> None:
         if self._streaming:
