@@ -27,6 +27,7 @@ import orjson
 from parsers.core import coerce
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.json_writer import json_string_body
 from parsers.core.markers import cut_short, marker_set, only_closes_may_follow
 from parsers.grammars.json_call import JsonCalls
@@ -83,6 +84,8 @@ class IfmBlock:
         self._streaming = False
         self._value: list[str] = []
         self._json: JsonCalls | None = None
+        self._json_scan = JsonValueScanner()  # where the JSON ends, and whether a closer is inside a string
+        self._json_ahead = 0
 
     def step(self, buf: str, pos: int) -> int:
         while self.status == RUNNING and pos < len(buf):
@@ -128,6 +131,7 @@ class IfmBlock:
             return blank_end if blank_end > pos else None
         if buf[blank_end] in "{[":
             self._json = JsonCalls(self._calls, item=WrappedCallObject)
+            self._json_scan, self._json_ahead = JsonValueScanner(), 0
             self._state = "json"
         else:
             self._state = "name"
@@ -274,12 +278,15 @@ class IfmBlock:
         self.status = DONE
 
     def _step_json(self, buf: str, pos: int) -> int | None:
-        """JSON calls, bounded by the block's closer."""
-        hit = _BLOCK_CLOSE.search(buf, pos)
-        bound = hit.start if hit else _BLOCK_CLOSE.safe_end(buf, pos)
+        """JSON calls, bounded by the block's closer outside their strings
+        (inside one it is text, `scan_to_end_marker`). The scanner runs
+        ahead of the reader by what the reader holds back."""
+        scan_end, hit = scan_to_end_marker(self._json_scan, _BLOCK_CLOSE, buf, pos + self._json_ahead)
+        bound = hit.start if hit else scan_end
         reader, starts = self._json, self._calls.starts
         assert reader is not None, "the json state has a reader"
         end = reader.step(buf if bound == len(buf) else buf[:bound], pos)
+        self._json_ahead = bound - end
         self._named = self._named or self._calls.starts != starts
         if reader.status == FAILED:
             return self._malformed(end)

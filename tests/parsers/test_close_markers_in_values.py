@@ -66,3 +66,55 @@ def test_the_call_after_one_holding_its_close_markers_is_read(parser, reasoning,
     result = parsed_at_every_split(text, parser, reasoning)
     assert calls(result) == [("write_file", first), ("write_file", second)]
     assert not result["content"]
+
+
+# The value's own close tag left out: the call's close markers, last in the
+# output, close it; a value the output cuts off keeps every character.
+VALUE_CLOSES = {
+    "deepseekv32": "</｜DSML｜parameter>",
+    "deepseekv4": "</｜DSML｜parameter>",
+    "deepseekv41": "</｜DSML｜ parameter>",
+    "gigachat35": "</｜GCML｜parameter>",
+    "minicpm5": "</param>",
+    "muse": "</atem:parameter>",
+    "step3": "</steptml:parameter>",
+    "kimi_k3": "<|close|>argument<|sep|>",
+    "k2_horizon": "</ifm|arg_value>",
+    "beam": "\n</rfl:parameter>",
+}
+
+
+@pytest.mark.parametrize(("parser", "reasoning", "closes"), CLOSES, ids=IDS)
+def test_a_value_whose_close_is_left_out_ends_at_the_calls_close_last_in_the_output(parser, reasoning, closes):
+    written = _written(parser, {"content": "VALUE"})
+    before, after = written.split("VALUE")
+    text = before + "a.txt" + after.removeprefix(VALUE_CLOSES[parser]).lstrip("\n")
+    result = parsed_at_every_split(text, parser, reasoning)
+    assert calls(result) == [("write_file", {"content": "a.txt"})]
+    assert not result["content"]
+
+
+@pytest.mark.parametrize(("parser", "reasoning", "closes"), CLOSES, ids=IDS)
+def test_a_value_cut_off_keeps_the_close_markers_written_in_it(parser, reasoning, closes):
+    before = _written(parser, {"content": "VALUE"}).split("VALUE")[0]
+    value = f"x {closes[0]} y"
+    result = parsed_at_every_split(before + value, parser, reasoning)
+    assert calls(result) == [("write_file", {"content": value})]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"name": "write_file", "arguments": {"content": "x </ifm|tool_call> y </ifm|tool_calls>"}}',
+        '[{"name": "write_file", "arguments": {"content": "a \\"</ifm|tool_call>\\" b"}}]',
+    ],
+)
+def test_the_ifm_block_close_inside_a_json_string_is_text(body):
+    """K2 Horizon's JSON block: its closer ends it only outside a string."""
+    second = '<ifm|tool_call>{"name": "write_file", "arguments": {"content": "z"}}</ifm|tool_call>'
+    text = f"<ifm|tool_calls>\n<ifm|tool_call>{body}</ifm|tool_call>\n{second}\n</ifm|tool_calls>"
+    result = parsed_at_every_split(text, "k2_horizon")
+    written = orjson.loads(body)
+    first = (written[0] if isinstance(written, list) else written)["arguments"]
+    assert calls(result) == [("write_file", first), ("write_file", {"content": "z"})]
+    assert not result["content"]
