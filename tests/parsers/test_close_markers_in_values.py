@@ -1,7 +1,8 @@
 """A call's close markers written inside an open value are text of the value
 (issue 43, section 1), for the tag formats beyond Qwen3-Coder's: DeepSeek's
 DSML and GigaChat 3.5's GCML, MiniCPM, Muse's ATEM, Step-3's steptml, Kimi
-K3's XTML, K2 Horizon's IFM tags and Beam's channel messages. A coding
+K3's XTML, K2 Horizon's IFM tags, Beam's channel messages, dots.llm1 and
+Solar Open 2. A coding
 agent writing a file about tool calls writes `</｜DSML｜invoke>` or
 `<|close|>call<|sep|>` in a value; the value runs to its own close tag, and
 the parameters and calls after it are read. Each text parses the same
@@ -29,6 +30,8 @@ CLOSES = [
     ("kimi_k3", "kimi_k3", ("<|close|>call<|sep|>", "<|close|>tools<|sep|>")),
     ("k2_horizon", None, ("</ifm|tool_call>", "</ifm|tool_calls>")),
     ("beam", "beam", ("<|end|>", "<|call|>", "<|return|>")),
+    ("dots", None, ("</invoke>", "</dots_function_call>")),
+    ("solar_open2", None, ("<|tool_call:end|>",)),
 ]
 IDS = [parser for parser, _, _ in CLOSES]
 
@@ -81,6 +84,8 @@ VALUE_CLOSES = {
     "kimi_k3": "<|close|>argument<|sep|>",
     "k2_horizon": "</ifm|arg_value>",
     "beam": "\n</rfl:parameter>",
+    "dots": "</parameter>",
+    "solar_open2": "<|tool_arg:end|>",
 }
 
 
