@@ -2,12 +2,11 @@
 (issue 43, section 1), for the tag formats beyond Qwen3-Coder's: DeepSeek's
 DSML and GigaChat 3.5's GCML, MiniCPM, Muse's ATEM, Step-3's steptml, Kimi
 K3's XTML, K2 Horizon's IFM tags, Beam's channel messages, dots.llm1 and
-Solar Open 2. A coding
-agent writing a file about tool calls writes `</｜DSML｜invoke>` or
-`<|close|>call<|sep|>` in a value; the value runs to its own close tag, and
-the parameters and calls after it are read. Each text parses the same
-whole, cut in two at every place and one character at a time
-(`parsed_at_every_split`)."""
+Solar Open 2. A coding agent writing a file about tool calls writes
+`</｜DSML｜invoke>` or `<|close|>call<|sep|>` in a value; the value runs to
+its own close tag, and the parameters and calls after it are read. Each
+text parses the same whole, cut in two at every place and one character
+at a time (`parsed_at_every_split`)."""
 
 from __future__ import annotations
 
