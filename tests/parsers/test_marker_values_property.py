@@ -89,14 +89,21 @@ def _vocabulary(parser: str) -> list[str]:
     fmt = tool_format(parser)
     rendered = fmt.render_call(TOOL_NAME, '{"content": "x"}')
     framing = (fmt.call_start, *fmt.other_call_starts, fmt.call_end, fmt.section_start, fmt.section_end)
-    markers = marker_strings(fmt) | set(_TAG.findall(rendered)) | {marker for marker in framing if marker and marker.strip()}
+    markers = (
+        marker_strings(fmt) | set(_TAG.findall(rendered)) | {marker for marker in framing if marker and marker.strip()}
+    )
     excluded = set(fmt.end_of_turn) | set(CANNOT_HOLD.get(fmt.name, {}))
     return sorted(m for m in markers if not any(bad in m for bad in excluded))
 
 
 def _tools(keys) -> list[dict]:
     properties = {key: {"type": "string"} for key in keys}
-    return [{"type": "function", "function": {"name": TOOL_NAME, "parameters": {"type": "object", "properties": properties}}}]
+    return [
+        {
+            "type": "function",
+            "function": {"name": TOOL_NAME, "parameters": {"type": "object", "properties": properties}},
+        }
+    ]
 
 
 def _parse(parser: str, text: str, cuts: list[int], tools: list[dict]) -> ParseResult:

@@ -31,7 +31,7 @@ def _turn(arguments: str) -> str:
         {"city": "Paris", "days": 2},
         {"ok": True, "no": False, "none": None, "ratio": 0.5, "n": -3},
         {"nested": {"list": [1, "two", {"three": [3]}]}, "empty": {}, "unit": []},
-        {"quote": "it's \"here\"", "brace": "a } b ] c ) d {", "back": "a\\b", "nl": "x\ny\tz", "uni": "café ✓"},
+        {"quote": 'it\'s "here"', "brace": "a } b ] c ) d {", "back": "a\\b", "nl": "x\ny\tz", "uni": "café ✓"},
         {"code": "print('<|action_end|>')"},
     ],
 )
@@ -68,7 +68,7 @@ def test_a_dict_past_the_bound_is_kept_as_written():
 
 
 def test_a_dict_cut_off_is_kept_as_written():
-    text = "<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"arguments\": {'city': 'Par"
+    text = '<|action_start|><|plugin|>\n{"name": "get_weather", "arguments": {\'city\': \'Par'
     result = parsed_at_every_split(text, "internlm", tools=TOOLS)
     assert result["raw"] == ["{'city': 'Par"]
 
