@@ -122,3 +122,27 @@ def test_the_ifm_block_close_inside_a_json_string_is_text(body):
     first = (written[0] if isinstance(written, list) else written)["arguments"]
     assert calls(result) == [("write_file", first), ("write_file", {"content": "z"})]
     assert not result["content"]
+
+
+# Harmony (gpt-oss): its framing reads messages before any call, so a
+# terminator, a filler or a header inside a string of a call's JSON
+# arguments must stay text there, blanks between them included.
+@pytest.mark.parametrize(
+    "value",
+    [
+        "a <|call|> <|call|> b",
+        "<|call|>commentary",
+        "x<|end|>\n<|start|>assistant<|channel|>final<|message|>y",
+        "<|channel|>analysis<|message|>thinking",
+    ],
+)
+def test_harmony_framing_inside_a_json_string_is_text(value):
+    arguments = {"path": "a.txt", "content": value}
+    text = (
+        "<|channel|>analysis<|message|>Need it.<|end|><|start|>assistant<|channel|>commentary to=functions.write_file"
+        " <|constrain|>json<|message|>" + orjson.dumps(arguments).decode() + "<|call|>"
+    )
+    result = parsed_at_every_split(text, "gpt-oss", "gpt-oss")
+    assert calls(result) == [("write_file", arguments)]
+    assert result["reasoning_content"] == "Need it."
+    assert not result["content"]

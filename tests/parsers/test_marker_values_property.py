@@ -43,10 +43,6 @@ CANNOT_HOLD: dict[str, dict[str, str]] = {
     "gigachat35": {"</｜GCML｜parameter>": OWN_CLOSE},
     "glm45": ARG_VALUE,
     "glm47": ARG_VALUE,
-    "gpt-oss": {
-        "<|message|>": "after `<|channel|>` or `<|start|>` it ends a message header, which Harmony's"
-        " framing reads wherever it stands (special tokens, before any call is read)"
-    },
     "hunyuan": ARG_VALUE,
     "iquest_q1": ARG_VALUE,
     "k2_horizon": {"</ifm|arg_value>": OWN_CLOSE},
@@ -70,7 +66,7 @@ CANNOT_HOLD: dict[str, dict[str, str]] = {
     "step3p5": QWEN3_CODER_TAGS,
 }
 # Where the marker alone is text, the text that shows why it is left out.
-SHOWN_BY = {"<|message|>": "<|channel|>analysis<|message|>", "]<]minimax[>[": "]<]minimax[>[</invoke>"}
+SHOWN_BY = {"]<]minimax[>[": "]<]minimax[>[</invoke>"}
 # Inkling's control tokens end its payload wherever they stand (issue 43, left).
 LEFT = {"inkling"}
 PARSERS = [name for name in distinct_tool_parsers() if tool_format(name).call_template and name not in LEFT]
