@@ -7,13 +7,14 @@ The header, from the call start to `message`, names a recipient
 (`functions.get_weather`); recipients in `not_tools` (`self`, `user`, …)
 are not calls, and the tool-call stage returns such a message as content.
 The body, up to one of `terminators` (one inside an open value is handed
-to the call's grammar, whose `closes_after_value` may make it text), is read the way a `ToolCallParser`
-of the `inner` format would read it (its section markers, call start,
-dropped markers and body grammar; it has no call end): each call the body
-grammar reports is this message's, streamed as it comes; text outside the
-calls is content, a whitespace-only run between calls and markers is
-dropped, and a call not yet named when it turns out malformed, or when it
-holds back more than the stage's buffer cap, goes out as content. Reading
+to the call's grammar, whose `closes_after_value` may make it text), is
+read the way a `ToolCallParser` of the `inner` format would read it (its
+section markers, call start, dropped markers and body grammar; it has no
+call end): each call the body grammar reports is this message's, streamed
+as it comes; text outside the calls is content, a whitespace-only run
+between calls and markers is dropped, and a call not yet named when it
+turns out malformed, or when it holds back more than the stage's buffer
+cap, goes out as content. Reading
 the body in place, rather than through a nested parser, keeps its cost
 per chunk that of any tag format. Body text before the first call is held
 back: a message that holds no call goes out whole, as written, as content.
