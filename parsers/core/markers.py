@@ -20,6 +20,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
+from parsers.core.always_matching import always_matching
+
 
 class Hit(NamedTuple):
     start: int
@@ -84,3 +86,20 @@ def cut_short(buf: str, pos: int, marker: str) -> bool:
     included): the text may still become `marker`. Copies at most
     `len(marker)` characters, however long `buf` is."""
     return len(buf) - pos < len(marker) and marker.startswith(buf[pos:])
+
+
+_BLANKS = always_matching(r"\s*")
+
+
+def only_closes_may_follow(buf: str, pos: int, closes: tuple[str, ...]) -> bool:
+    """Whether `buf[pos:]` is, or may still become, some of `closes` in
+    their order, with blanks around them, and nothing else: a value whose
+    close tag was left out, at the end of the output (`closes_after_value`
+    in `parsers.core.tag_syntax`)."""
+    for marker in closes:
+        pos = _BLANKS.match(buf, pos).end()
+        if buf.startswith(marker, pos):
+            pos += len(marker)
+        elif cut_short(buf, pos, marker):
+            return True
+    return _BLANKS.match(buf, pos).end() == len(buf)

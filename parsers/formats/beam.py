@@ -64,8 +64,10 @@ register(
                 key_close=">",
                 key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
                 value_close="</rfl:parameter>",
-                value_also_ends_at=TERMINATORS,
                 call_closes=TERMINATORS,
+                # Inside a value they are text, as gpt-oss's `<|call|>` is
+                # inside a JSON string.
+                closes_after_value=TERMINATORS,
             ),
         ),
         call_template=" to={name}<|channel|>analysis <|constrain|>xml<|message|>{arguments}<|call|>",

@@ -90,8 +90,8 @@ register(
                 key_close="<|sep|>",
                 key_pattern=r'\s+key="(?P<key>[^"]*)"(?:\s+type="(?P<type>[^"]*)")?' + _OTHER_ATTRIBUTES,
                 value_close="<|close|>argument<|sep|>",
-                value_also_ends_at=(CALL_CLOSE,),
                 call_closes=(CALL_CLOSE,),
+                closes_after_value=(CALL_CLOSE, TOOLS_CLOSE),  # text inside a value
                 trim="none",
                 attribute_entities=True,
             ),

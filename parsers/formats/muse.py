@@ -53,8 +53,10 @@ ATEM = ToolFormat(
             key_close=">",
             key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
             value_close="</atem:parameter>",
-            value_also_ends_at=("</atem:invoke>",),
             call_closes=("</atem:invoke>",),
+            # Inside a value these are text, the message's terminators too
+            # (`ChannelCall` hands those to the value).
+            closes_after_value=("</atem:invoke>", "</atem:function_calls>", *TERMINATORS),
             trim="strip",
             untyped_json=True,
         ),

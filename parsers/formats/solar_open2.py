@@ -77,9 +77,11 @@ register(
                 key_open=ARG_START,
                 key_close=ARG_VALUE,
                 value_close=ARG_END,
-                # A value whose end marker was dropped ends at the next argument or the call's end.
-                value_also_ends_at=(ARG_START, CALL_END),
+                # A value whose end marker was dropped ends at the next argument, or
+                # at the call's end last in the output (inside a value it is text).
+                value_also_ends_at=(ARG_START,),
                 call_closes=(CALL_END,),
+                closes_after_value=(CALL_END,),
                 trim="none",
             ),
         ),

@@ -46,8 +46,8 @@ register(
                     key_close=">",
                     key_pattern=_ATTRIBUTE.format("key"),
                     value_close="</parameter>",
-                    value_also_ends_at=("</invoke>",),
                     call_closes=("</invoke>",),
+                    closes_after_value=("</invoke>", "</dots_function_call>"),  # text inside a value
                     trim="strip",
                 ),
             ),

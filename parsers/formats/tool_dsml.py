@@ -39,8 +39,10 @@ DSML = TagSyntax(
     key_close=">",
     key_pattern=r"\s*name=\"(?P<key>[^\"]+)\"(?:\s+string=\"(?P<string>true|false)\")?\s*",
     value_close="</｜DSML｜parameter>",
-    value_also_ends_at=("</｜DSML｜invoke>",),
     call_closes=("</｜DSML｜invoke>",),
+    # Inside a value the call's and the block's close are text (see
+    # `closes_after_value`): the templates write a value as it is.
+    closes_after_value=("</｜DSML｜invoke>", "</｜DSML｜function_calls>"),
     trim="strip",
     json_body=True,
 )
@@ -72,6 +74,7 @@ register(
         section_start="<｜DSML｜tool_calls>",
         other_section_starts=(SEPARATOR + "<｜DSML｜tool_calls>",),
         section_end="</｜DSML｜tool_calls>",
+        body=partial(TagCall, syntax=replace(DSML, closes_after_value=("</｜DSML｜invoke>", "</｜DSML｜tool_calls>"))),
         call_template=(
             '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n{arguments}</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
         ),
@@ -100,8 +103,8 @@ register(
                 DSML,
                 key_open=_spaced(DSML.key_open),
                 value_close=_spaced(DSML.value_close),
-                value_also_ends_at=(_spaced("</｜DSML｜invoke>"),),
                 call_closes=(_spaced("</｜DSML｜invoke>"),),
+                closes_after_value=(_spaced("</｜DSML｜invoke>"), "</｜DSML｜ calls>"),
             ),
         ),
         call_template=(

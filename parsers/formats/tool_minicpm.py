@@ -49,8 +49,8 @@ register(
                 key_close=">",
                 key_pattern=_ATTRIBUTE.format("key"),
                 value_close="</param>",
-                value_also_ends_at=("</function>",),
                 call_closes=("</function>",),
+                closes_after_value=("</function>",),  # text inside a value
                 trim="strip",
                 untyped_json=True,
                 unescape_xml=True,

@@ -40,8 +40,9 @@ register(
                 key_close=">",
                 key_pattern=r'\s*name="(?P<key>[^"]+)"\s*',
                 value_close="</steptml:parameter>",
-                value_also_ends_at=("</steptml:invoke>",),
                 call_closes=("</steptml:invoke>",),
+                # Text inside a value, the call tokens after the invoke's close too.
+                closes_after_value=("</steptml:invoke>", "<｜tool_call_end｜>", "<｜tool_calls_end｜>"),
                 trim="strip",
             ),
         ),

@@ -55,6 +55,7 @@ Baidu ERNIE 4.5 (`ernie45`), Hermes-style::
 """
 
 from dataclasses import replace
+from functools import partial
 
 from parsers.formats.table import register
 from parsers.grammars.json_call import JsonCalls
@@ -95,7 +96,8 @@ register(
         call_start="<|action_start|><|plugin|>",
         other_call_starts=("<|action_start|> <|plugin|>",),
         call_end="<|action_end|>",
-        body=JsonCalls,
+        # vLLM's InternLM 2 tool template writes `arguments|string`: a Python dict.
+        body=partial(JsonCalls, python_arguments=True),
         call_template='<|action_start|><|plugin|>\n{"name": "{name}", "parameters": {arguments}}<|action_end|>',
         dropped_markers=("<|action_end|>",),
         end_of_turn=("<|im_end|>",),

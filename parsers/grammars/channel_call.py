@@ -6,13 +6,15 @@ block of calls in a format of its own.
 The header, from the call start to `message`, names a recipient
 (`functions.get_weather`); recipients in `not_tools` (`self`, `user`, …)
 are not calls, and the tool-call stage returns such a message as content.
-The body, up to one of `terminators`, is read the way a `ToolCallParser`
-of the `inner` format would read it (its section markers, call start,
-dropped markers and body grammar; it has no call end): each call the body
-grammar reports is this message's, streamed as it comes; text outside the
-calls is content, a whitespace-only run between calls and markers is
-dropped, and a call not yet named when it turns out malformed, or when it
-holds back more than the stage's buffer cap, goes out as content. Reading
+The body, up to one of `terminators` (one inside an open value is handed
+to the call's grammar, whose `closes_after_value` may make it text), is
+read the way a `ToolCallParser` of the `inner` format would read it (its
+section markers, call start, dropped markers and body grammar; it has no
+call end): each call the body grammar reports is this message's, streamed
+as it comes; text outside the calls is content, a whitespace-only run
+between calls and markers is dropped, and a call not yet named when it
+turns out malformed, or when it holds back more than the stage's buffer
+cap, goes out as content. Reading
 the body in place, rather than through a nested parser, keeps its cost
 per chunk that of any tag format. Body text before the first call is held
 back: a message that holds no call goes out whole, as written, as content.
@@ -74,20 +76,30 @@ class ChannelCall(BetweenCalls):
             pos = self._step_header(buf, pos)
             if self._header is not None:
                 return pos
-        hit = self._terminators.search(buf, pos)
-        end = hit.start if hit else self._terminators.safe_end(buf, pos)
-        text, at = self._held_back + buf[pos:end], 0
+        while True:
+            hit = self._terminators.search(buf, pos)
+            end = hit.start if hit else self._terminators.safe_end(buf, pos)
+            self._read(self._held_back + buf[pos:end])
+            if hit is None:
+                return end
+            if self._call is not None and getattr(self._call, "in_value", False):
+                # A terminator inside an open value: its call's grammar
+                # decides whether it is the value's text (`closes_after_value`).
+                self._held_back += hit.marker
+                pos = hit.end
+                continue
+            self.finish()
+            return hit.end
+
+    def _read(self, text: str) -> None:
+        """The body's text up to a terminator (or to what may begin one)."""
+        at = 0
         while at < len(text):
             new_at = self._step_text(text, at) if self._call is None else self._step_call(text, at)
             if new_at is None:
-                break
+                return
             at = new_at
-        else:
-            self._held_back = ""
-        if hit is None:
-            return end
-        self.finish()
-        return hit.end
+        self._held_back = ""
 
     def finish(self) -> None:
         held, self._held_back = self._held_back, ""

@@ -27,8 +27,9 @@ import orjson
 from parsers.core import coerce
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallSink
+from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.json_writer import json_string_body
-from parsers.core.markers import cut_short, marker_set
+from parsers.core.markers import cut_short, marker_set, only_closes_may_follow
 from parsers.grammars.json_call import JsonCalls
 from parsers.grammars.wrapped_call import WrappedCallObject
 
@@ -50,7 +51,11 @@ TYPE_OPEN, TYPE_CLOSE = "<ifm|arg_type>", "</ifm|arg_type>"
 VALUE_OPEN, VALUE_CLOSE = "<ifm|arg_value>", "</ifm|arg_value>"
 _TAGS = marker_set(KEY_OPEN, KEY_CLOSE, TYPE_OPEN, TYPE_CLOSE, VALUE_OPEN, VALUE_CLOSE, BLOCK_CLOSE)
 _BLOCK_CLOSE = marker_set(BLOCK_CLOSE)
-_VALUE_ENDS = marker_set(VALUE_CLOSE, BLOCK_CLOSE)
+# Inside a value the block's and the group's close are text, unless only
+# they follow up to the end of the output (the value's close left out), as
+# `closes_after_value` reads the tag formats (`parsers.core.tag_syntax`).
+_CLOSES_AFTER_VALUE = (BLOCK_CLOSE, GROUP_CLOSE)
+_VALUE_ENDS = marker_set(VALUE_CLOSE, *_CLOSES_AFTER_VALUE)
 _WHITESPACE = always_matching(r"\s*")
 _NAME = re.compile(r"[^\s<>]+")
 
@@ -79,6 +84,8 @@ class IfmBlock:
         self._streaming = False
         self._value: list[str] = []
         self._json: JsonCalls | None = None
+        self._json_scan = JsonValueScanner()  # where the JSON ends, and whether a closer is inside a string
+        self._json_ahead = 0
 
     def step(self, buf: str, pos: int) -> int:
         while self.status == RUNNING and pos < len(buf):
@@ -124,6 +131,7 @@ class IfmBlock:
             return blank_end if blank_end > pos else None
         if buf[blank_end] in "{[":
             self._json = JsonCalls(self._calls, item=WrappedCallObject)
+            self._json_scan, self._json_ahead = JsonValueScanner(), 0
             self._state = "json"
         else:
             self._state = "name"
@@ -233,19 +241,26 @@ class IfmBlock:
     def _step_value(self, buf: str, pos: int) -> int | None:
         hit = _VALUE_ENDS.search(buf, pos)
         end = hit.start if hit else _VALUE_ENDS.safe_end(buf, pos)
-        if end > pos and self._streaming:
-            self._calls.args(json_string_body(buf[pos:end]))
-        elif end > pos:
-            self._value.append(buf[pos:end])
-            self.held_chars += end - pos
+        self._take_value(buf[pos:end])
         if hit is None:
             return end if end > pos else None
+        if hit.marker in _CLOSES_AFTER_VALUE:
+            if hit.start > pos:
+                return hit.start
+            if only_closes_may_follow(buf, pos, _CLOSES_AFTER_VALUE):
+                return None  # held: text of the value, or the block's close at the end of the output
+            self._take_value(hit.marker)
+            return hit.end
         self._end_value()
-        if hit.marker == BLOCK_CLOSE:
-            self._close()
-        else:
-            self._state = "between"
+        self._state = "between"
         return hit.end
+
+    def _take_value(self, text: str) -> None:
+        if text and self._streaming:
+            self._calls.args(json_string_body(text))
+        elif text:
+            self._value.append(text)
+            self.held_chars += len(text)
 
     def _end_value(self) -> None:
         if self._streaming:
@@ -263,12 +278,15 @@ class IfmBlock:
         self.status = DONE
 
     def _step_json(self, buf: str, pos: int) -> int | None:
-        """JSON calls, bounded by the block's closer."""
-        hit = _BLOCK_CLOSE.search(buf, pos)
-        bound = hit.start if hit else _BLOCK_CLOSE.safe_end(buf, pos)
+        """JSON calls, bounded by the block's closer outside their strings
+        (inside one it is text, `scan_to_end_marker`). The scanner runs
+        ahead of the reader by what the reader holds back."""
+        scan_end, hit = scan_to_end_marker(self._json_scan, _BLOCK_CLOSE, buf, pos + self._json_ahead)
+        bound = hit.start if hit else scan_end
         reader, starts = self._json, self._calls.starts
         assert reader is not None, "the json state has a reader"
         end = reader.step(buf if bound == len(buf) else buf[:bound], pos)
+        self._json_ahead = bound - end
         self._named = self._named or self._calls.starts != starts
         if reader.status == FAILED:
             return self._malformed(end)

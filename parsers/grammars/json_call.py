@@ -24,6 +24,7 @@ from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallS
 from parsers.core.json_scan import JsonValueScanner
 from parsers.core.json_string import JsonStringDecoder
 from parsers.core.json_writer import json_string_body
+from parsers.core.py_repr import PyReprEnd, repr_json
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _WHITESPACE = always_matching(r"\s*")
@@ -38,6 +39,7 @@ class JsonCallObject:
         name_keys: tuple[str, ...] = ("name",),
         args_keys: tuple[str, ...] = ("arguments", "parameters"),
         accepts: Callable[[str], bool] | None = None,
+        python_arguments: bool = False,
     ):
         self.status = RUNNING
         self.started = False
@@ -56,6 +58,11 @@ class JsonCallObject:
         self._string_args: StringArguments | None = None
         self._string_open = False
         self._null_args: list[str] | None = None
+        # `python_arguments`: arguments written as a Python dict (`{'city': …}`)
+        # are read whole as JSON (`parsers.core.py_repr`).
+        self._python_arguments = python_arguments
+        self._py_args: list[str] | None = None
+        self._py_end = PyReprEnd()
 
     def step(self, buf: str, pos: int) -> int:
         """Consume what can be decided of `buf[pos:]`; return the new position."""
@@ -82,6 +89,8 @@ class JsonCallObject:
             self._forward_args(decoder.finish())
         if self._null_args is not None:
             self._end_null_args()
+        if self._py_args is not None:
+            self._end_py_args()
         self.status = DONE if self.started else FAILED
 
     def _step_token(self, buf: str, pos: int) -> int | None:
@@ -118,6 +127,8 @@ class JsonCallObject:
     def _step_value(self, buf: str, pos: int) -> int:
         if self._key in self._name_keys:
             return self._read_name(buf, pos)
+        if self._py_args is not None:
+            return self._step_py_args(buf, pos)
         value = self._value
         assert value is not None, "the colon made a scanner"
         if not value.started:
@@ -133,6 +144,14 @@ class JsonCallObject:
                 self._string_args = StringArguments()
             elif self._key in self._args_keys and buf[pos] == "n":
                 self._null_args = []
+            elif self._key in self._args_keys and buf[pos] == "{" and self._python_arguments:
+                kind = _dict_kind(buf, pos)
+                if kind is None:
+                    return pos  # the first key's quote is not written yet
+                if kind == "python":
+                    self._py_args = []
+        if self._py_args is not None:
+            return self._step_py_args(buf, pos)
         start = pos
         pos = value.scan(buf, pos)
         if self._null_args is not None:
@@ -196,6 +215,26 @@ class JsonCallObject:
         if raw != "null":
             self._forward_args(raw)
 
+    def _step_py_args(self, buf: str, pos: int) -> int:
+        """A Python dict for arguments: held until it closes, then its JSON;
+        past the bounds, or not a literal, its text as written."""
+        assert self._py_args is not None, "called while a Python dict is read"
+        end = self._py_end.scan(buf, pos)
+        self._py_args.append(buf[pos:end])
+        if self._py_end.too_long:
+            self._forward_args("".join(self._py_args))
+            self._py_args.clear()
+        if self._py_end.done:
+            self._end_py_args()
+            self._state = "next"
+        return end
+
+    def _end_py_args(self) -> None:
+        assert self._py_args is not None, "called while a Python dict is read"
+        raw, self._py_args = "".join(self._py_args), None
+        converted = None if self._py_end.too_long or not self._py_end.done else repr_json(raw)
+        self._forward_args(raw if converted is None else converted)
+
     def _decoded(self, raw: str, closed: bool) -> str:
         """Arguments text as forwarded: a string-encoded value goes through
         `StringArguments` as it streams in (its quotes dropped)."""
@@ -250,6 +289,16 @@ class StringArguments:
                 return '"' + json_string_body(text)
             return text
         return text if self._serialized else json_string_body(text)
+
+
+def _dict_kind(buf: str, pos: int) -> str | None:
+    """`python` when the object at `pos` opens with a single-quoted key,
+    as Python's repr writes any key without a `'` in it; else `json`;
+    None while the text ends before its first key's quote."""
+    first = _WHITESPACE.match(buf, pos + 1).end()
+    if first == len(buf):
+        return None
+    return "python" if buf[first] == "'" else "json"
 
 
 def _read_string(buf: str, pos: int) -> tuple[str, int] | None:

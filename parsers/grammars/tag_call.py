@@ -27,7 +27,7 @@ from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, StateSteps
 from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.json_writer import json_string_body
-from parsers.core.markers import cut_short, marker_set
+from parsers.core.markers import marker_set, only_closes_may_follow
 from parsers.core.tag_syntax import TagSyntax
 
 _WHITESPACE = always_matching(r"\s*")
@@ -67,6 +67,11 @@ class TagCall(StateSteps):
         self._unopened_key: tuple[str, str | None] | None = None  # a key read, its value not yet opened
         self._stray: list[str] = []
         self._saw_prose = False  # text in the body that is no argument: no JSON body after it
+
+    @property
+    def in_value(self) -> bool:
+        """Whether the text read last was inside a value (one not yet closed)."""
+        return self._state in ("value", "cdata")
 
     def finish(self) -> None:
         if self.status != RUNNING:
@@ -221,7 +226,7 @@ class TagCall(StateSteps):
         if hit.marker in self._syntax.closes_after_value:
             if hit.start > pos:
                 return hit.start
-            if _only_closes_may_follow(buf, pos, self._syntax.closes_after_value):
+            if only_closes_may_follow(buf, pos, self._syntax.closes_after_value):
                 return None  # held: text of the value, or its call's close at the end of the output
             self._take_value(hit.marker)
             return hit.end
@@ -373,18 +378,6 @@ class TagCall(StateSteps):
             self._sink.args("}" if self._wrote_key else "{}")
         self._sink.end()
         self.status = DONE
-
-
-def _only_closes_may_follow(buf: str, pos: int, closes: tuple[str, ...]) -> bool:
-    """Whether `buf[pos:]` is, or may still become, some of `closes` in
-    their order, with blanks around them, and nothing else."""
-    for marker in closes:
-        pos = _WHITESPACE.match(buf, pos).end()
-        if buf.startswith(marker, pos):
-            pos += len(marker)
-        elif cut_short(buf, pos, marker):
-            return True
-    return _WHITESPACE.match(buf, pos).end() == len(buf)
 
 
 def _string_attribute(key_match: re.Match) -> str | None:

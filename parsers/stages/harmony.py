@@ -12,7 +12,8 @@ decides where its body goes: the `analysis` channel is reasoning; a message
 with a recipient (`to=functions.x`, in the channel or the role header) is a
 tool call, passed on verbatim, header and `<|call|>` included, for the
 tool-call stage; anything else (`final`, `commentary` without recipient) is
-content. Text outside messages is content, except a bare channel name
+content. A marker inside a string of a tool call's JSON arguments is text
+of the call. Text outside messages is content, except a bare channel name
 between two messages (`<|call|>commentary<|channel|>…`, a filler gpt-oss
 writes); stray `<|end|>`, `<|return|>` and `<|start|>assistant` are dropped. The header is short and read whole;
 bodies stream.
@@ -30,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from parsers.core.events import Content, Event, Reasoning
+from parsers.core.json_scan import JsonValueScanner
 from parsers.core.markers import marker_set
 
 START, CHANNEL, MESSAGE = "<|start|>", "<|channel|>", "<|message|>"
@@ -99,6 +101,9 @@ class HarmonyReasoningParser:
         self._header_implied = False
         self._kind: type[Content | Reasoning] = Content
         self._tool_call = False
+        # A tool call's JSON arguments while its body is read: a marker inside
+        # one of their strings is text (as the tool-call stage reads it there).
+        self._arguments: JsonValueScanner | None = None
         self._reasoning_seen = False
         self._between: list[str] = []
         starts, terminators = syntax.header_starts, syntax.terminators
@@ -133,7 +138,10 @@ class HarmonyReasoningParser:
             if hit is None:
                 self._held_back = buf[end:]
                 return events
-            self._on_marker(hit.marker, events)
+            if self._arguments is not None and self._arguments.in_string:
+                self._take(hit.marker, events)  # text of a string in a call's JSON arguments
+            else:
+                self._on_marker(hit.marker, events)
             pos = hit.end
 
     def finish(self) -> list[Event]:
@@ -175,6 +183,8 @@ class HarmonyReasoningParser:
                 self._header.clear()
                 self._state = "outside"
         else:
+            if self._arguments is not None:
+                self._arguments.scan(text, 0)
             events.append(self._kind(text))
 
     def _flush_between(self, events: list[Event]) -> None:
@@ -187,6 +197,7 @@ class HarmonyReasoningParser:
             events.append(Content(text))
 
     def _on_marker(self, marker: str, events: list[Event]) -> None:
+        self._arguments = None  # every marker read here leaves a body
         if self._state == "between":
             self._flush_between(events)
         if marker == self._syntax.message_start:
@@ -214,6 +225,7 @@ class HarmonyReasoningParser:
         self._tool_call = not builtin and self._tool_header.search(header) is not None
         if self._tool_call:
             self._kind = Content
+            self._arguments = JsonValueScanner()
             implied = self._syntax.implied_start if self._header_implied else ""
             events.append(Content(implied + header + MESSAGE))
         elif builtin or self._reasoning_header.search(header):
