@@ -23,6 +23,18 @@ MAX_ANSWER_BYTES = 64 << 20
 SESSION_HEADERS = ["x-claude-code-session-id", "session_id", "session-id", "x-session-affinity"]
 
 
+class LoadGauges(Section):
+    """`backend.load_gauges`: the engines' own load gauges, scraped from each
+    URL's `/metrics` every `interval` seconds and added to its requests in
+    flight when the least loaded URL is chosen (upstream/load_gauges.py)."""
+
+    interval: float = Field(default=5.0, gt=0)  # seconds between two scrapes of every URL
+    timeout: float = Field(default=2.0, gt=0)  # seconds one scrape may take; then its URL counts no gauges
+    queued_weight: float = Field(default=1.0, ge=0)  # load of one request queued in the engine
+    cache_weight: float = Field(default=2.0, ge=0)  # load of a full KV cache (usage 1.0)
+    max_bytes: int = Field(default=8 << 20, ge=1)  # a scrape's text at most
+
+
 class BackendConfig(Section):
     """Where a model is served: an OpenAI-compatible raw-text server (`url`)
     or the built-in demo backend (`demo: true`)."""
@@ -44,6 +56,7 @@ class BackendConfig(Section):
     session_headers: list[str] = Field(default_factory=lambda: list(SESSION_HEADERS))
     session_overload: float | None = Field(default=1.5, gt=1)  # times the mean in flight; None: never spill
     session_overload_floor: int = Field(default=4, ge=1)  # fewer in flight is never overloaded
+    load_gauges: LoadGauges | None = None  # None: a URL's load is its requests in flight alone
     server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
 
     @field_validator("url")

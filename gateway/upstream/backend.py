@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -28,6 +29,9 @@ from gateway.upstream.transport import Transport, TransportFailure, UpstreamResp
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
 _RETRIED_STATUSES = (502, 503)
+
+if TYPE_CHECKING:
+    from gateway.upstream.load_gauges import LoadScraper
 
 
 class _ConnectFailed(Exception):
@@ -76,6 +80,7 @@ class Backend:
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
+        self.load_scraper: LoadScraper | None = None  # with `backend.load_gauges` over several URLs (backends.py)
         self.server_kind: AskedOnce[ServerKind | None] = (
             AskedOnce()
         )  # detected when `backend.server` is unset (server_kind.py)
@@ -167,6 +172,8 @@ class Backend:
 
     async def close(self) -> None:
         """Close the pooled client (and whatever else the backend holds)."""
+        if self.load_scraper is not None:
+            await self.load_scraper.stop()
         await self.client.aclose()
 
     async def _attempts(
@@ -177,6 +184,8 @@ class Backend:
         A URL counts the request in flight from its attempt to `release`."""
         attempts = self.config.backend.retries + 1
         tried: list[Endpoint] = []
+        if self.load_scraper is not None:
+            await self.load_scraper.start()
         for attempt in range(1, attempts + 1):
             endpoint = self.balancer.pick(session, tried)
             tried.append(endpoint)

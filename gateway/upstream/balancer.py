@@ -7,11 +7,16 @@ Routing (docs/operations.md, "Several URLs"):
   key by rendezvous (highest-random-weight) hashing over the URLs that are
   not resting, so a session's turns land where its prefix is cached, and
   adding or removing a URL moves only that URL's share of sessions;
-- a request without a key, and a session whose URL is overloaded (at least
-  `overload_floor` requests in flight and more than `overload` times the
-  mean over the healthy URLs: the relative bound of SGLang's router,
+- a request without a key, and a session whose URL is overloaded (a load
+  of at least `overload_floor` and more than `overload` times the mean
+  over the healthy URLs: the relative bound of SGLang's router,
   https://docs.sglang.ai/advanced_features/router.html, "cache-aware"), goes
-  to the URL with the fewest requests in flight, ties taken in turn;
+  to the least loaded URL, ties taken in turn. A URL's load is its
+  requests in flight from this process;
+- with `backend.load_gauges`, a URL's load is its requests in flight plus
+  what its engine's own gauges add (`Endpoint.gauged`, load_gauges.py):
+  requests queued on it by anyone and its KV cache's fill, so that other
+  replicas' traffic counts too;
 - `round_robin` takes the URLs in turn, whatever the request.
 
 After `threshold` failures in a row a URL is skipped for `cooldown`
@@ -38,10 +43,15 @@ class Endpoint:
     failures: int = 0
     skipped_until: float = 0.0
     in_flight: int = 0
+    gauged: float = 0.0  # load the engine's gauges add (load_gauges.py); 0 when not scraped
     hashed_url: bytes = field(init=False)  # what a session's key is hashed with
 
     def __post_init__(self) -> None:
         self.hashed_url = b"\0" + self.url.encode()
+
+    @property
+    def load(self) -> float:
+        return self.in_flight + self.gauged
 
 
 def rendezvous_rank(session: str, endpoint: Endpoint) -> int:
@@ -89,15 +99,16 @@ class Balancer:
             home = max(untried, key=lambda endpoint: rendezvous_rank(session, endpoint))
             if not self._overloaded(home, healthy):
                 return home
-        return self._in_turn(untried, lambda endpoint: endpoint.in_flight)
+        return self._in_turn(untried, lambda endpoint: endpoint.load)
 
     def _overloaded(self, endpoint: Endpoint, healthy: list[Endpoint]) -> bool:
-        if self._overload is None or endpoint.in_flight < self._overload_floor:
+        load = endpoint.load
+        if self._overload is None or load < self._overload_floor:
             return False
-        mean = sum(other.in_flight for other in healthy) / len(healthy)
-        return endpoint.in_flight > self._overload * mean
+        mean = sum(other.load for other in healthy) / len(healthy)
+        return load > self._overload * mean
 
-    def _in_turn(self, candidates: list[Endpoint], load: Callable[[Endpoint], int]) -> Endpoint:
+    def _in_turn(self, candidates: list[Endpoint], load: Callable[[Endpoint], float]) -> Endpoint:
         """The least loaded of `candidates`, the first in turn among equals."""
         count = len(self.endpoints)
         order = {id(endpoint): (index - self._next) % count for index, endpoint in enumerate(self.endpoints)}
