@@ -1,13 +1,20 @@
 """Session-affine routing against round-robin (issue 45 section 1).
 
 Four fake backends, each keeping an LRU of cached prompt prefixes and
-answering with a time to first token proportional to the uncached part of
-the prompt, behind one gateway entry with the four as `backend.urls`; 50
-agent sessions of growing history run at once. Prints, for round-robin,
-affinity (`session_overload: null`) and affinity with the in-flight bound
-(the default 1.5): the prefix-cache hit rate (of turns after the first),
+prefilling one request at a time (the rest wait in its queue), with a time
+to first token proportional to the uncached part of the prompt; they serve
+vLLM's load gauges (`vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc`)
+on `/metrics`. One gateway entry has the four as `backend.urls`; 50 agent
+sessions of growing history run at once. Prints, for round-robin, affinity
+(`session_overload: never`), affinity with the in-flight bound (the default
+1.5) and affinity with the bound and the load gauges (`load_gauges`,
+scraped every 0.5 s): the prefix-cache hit rate (of turns after the first),
 mean and p99 time to first token, and each URL's share of requests against
 the mean.
+
+The gateway runs in a process of its own, pinned to the first core
+(`taskset`), and the backends and the sessions in this process, pinned to
+the second, where the machine has two.
 
     python -m bench.affinity_bench            # 50 sessions of 8 turns
     python -m bench.affinity_bench --quick    # 20 sessions of 4 turns
@@ -17,20 +24,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
+import os
 import statistics
-import threading
+import subprocess
+import sys
+import tempfile
 import time
 from collections import OrderedDict
 from hashlib import blake2b
+from pathlib import Path
 
 import httpx
 import orjson
-import uvicorn
+import yaml
 from aiohttp import web
 
-from gateway.app import create_app
-from gateway.ops.config import Config
+from bench.gateway_bench import free_port, taskset, wait_up
+from bench.surface_requests import REPO
 
 BACKENDS = 4
 CACHE_PREFIXES = 600  # prefixes (one per message boundary) a backend keeps
@@ -39,16 +49,29 @@ BASE_TTFT = 0.002
 SYSTEM_CHARS = 8000
 TURN_CHARS = 1500
 ANSWER = "x" * 200
+MODES = ("round-robin", "affinity", "affinity-with-load", "affinity-with-gauges")
+GAUGES_INTERVAL = 0.5  # seconds between two scrapes of the backends' gauges
 
 
 class PrefixCacheBackend:
-    """A raw-text server with an LRU of prefix hashes."""
+    """A raw-text server with an LRU of prefix hashes and one prefill lane."""
 
     def __init__(self) -> None:
         self.cache: OrderedDict[bytes, None] = OrderedDict()
         self.requests = 0
         self.hits = 0
         self.continued = 0
+        self.prefill = asyncio.Lock()
+        self.waiting = 0
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        text = (
+            "# TYPE vllm:num_requests_waiting gauge\n"
+            f'vllm:num_requests_waiting{{engine="0"}} {self.waiting}\n'
+            "# TYPE vllm:kv_cache_usage_perc gauge\n"
+            f'vllm:kv_cache_usage_perc{{engine="0"}} {len(self.cache) / CACHE_PREFIXES}\n'
+        )
+        return web.Response(text=text, content_type="text/plain")
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -67,7 +90,10 @@ class PrefixCacheBackend:
             self.continued += 1
             self.hits += cached >= len(messages) - 1
         uncached = sum(len(str(message.get("content"))) for message in messages[cached:])
-        await asyncio.sleep(BASE_TTFT + uncached * PREFILL_SECONDS_PER_CHAR)
+        self.waiting += 1
+        async with self.prefill:
+            self.waiting -= 1
+            await asyncio.sleep(BASE_TTFT + uncached * PREFILL_SECONDS_PER_CHAR)
         digest.update(orjson.dumps(["assistant", ANSWER]))  # the answer's tokens stay cached too
         for prefix in [*prefixes, digest.digest()]:
             self.cache[prefix] = None
@@ -83,19 +109,10 @@ class PrefixCacheBackend:
         return response
 
 
-def _serve_in_thread(app: object) -> str:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
 async def _start_backend(backend: PrefixCacheBackend) -> tuple[web.AppRunner, str]:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", backend.chat)
+    app.router.add_get("/metrics", backend.metrics)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -122,20 +139,45 @@ async def _session(client: httpx.AsyncClient, number: int, turns: int, ttfts: li
         messages.append({"role": "assistant", "content": text})
 
 
-async def _run(mode: str, sessions: int, turns: int) -> str:
+def _entry(mode: str, urls: list[str]) -> dict:
+    backend: dict = {"urls": urls, "server": "vllm"}
+    if mode == "round-robin":
+        backend["routing"] = "round_robin"
+    elif mode == "affinity":
+        backend["session_overload"] = "never"
+    elif mode == "affinity-with-gauges":
+        backend["load_gauges"] = {"interval": GAUGES_INTERVAL}
+    return {"name": "agent", "backend": backend}
+
+
+def _start_gateway(mode: str, urls: list[str], folder: Path, core: list[int]) -> tuple[subprocess.Popen, str]:
+    """parsegate serving the four backends for `mode`, in its own process on `core`."""
+    config = folder / f"{mode}.yaml"
+    config.write_text(yaml.safe_dump({"server": {"host": "127.0.0.1"}, "models": [_entry(mode, urls)]}))
+    port = free_port()
+    serve = [sys.executable, "-m", "gateway", "serve", "--config", str(config), "--port", str(port)]
+    here = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    process = subprocess.Popen([*taskset(core), *serve] if core else serve, cwd=folder, env=here, **quiet)
+    url = f"http://127.0.0.1:{port}"
+    wait_up(url + "/health")
+    return process, url
+
+
+async def _run(mode: str, sessions: int, turns: int, folder: Path, core: list[int]) -> str:
     backends = [PrefixCacheBackend() for _ in range(BACKENDS)]
     started = [await _start_backend(backend) for backend in backends]
-    routing: dict = {"routing": "round_robin"} if mode == "round-robin" else {}
-    if mode == "affinity":
-        routing["session_overload"] = None
-    entry = {"name": "agent", "backend": {"urls": [url for _, url in started], "server": "vllm", **routing}}
-    gateway = await asyncio.to_thread(_serve_in_thread, create_app(Config.model_validate({"models": [entry]})))
+    process, gateway = await asyncio.to_thread(_start_gateway, mode, [url for _, url in started], folder, core)
     ttfts: list[float] = []
     limits = httpx.Limits(max_connections=sessions)
-    async with httpx.AsyncClient(base_url=gateway, timeout=60, limits=limits) as client:
-        await asyncio.gather(*(_session(client, number, turns, ttfts) for number in range(sessions)))
-    for runner, _ in started:
-        await runner.cleanup()
+    try:
+        async with httpx.AsyncClient(base_url=gateway, timeout=120, limits=limits) as client:
+            await asyncio.gather(*(_session(client, number, turns, ttfts) for number in range(sessions)))
+    finally:
+        process.terminate()
+        await asyncio.to_thread(process.wait, 30)
+        for runner, _ in started:
+            await runner.cleanup()
     hits = sum(backend.hits for backend in backends) / max(1, sum(backend.continued for backend in backends))
     mean_load = sum(backend.requests for backend in backends) / BACKENDS
     worst = max(backend.requests for backend in backends) / mean_load
@@ -148,13 +190,20 @@ async def _run(mode: str, sessions: int, turns: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--modes", default=",".join(MODES), help="a comma list of: " + ", ".join(MODES))
     options = parser.parse_args()
     sessions, turns = (20, 4) if options.quick else (50, 8)
-    print(f"{BACKENDS} backends, {sessions} sessions of {turns} turns, run at once")
+    cores = sorted(os.sched_getaffinity(0))
+    gateway_core = cores[:1] if len(cores) > 1 else []
+    if gateway_core:
+        os.sched_setaffinity(0, set(cores[1:]))  # the backends and the sessions
+    where = f"parsegate on core {gateway_core[0]}, backends and sessions on {cores[1:]}" if gateway_core else "unpinned"
+    print(f"{BACKENDS} backends, {sessions} sessions of {turns} turns, run at once; {where}")
     print("| routing | prefix-cache hits | mean TTFT ms | p99 TTFT ms | requests per URL | busiest / mean |")
     print("|---|---|---|---|---|---|")
-    for mode in ("round-robin", "affinity", "affinity-with-load"):
-        print(asyncio.run(_run(mode, sessions, turns)), flush=True)
+    with tempfile.TemporaryDirectory(prefix="parsegate-affinity-") as folder:
+        for mode in options.modes.split(","):
+            print(asyncio.run(_run(mode, sessions, turns, Path(folder), gateway_core)), flush=True)
 
 
 if __name__ == "__main__":

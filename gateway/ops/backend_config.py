@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -54,7 +54,8 @@ class BackendConfig(Section):
     breaker_cooldown: float = Field(default=30.0, gt=0)
     routing: Literal["session", "round_robin"] = "session"  # over several `urls` (balancer.py)
     session_headers: list[str] = Field(default_factory=lambda: list(SESSION_HEADERS))
-    session_overload: float | None = Field(default=1.5, gt=1)  # times the mean in flight; None: never spill
+    # times the mean load; `never`: a session never leaves its URL for load (null, as any empty key, is the default)
+    session_overload: Annotated[float, Field(gt=1)] | Literal["never"] = 1.5
     session_overload_floor: int = Field(default=4, ge=1)  # fewer in flight is never overloaded
     load_gauges: LoadGauges | None = None  # None: a URL's load is its requests in flight alone
     server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
@@ -80,6 +81,11 @@ class BackendConfig(Section):
     @classmethod
     def _expand_key(cls, key: str) -> str:
         return expand_variables(key)
+
+    @property
+    def overload_bound(self) -> float | None:
+        """`session_overload` for the balancer: None for `never`."""
+        return None if self.session_overload == "never" else self.session_overload
 
     @property
     def connect_seconds(self) -> float:

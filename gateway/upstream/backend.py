@@ -72,7 +72,7 @@ class Backend:
             threshold=backend.breaker_failures,
             cooldown=backend.breaker_cooldown,
             routing=backend.routing,
-            overload=backend.session_overload,
+            overload=backend.overload_bound,
             overload_floor=backend.session_overload_floor,
         )
         self.secrets = secrets if secrets is not None else Secrets(backend_secrets(backend))

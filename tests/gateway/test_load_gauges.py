@@ -104,10 +104,10 @@ def fakes(engines) -> list[FakeBackend]:
     return [engine for engine, _ in engines]
 
 
-def gateway(serve, engines, gauges: dict | None) -> httpx.Client:
+def gateway(serve, engines, gauges: dict | None, **settings: object) -> httpx.Client:
     """A client of a gateway over the three engines; the gauges are scraped
     at its first request and (with the hour's interval) not again in a test."""
-    backend: dict = {"urls": [f"{url}/v1" for _, url in engines]}
+    backend: dict = {"urls": [f"{url}/v1" for _, url in engines], **settings}
     if gauges is not None:
         backend["load_gauges"] = gauges
     app = create_app(Config.model_validate({"models": [{"name": "pool", "backend": backend}]}))
@@ -157,19 +157,20 @@ def test_an_engine_without_metrics_counts_its_requests_in_flight_alone(serve, en
     assert served_by(fakes) == [0, 2, 2]
 
 
-def test_a_session_leaves_a_url_whose_engine_is_overloaded(serve, engines, fakes):
+@pytest.mark.parametrize(("overload", "moves"), [({}, True), ({"session_overload": "never"}, False)])
+def test_a_session_leaves_a_url_whose_engine_is_overloaded_unless_told_never(serve, engines, fakes, overload, moves):
     for fake in fakes:
         fake.metrics = vllm(waiting=0, cache=0.0)
     headers = {"x-claude-code-session-id": "agent-7"}
     body = {"model": "pool", "messages": [{"role": "user", "content": "step"}]}
-    with gateway(serve, engines, {"interval": 3600}) as client:
+    with gateway(serve, engines, {"interval": 3600}, **overload) as client:
         assert client.post("/v1/chat/completions", json=body, headers=headers).status_code == 200
         home = served_by(fakes).index(1)
     fakes[home].requests.clear()
     fakes[home].metrics = vllm(waiting=30, cache=1.0)  # the engine's queue, from other replicas' traffic
-    with gateway(serve, engines, {"interval": 3600}) as client:  # a fresh gateway scrapes it so
+    with gateway(serve, engines, {"interval": 3600}, **overload) as client:  # a fresh gateway scrapes it so
         assert client.post("/v1/chat/completions", json=body, headers=headers).status_code == 200
-    assert fakes[home].requests == []
+    assert len(fakes[home].requests) == (0 if moves else 1)
 
 
 def test_load_gauges_settings_are_checked():
