@@ -21,7 +21,7 @@ from gateway.api.errors import surface_error
 from gateway.ops.errors import ApiError
 from gateway.ops.key_limits_config import KeyLimits
 from gateway.ops.observe import RequestRecord
-from gateway.ops.rate_windows import LocalWindows, Windows
+from gateway.ops.rate_windows import LocalWindows, Refusal, Windows
 from gateway.ops.store_config import StoreConfig
 
 LIMITED_PATHS = frozenset(
@@ -68,8 +68,8 @@ async def key_lease(connection: HTTPConnection) -> KeyLease | None:
     name, limits = found
     windows: Windows = state.key_windows
     refused = await windows.admit(name, limits)
-    if refused is None:
-        return KeyLease(windows, name, limits)
+    if not isinstance(refused, Refusal):
+        return KeyLease(refused, name, limits)  # ended where it was counted
     state.metrics.rate_limited.labels(name, refused.limit).inc()
     message = f"API key {name!r} is over its limit of {_MESSAGES[refused.limit]}; retry in {refused.retry_after} s"
     headers = {"retry-after": str(refused.retry_after)}
