@@ -8,9 +8,16 @@ in `parsegate_rate_limited_total` by key name and limit.
 mode of Responses calls it per `response.create`); `KeyLimitsMiddleware`
 applies it to the HTTP routes that reach a model. A lease ends when its
 response does: the stream's last event sent, or the client gone; the
-tokens the backend reported in its usage are counted then."""
+tokens the backend reported in its usage are counted then.
+
+A key's limits on one model (`model_rpm_limit`...) are checked once the
+model is known (`model_lease`, called where a request's model is resolved),
+against counts of their own, and end with the key's lease. A request one
+of them refuses has been counted in its key's requests of the minute."""
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 from starlette.datastructures import State
 from starlette.requests import HTTPConnection, Request
@@ -43,11 +50,17 @@ def open_windows(store: StoreConfig) -> Windows:
     return LocalWindows()
 
 
+LEASE_STATE = "key_lease"  # where a request's scope state holds its lease, for `model_lease`
+
+
 class KeyLease:
-    """One admitted request's hold on its key's counts; `end` once."""
+    """One admitted request's hold on its key's counts (and its model's);
+    `end` once."""
 
     def __init__(self, windows: Windows, name: str, limits: KeyLimits) -> None:
         self.windows, self.name, self.limits = windows, name, limits
+        self.held = [(windows, name, limits)]  # each count the request is in, and where it ends
+        self.models: set[str] = set()
         self.ended = False
 
     async def end(self, record: RequestRecord | None) -> None:
@@ -55,7 +68,30 @@ class KeyLease:
             return
         self.ended = True
         tokens = (record.prompt_tokens or 0) + (record.completion_tokens or 0) if record is not None else 0
-        await self.windows.end(self.name, self.limits, tokens)
+        for windows, name, limits in self.held:
+            await windows.end(name, limits, tokens)
+
+
+def _model_count(name: str, model: str) -> str:
+    """The name a key's counts on `model` go by (a unit separator between: no key name or model holds one)."""
+    return f"{name}\x1f{model}"
+
+
+async def model_lease(connection: HTTPConnection, model: str) -> None:
+    """Count the request on `connection` against its key's limits on
+    `model` too, if it has any; ApiError 429 when one refuses it."""
+    lease: KeyLease | None = connection.scope.get("state", {}).get(LEASE_STATE)
+    if lease is None or model in lease.models:
+        return
+    limits = lease.limits.on_model(model)
+    if limits is None:
+        return
+    lease.models.add(model)
+    windows: Windows = connection.app.state.key_windows
+    refused = await windows.admit(_model_count(lease.name, model), limits)
+    if isinstance(refused, Refusal):
+        _refuse(connection, lease.name, refused, model)
+    lease.held.append((refused, _model_count(lease.name, model), limits))
 
 
 async def key_lease(connection: HTTPConnection) -> KeyLease | None:
@@ -68,10 +104,15 @@ async def key_lease(connection: HTTPConnection) -> KeyLease | None:
     name, limits = found
     windows: Windows = state.key_windows
     refused = await windows.admit(name, limits)
-    if not isinstance(refused, Refusal):
-        return KeyLease(refused, name, limits)  # ended where it was counted
-    state.metrics.rate_limited.labels(name, refused.limit).inc()
-    message = f"API key {name!r} is over its limit of {_MESSAGES[refused.limit]}; retry in {refused.retry_after} s"
+    if isinstance(refused, Refusal):
+        _refuse(connection, name, refused)
+    return KeyLease(refused, name, limits)  # ended where it was counted
+
+
+def _refuse(connection: HTTPConnection, name: str, refused: Refusal, model: str | None = None) -> NoReturn:
+    connection.app.state.metrics.rate_limited.labels(name, refused.limit).inc()
+    on = "" if model is None else f" on model {model!r}"
+    message = f"API key {name!r} is over its limit of {_MESSAGES[refused.limit]}{on}; retry in {refused.retry_after} s"
     headers = {"retry-after": str(refused.retry_after)}
     raise ApiError(429, message, type="rate_limit_error", code="rate_limit_exceeded", headers=headers)
 
@@ -102,6 +143,7 @@ class KeyLimitsMiddleware:
         if lease is None:
             await self.app(scope, receive, send)
             return
+        scope.setdefault("state", {})[LEASE_STATE] = lease
 
         async def send_counted(message: Message) -> None:
             if message["type"] == "http.response.body" and not message.get("more_body"):
