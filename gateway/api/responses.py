@@ -446,6 +446,8 @@ async def responses(request: Request) -> Response:
             response = await state.save(response)
         return compaction_stream(response) if chat.stream else json_response(response)
     turn = await chat_turn(request, payload, chat, raw)
+    if state is not None:
+        state.routed(turn.serving.route)
     include = included(asked, request.app.state.seal)
     if chat.stream:
         return await unless_client_leaves(request, stream_response(turn, response_object, tools, state, include))

@@ -231,6 +231,8 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
         response_object = ResponseObject(asked, create.raw, stored=state.keeps, conversation=state.conversation)
     if create.generate:
         turn = await chat_turn(request, payload, chat, create.raw)
+        if state is not None:
+            state.routed(turn.serving.route)
         stream = await turn.stream()
         include = included(asked, request.app.state.seal)
         events = ResponseEvents(response_object, tools, turn.plan.call_id, include, sse=False)

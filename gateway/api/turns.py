@@ -397,7 +397,7 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest, asked: d
     model = serving.model
     if serving.backend.balancer.several and model.backend.routing == "session":
         headers = model.backend.session_headers
-        serving.session = session_key(request.headers, payload if asked is None else asked, payload, headers)
+        serving.route.session = session_key(request.headers, payload if asked is None else asked, payload, headers)
     payload = with_extra_body(with_thinking_switch(payload, model.reasoning_stage), model.extra_body)
     payload = with_tool_images(payload, takes_images=model.images and model.chat_template is None)
     plan = ParsePlan.for_request(

@@ -17,6 +17,8 @@ Routing (docs/operations.md, "Several URLs"):
   what its engine's own gauges add (`Endpoint.gauged`, load_gauges.py):
   requests queued on it by anyone and its KV cache's fill, so that other
   replicas' traffic counts too;
+- a continuation of a stored response goes first to the URL that served
+  that response (`Route.prefer`), while it is healthy and not overloaded;
 - `round_robin` takes the URLs in turn, whatever the request.
 
 After `threshold` failures in a row a URL is skipped for `cooldown`
@@ -54,6 +56,17 @@ class Endpoint:
         return self.in_flight + self.gauged
 
 
+@dataclass(slots=True)
+class Route:
+    """Where one request goes: its session's key, the URL it would rather
+    have (the one that served the stored response it continues), and, once
+    answered, the URL that served it."""
+
+    session: str | None = None
+    prefer: str | None = None
+    served_by: str | None = None
+
+
 def rendezvous_rank(session: str, endpoint: Endpoint) -> int:
     """The weight of `endpoint` for `session`: the highest serves it."""
     digest = blake2b(session.encode(), digest_size=8)
@@ -83,9 +96,9 @@ class Balancer:
         self._overload_floor = overload_floor
         self._next = 0
 
-    def pick(self, session: str | None = None, tried: Collection[Endpoint] = ()) -> Endpoint:
-        """The URL for a request with `session` (its key, or None) that has
-        already tried `tried`."""
+    def pick(self, session: str | None = None, tried: Collection[Endpoint] = (), prefer: str | None = None) -> Endpoint:
+        """The URL for a request with `session` (its key, or None) that
+        would rather have `prefer` and has already tried `tried`."""
         if not self.several:
             return self.endpoints[0]
         now = self.clock()
@@ -95,6 +108,10 @@ class Balancer:
         untried = [endpoint for endpoint in healthy if endpoint not in tried] or healthy
         if self._routing == "round_robin":
             return self._in_turn(untried, lambda endpoint: 0)
+        if prefer is not None:
+            preferred = next((endpoint for endpoint in untried if endpoint.url == prefer), None)
+            if preferred is not None and not self._overloaded(preferred, healthy):
+                return preferred
         if session is not None:
             home = max(untried, key=lambda endpoint: rendezvous_rank(session, endpoint))
             if not self._overloaded(home, healthy):
