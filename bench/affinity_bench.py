@@ -3,14 +3,19 @@
 Four fake backends, each keeping an LRU of cached prompt prefixes and
 prefilling one request at a time (the rest wait in its queue), with a time
 to first token proportional to the uncached part of the prompt; they serve
-vLLM's load gauges (`vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc`)
-on `/metrics`. One gateway entry has the four as `backend.urls`; 50 agent
-sessions of growing history run at once. Prints, for round-robin, affinity
+vLLM's load gauges (`vllm:num_requests_running`, `vllm:num_requests_waiting`,
+`vllm:kv_cache_usage_perc`) on `/metrics`. One gateway entry has the four as `backend.urls`; 50 agent
+sessions of growing history run at once, started one after another over
+5 s. Prints, for round-robin, affinity
 (`session_overload: never`), affinity with the in-flight bound (the default
 1.5) and affinity with the bound and the load gauges (`load_gauges`,
-scraped every 0.5 s): the prefix-cache hit rate (of turns after the first),
-mean and p99 time to first token, and each URL's share of requests against
-the mean.
+scraped every 0.5 s), and the last two again with other traffic on the first
+backend (4 requests of 100 ms of prefill always there, sent to it directly
+as another replica's would be, unseen by this gateway but in the gauges):
+the prefix-cache hit rate (of turns after the first),
+mean and p99 time to first token as the backends model it (the wait in
+their queue and the prefill of the uncached part) and as the sessions see it
+through parsegate, and each URL's share of requests against the mean.
 
 The gateway runs in a process of its own, pinned to the first core
 (`taskset`), and the backends and the sessions in this process, pinned to
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
 import subprocess
@@ -44,13 +50,25 @@ from bench.surface_requests import REPO
 
 BACKENDS = 4
 CACHE_PREFIXES = 600  # prefixes (one per message boundary) a backend keeps
-PREFILL_SECONDS_PER_CHAR = 2e-6  # about 8 µs a token, 4 characters a token
+PREFILL_SECONDS_PER_CHAR = 1e-5  # about 40 µs a token (4 characters a token): 25,000 tokens a second of prefill
 BASE_TTFT = 0.002
 SYSTEM_CHARS = 8000
 TURN_CHARS = 1500
 ANSWER = "x" * 200
-MODES = ("round-robin", "affinity", "affinity-with-load", "affinity-with-gauges")
+OTHER = "+other"  # a mode's suffix: other traffic loads the first backend besides
+MODES = (
+    "round-robin",
+    "affinity",
+    "affinity-with-load",
+    "affinity-with-gauges",
+    "affinity-with-load" + OTHER,
+    "affinity-with-gauges" + OTHER,
+)
+OTHER_STREAMS = 4  # requests the other traffic keeps on the first backend, one after another each
+OTHER_CHARS = 10000  # each of them a new prompt: 100 ms of prefill
 GAUGES_INTERVAL = 0.5  # seconds between two scrapes of the backends' gauges
+KV_SEQUENCES = 8  # the sequences a backend's KV cache holds at once
+ARRIVALS_SECONDS = 5.0  # the sessions start one after another over this long, not all in one instant
 
 
 class PrefixCacheBackend:
@@ -63,19 +81,27 @@ class PrefixCacheBackend:
         self.continued = 0
         self.prefill = asyncio.Lock()
         self.waiting = 0
+        self.ttfts: list[float] = []  # from each request's arrival to its first token: queue and prefill
 
     async def metrics(self, request: web.Request) -> web.Response:
+        """vLLM's gauges: the request in the prefill lane runs and holds KV
+        cache (one of `KV_SEQUENCES`); the cached prefixes are evictable, so
+        not in use, as vLLM counts them."""
+        running = int(self.prefill.locked())
         text = (
+            "# TYPE vllm:num_requests_running gauge\n"
+            f'vllm:num_requests_running{{engine="0"}} {running}\n'
             "# TYPE vllm:num_requests_waiting gauge\n"
             f'vllm:num_requests_waiting{{engine="0"}} {self.waiting}\n'
             "# TYPE vllm:kv_cache_usage_perc gauge\n"
-            f'vllm:kv_cache_usage_perc{{engine="0"}} {len(self.cache) / CACHE_PREFIXES}\n'
+            f'vllm:kv_cache_usage_perc{{engine="0"}} {running / KV_SEQUENCES}\n'
         )
         return web.Response(text=text, content_type="text/plain")
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         messages = body["messages"]
+        other = "x-other-traffic" in request.headers  # queued and prefilled, not counted
         prefixes, digest = [], blake2b(digest_size=16)
         for message in messages:
             digest.update(orjson.dumps([message.get("role"), message.get("content")]))
@@ -85,15 +111,19 @@ class PrefixCacheBackend:
             if prefixes[index] in self.cache:
                 cached = index + 1
                 break
-        self.requests += 1
-        if len(messages) > 2:
+        if not other:
+            self.requests += 1
+        if len(messages) > 2 and not other:
             self.continued += 1
             self.hits += cached >= len(messages) - 1
         uncached = sum(len(str(message.get("content"))) for message in messages[cached:])
+        arrived = time.perf_counter()
         self.waiting += 1
         async with self.prefill:
             self.waiting -= 1
             await asyncio.sleep(BASE_TTFT + uncached * PREFILL_SECONDS_PER_CHAR)
+        if not other:
+            self.ttfts.append(time.perf_counter() - arrived)
         digest.update(orjson.dumps(["assistant", ANSWER]))  # the answer's tokens stay cached too
         for prefix in [*prefixes, digest.digest()]:
             self.cache[prefix] = None
@@ -119,7 +149,8 @@ async def _start_backend(backend: PrefixCacheBackend) -> tuple[web.AppRunner, st
     return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
 
 
-async def _session(client: httpx.AsyncClient, number: int, turns: int, ttfts: list[float]) -> None:
+async def _session(client: httpx.AsyncClient, number: int, turns: int, ttfts: list[float], start: float) -> None:
+    await asyncio.sleep(start)
     system = {"role": "system", "content": f"agent {number}: " + "s" * SYSTEM_CHARS}
     messages: list[dict] = [system]
     for turn in range(turns):
@@ -139,7 +170,19 @@ async def _session(client: httpx.AsyncClient, number: int, turns: int, ttfts: li
         messages.append({"role": "assistant", "content": text})
 
 
+async def _other_traffic(client: httpx.AsyncClient, url: str, number: int) -> None:
+    """Requests sent to the backend at `url` directly (another gateway
+    replica's, say), one after another, each a new prompt, until cancelled."""
+    for count in itertools.count():
+        prompt = f"other {number} {count} " + "o" * OTHER_CHARS
+        body = {"model": "agent", "messages": [{"role": "user", "content": prompt}], "stream": True}
+        async with client.stream("POST", f"{url}/chat/completions", json=body, headers={"x-other-traffic": "1"}) as r:
+            async for _ in r.aiter_bytes():
+                pass
+
+
 def _entry(mode: str, urls: list[str]) -> dict:
+    mode = mode.removesuffix(OTHER)
     backend: dict = {"urls": urls, "server": "vllm"}
     if mode == "round-robin":
         backend["routing"] = "round_robin"
@@ -169,10 +212,18 @@ async def _run(mode: str, sessions: int, turns: int, folder: Path, core: list[in
     started = [await _start_backend(backend) for backend in backends]
     process, gateway = await asyncio.to_thread(_start_gateway, mode, [url for _, url in started], folder, core)
     ttfts: list[float] = []
-    limits = httpx.Limits(max_connections=sessions)
+    limits = httpx.Limits(max_connections=sessions + OTHER_STREAMS)
     try:
         async with httpx.AsyncClient(base_url=gateway, timeout=120, limits=limits) as client:
-            await asyncio.gather(*(_session(client, number, turns, ttfts) for number in range(sessions)))
+            others = OTHER_STREAMS if mode.endswith(OTHER) else 0
+            loading = [asyncio.create_task(_other_traffic(client, started[0][1], number)) for number in range(others)]
+            starts = [number * ARRIVALS_SECONDS / sessions for number in range(sessions)]
+            await asyncio.gather(
+                *(_session(client, number, turns, ttfts, starts[number]) for number in range(sessions))
+            )
+            for task in loading:
+                task.cancel()
+            await asyncio.gather(*loading, return_exceptions=True)
     finally:
         process.terminate()
         await asyncio.to_thread(process.wait, 30)
@@ -181,10 +232,16 @@ async def _run(mode: str, sessions: int, turns: int, folder: Path, core: list[in
     hits = sum(backend.hits for backend in backends) / max(1, sum(backend.continued for backend in backends))
     mean_load = sum(backend.requests for backend in backends) / BACKENDS
     worst = max(backend.requests for backend in backends) / mean_load
-    ttfts.sort()
-    p99 = ttfts[min(len(ttfts) - 1, int(len(ttfts) * 0.99))]
+    modelled = _mean_p99([ttft for backend in backends for ttft in backend.ttfts])
     loads = "/".join(str(backend.requests) for backend in backends)
-    return f"| {mode} | {hits:.1%} | {statistics.mean(ttfts) * 1000:.1f} | {p99 * 1000:.1f} | {loads} | {worst:.2f}× |"
+    return f"| {mode} | {hits:.1%} | {modelled} | {_mean_p99(ttfts)} | {loads} | {worst:.2f}× |"
+
+
+def _mean_p99(seconds: list[float]) -> str:
+    """`mean / p99` in milliseconds."""
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return f"{statistics.mean(ordered) * 1000:.0f} / {p99 * 1000:.0f}"
 
 
 def main() -> None:
@@ -199,7 +256,9 @@ def main() -> None:
         os.sched_setaffinity(0, set(cores[1:]))  # the backends and the sessions
     where = f"parsegate on core {gateway_core[0]}, backends and sessions on {cores[1:]}" if gateway_core else "unpinned"
     print(f"{BACKENDS} backends, {sessions} sessions of {turns} turns, run at once; {where}")
-    print("| routing | prefix-cache hits | mean TTFT ms | p99 TTFT ms | requests per URL | busiest / mean |")
+    print(
+        "| routing | prefix-cache hits | backends' TTFT ms, mean / p99 | sessions' TTFT ms, mean / p99 | requests per URL | busiest / mean |"
+    )
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="parsegate-affinity-") as folder:
         for mode in options.modes.split(","):

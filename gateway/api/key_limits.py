@@ -58,7 +58,7 @@ class KeyLease:
     `end` once."""
 
     def __init__(self, windows: Windows, name: str, limits: KeyLimits) -> None:
-        self.windows, self.name, self.limits = windows, name, limits
+        self.name, self.limits = name, limits
         self.held = [(windows, name, limits)]  # each count the request is in, and where it ends
         self.models: set[str] = set()
         self.ended = False

@@ -25,13 +25,12 @@ SESSION_HEADERS = ["x-claude-code-session-id", "session_id", "session-id", "x-se
 
 class LoadGauges(Section):
     """`backend.load_gauges`: the engines' own load gauges, scraped from each
-    URL's `/metrics` every `interval` seconds and added to its requests in
-    flight when the least loaded URL is chosen (upstream/load_gauges.py)."""
+    URL's `/metrics` every `interval` seconds, weigh its load when the least
+    loaded URL is chosen (upstream/load_gauges.py)."""
 
     interval: float = Field(default=5.0, gt=0)  # seconds between two scrapes of every URL
     timeout: float = Field(default=2.0, gt=0)  # seconds one scrape may take; then its URL counts no gauges
-    queued_weight: float = Field(default=1.0, ge=0)  # load of one request queued in the engine
-    cache_weight: float = Field(default=2.0, ge=0)  # load of a full KV cache (usage 1.0)
+    cache_weight: float = Field(default=2.0, ge=0)  # load of a full KV cache (usage 1.0), in requests
     max_bytes: int = Field(default=8 << 20, ge=1)  # a scrape's text at most
 
 

@@ -7,16 +7,20 @@ Routing (docs/operations.md, "Several URLs"):
   key by rendezvous (highest-random-weight) hashing over the URLs that are
   not resting, so a session's turns land where its prefix is cached, and
   adding or removing a URL moves only that URL's share of sessions;
-- a request without a key, and a session whose URL is overloaded (a load
-  of at least `overload_floor` and more than `overload` times the mean
-  over the healthy URLs: the relative bound of SGLang's router,
-  https://docs.sglang.ai/advanced_features/router.html, "cache-aware"), goes
-  to the least loaded URL, ties taken in turn. A URL's load is its
-  requests in flight from this process;
-- with `backend.load_gauges`, a URL's load is its requests in flight plus
-  what its engine's own gauges add (`Endpoint.gauged`, load_gauges.py):
-  requests queued on it by anyone and its KV cache's fill, so that other
-  replicas' traffic counts too;
+- a session whose URL is overloaded (a load of at least `overload_floor`
+  and more than `overload` times the mean over the healthy URLs: the
+  relative bound of SGLang's router,
+  https://docs.sglang.ai/advanced_features/router.html, "cache-aware") goes
+  to the next URL of its ranking that is not, as consistent hashing with
+  bounded loads does (https://arxiv.org/abs/1608.01350; HAProxy's
+  `hash-balance-factor`), so that it keeps landing where its spilled turns
+  left their prefix;
+- a request without a key goes to the least loaded URL, ties taken in turn.
+  A URL's load is its requests in flight from this process;
+- with `backend.load_gauges`, a URL's load is the larger of its requests in
+  flight and the requests its engine says it holds (running and queued, by
+  anyone: other replicas' traffic counts too), plus a weight times its KV
+  cache's fill (load_gauges.py);
 - a continuation of a stored response goes first to the URL that served
   that response (`Route.prefer`), while it is healthy and not overloaded;
 - `round_robin` takes the URLs in turn, whatever the request.
@@ -45,7 +49,8 @@ class Endpoint:
     failures: int = 0
     skipped_until: float = 0.0
     in_flight: int = 0
-    gauged: float = 0.0  # load the engine's gauges add (load_gauges.py); 0 when not scraped
+    engine_requests: float = 0.0  # requests its engine holds, by its gauges (load_gauges.py); 0 when not scraped
+    cache_load: float = 0.0  # load its KV cache's fill adds (load_gauges.py)
     hashed_url: bytes = field(init=False)  # what a session's key is hashed with
 
     def __post_init__(self) -> None:
@@ -53,7 +58,7 @@ class Endpoint:
 
     @property
     def load(self) -> float:
-        return self.in_flight + self.gauged
+        return max(self.in_flight, self.engine_requests) + self.cache_load
 
 
 @dataclass(slots=True)
@@ -113,9 +118,8 @@ class Balancer:
             if preferred is not None and not self._overloaded(preferred, healthy):
                 return preferred
         if session is not None:
-            home = max(untried, key=lambda endpoint: rendezvous_rank(session, endpoint))
-            if not self._overloaded(home, healthy):
-                return home
+            ranked = sorted(untried, key=lambda endpoint: rendezvous_rank(session, endpoint), reverse=True)
+            return next((endpoint for endpoint in ranked if not self._overloaded(endpoint, healthy)), ranked[0])
         return self._in_turn(untried, lambda endpoint: endpoint.load)
 
     def _overloaded(self, endpoint: Endpoint, healthy: list[Endpoint]) -> bool:

@@ -1,21 +1,26 @@
 """The engines' own load gauges behind `backend.load_gauges`
 (docs/operations.md, "Load gauges"): each URL's `/metrics` is scraped every
-`interval` seconds, and its requests queued and KV cache's fill are added to
-its requests in flight (`Endpoint.gauged`, balancer.py) when a request goes
-to the least loaded URL. Requests queued by other gateway replicas, or sent
-to the engine directly, count then too.
+`interval` seconds into its endpoint (balancer.py), whose load is then the
+larger of its requests in flight from this process and the requests its
+engine holds (running and queued, from anyone: other gateway replicas,
+clients sent to it directly), plus `cache_weight` times its KV cache's fill.
+The engine's count includes this process's own requests, so the larger of
+the two, not their sum: the fresh count of this process's between scrapes,
+the engine's when others load it more.
 
 The gauges, by server (each a Prometheus gauge at the server's root
 `/metrics`; data-parallel engines' series are summed, or the fullest cache
 taken):
 
-- vLLM: `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc` (0 to 1;
-  `vllm:gpu_cache_usage_perc` before v0.10),
-  https://docs.vllm.ai/en/latest/design/metrics.html;
-- SGLang: `sglang:num_queue_reqs`, `sglang:token_usage` (0 to 1),
+- vLLM: `vllm:num_requests_running` and `vllm:num_requests_waiting`,
+  `vllm:kv_cache_usage_perc` (0 to 1; `vllm:gpu_cache_usage_perc` before
+  v0.10), https://docs.vllm.ai/en/latest/design/metrics.html;
+- SGLang: `sglang:num_running_reqs` and `sglang:num_queue_reqs`,
+  `sglang:token_usage` (0 to 1),
   https://docs.sglang.ai/references/production_metrics.html;
-- llama.cpp's server with `--metrics`: `llamacpp:requests_deferred`,
-  `llamacpp:kv_cache_usage_ratio` (0 to 1; newer builds leave it out),
+- llama.cpp's server with `--metrics`: `llamacpp:requests_processing` and
+  `llamacpp:requests_deferred`, `llamacpp:kv_cache_usage_ratio` (0 to 1;
+  newer builds leave it out),
   https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md.
 
 A URL whose scrape fails (or has none of the gauges) adds nothing until a
@@ -41,23 +46,27 @@ from gateway.upstream.engine_metrics import MetricsUnavailable, fetch_metrics
 
 log = logging.getLogger("parsegate.load_gauges")
 
-QUEUED = ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
+HELD = (  # requests running and queued
+    "vllm:num_requests_running",
+    "vllm:num_requests_waiting",
+    "sglang:num_running_reqs",
+    "sglang:num_queue_reqs",
+    "llamacpp:requests_processing",
+    "llamacpp:requests_deferred",
+)
 CACHE_USED = (
     "vllm:kv_cache_usage_perc",
     "vllm:gpu_cache_usage_perc",
     "sglang:token_usage",
     "llamacpp:kv_cache_usage_ratio",
 )
-_NAMES = frozenset(name.encode() for name in (*QUEUED, *CACHE_USED))
+_NAMES = frozenset(name.encode() for name in (*HELD, *CACHE_USED))
 
 
 @dataclass(frozen=True, slots=True)
 class EngineLoad:
-    queued: float  # requests waiting in the engine, summed over its series
+    requests: float  # requests running and queued in the engine, summed over its series
     cache_used: float  # the fullest KV cache's fill, 0 to 1
-
-    def weighed(self, settings: LoadGauges) -> float:
-        return settings.queued_weight * self.queued + settings.cache_weight * self.cache_used
 
 
 def engine_load(text: bytes) -> EngineLoad | None:
@@ -66,19 +75,19 @@ def engine_load(text: bytes) -> EngineLoad | None:
     lines = [line for line in text.splitlines() if _series(line) in _NAMES]
     if not lines:
         return None
-    queued, cache_used = 0.0, 0.0
+    requests, cache_used = 0.0, 0.0
     try:
         for family in text_string_to_metric_families(b"\n".join(lines).decode("utf-8", "replace") + "\n"):
             for sample in family.samples:
                 if not math.isfinite(sample.value) or sample.value < 0:
                     continue
-                if sample.name in QUEUED:
-                    queued += sample.value
+                if sample.name in HELD:
+                    requests += sample.value
                 elif sample.name in CACHE_USED:
                     cache_used = max(cache_used, min(sample.value, 1.0))
     except ValueError:
         return None
-    return EngineLoad(queued, cache_used)
+    return EngineLoad(requests, cache_used)
 
 
 def _series(line: bytes) -> bytes:
@@ -131,13 +140,14 @@ class LoadScraper:
         if load is None:
             self._failed(endpoint, "served none of the load gauges")
             return
-        endpoint.gauged = load.weighed(settings)
+        endpoint.engine_requests = load.requests
+        endpoint.cache_load = settings.cache_weight * load.cache_used
         if endpoint.url in self._failing:
             self._failing.discard(endpoint.url)
             log.warning("load gauges of %s come through again", self.backend.redact(endpoint.url))
 
     def _failed(self, endpoint: Endpoint, why: str) -> None:
-        endpoint.gauged = 0.0
+        endpoint.engine_requests = endpoint.cache_load = 0.0
         if endpoint.url not in self._failing:
             self._failing.add(endpoint.url)
             log.warning(

@@ -22,9 +22,10 @@ from gateway.upstream.load_gauges import EngineLoad, engine_load
 from tests.fake_backend import FakeBackend
 
 
-def vllm(waiting: float, cache: float, engines: int = 1) -> str:
+def vllm(waiting: float, cache: float, engines: int = 1, running: float = 0) -> str:
     lines = ["# TYPE vllm:num_requests_waiting gauge"]
     lines += [f'vllm:num_requests_waiting{{engine="{rank}",model_name="q"}} {waiting}' for rank in range(engines)]
+    lines += [f'vllm:num_requests_running{{engine="{rank}",model_name="q"}} {running}' for rank in range(engines)]
     lines += ["# TYPE vllm:kv_cache_usage_perc gauge"]
     lines += [f'vllm:kv_cache_usage_perc{{engine="{rank}",model_name="q"}} {cache}' for rank in range(engines)]
     lines += ['vllm:request_success_total{finished_reason="stop",model_name="q"} 12.0']
@@ -49,10 +50,10 @@ LLAMACPP = (
 @pytest.mark.parametrize(
     ("text", "load"),
     [
-        (vllm(3, 0.25), EngineLoad(3.0, 0.25)),
-        (vllm(3, 0.25, engines=2), EngineLoad(6.0, 0.25)),  # data-parallel ranks: queues summed
-        (SGLANG, EngineLoad(4.0, 0.5)),
-        (LLAMACPP, EngineLoad(1.0, 0.63)),
+        (vllm(3, 0.25, running=2), EngineLoad(5.0, 0.25)),
+        (vllm(3, 0.25, engines=2), EngineLoad(6.0, 0.25)),  # data-parallel ranks: summed
+        (SGLANG, EngineLoad(12.0, 0.5)),
+        (LLAMACPP, EngineLoad(3.0, 0.63)),
         ("# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc 0.9\n", EngineLoad(0.0, 0.9)),
     ],
 )
@@ -75,7 +76,7 @@ def test_text_without_readable_gauges_is_no_load(text):
 @given(st.binary(max_size=300))
 def test_any_bytes_read_as_a_load_or_none(text):
     load = engine_load(b"vllm:num_requests_waiting " + text)
-    assert load is None or (load.queued >= 0 and 0 <= load.cache_used <= 1)
+    assert load is None or (load.requests >= 0 and 0 <= load.cache_used <= 1)
 
 
 def test_the_gauges_weigh_the_least_loaded_choice_and_the_overload_bound():
@@ -83,10 +84,14 @@ def test_the_gauges_weigh_the_least_loaded_choice_and_the_overload_bound():
     a, b, c = balancer.endpoints
     a.in_flight, b.in_flight, c.in_flight = 1, 2, 3
     assert balancer.pick().url == "a"
-    a.gauged = EngineLoad(queued=2, cache_used=1.0).weighed(LoadGauges())  # 2 queued + a full cache: 4
+    a.engine_requests = 1  # its engine holds this process's one request: no more load
+    assert balancer.pick().url == "a"
+    a.engine_requests = 4  # others' requests too
     assert balancer.pick().url == "b"
+    b.cache_load = LoadGauges().cache_weight * 1.0  # a full KV cache: 2 + 2
+    assert balancer.pick().url == "c"
     home = balancer.pick("some session")
-    home.gauged = 20.0
+    home.engine_requests = 20
     assert balancer.pick("some session") is not home  # its engine's queue makes it overloaded
 
 
@@ -130,7 +135,7 @@ def busy_first_two(fakes) -> list[FakeBackend]:
     """vLLM, SGLang and llama.cpp engines: the first two with requests queued, the third idle."""
     fakes[0].metrics = vllm(waiting=5, cache=0.9)
     fakes[1].metrics = SGLANG
-    fakes[2].metrics = LLAMACPP.replace("requests_deferred 1", "requests_deferred 0").replace("0.63", "0.1")
+    fakes[2].metrics = LLAMACPP.replace(" 2\n", " 0\n").replace(" 1\n", " 0\n").replace("0.63", "0.1")
     return fakes
 
 
@@ -200,16 +205,16 @@ def test_each_scrape_reads_the_gauges_anew(engines, fakes):
         assert backend.load_scraper is not None
         try:
             await backend.load_scraper.start()
-            seen = [[endpoint.gauged for endpoint in backend.balancer.endpoints]]
+            seen = [[endpoint.load for endpoint in backend.balancer.endpoints]]
             fakes[0].metrics = vllm(waiting=9, cache=0.5)
             fakes[1].metrics = "# gone\n"
             await backend.load_scraper.refresh()
-            seen.append([endpoint.gauged for endpoint in backend.balancer.endpoints])
+            seen.append([endpoint.load for endpoint in backend.balancer.endpoints])
             return seen
         finally:
             await backend.close()
 
-    assert asyncio.run(scrapes()) == [[2.0, 2.0, 2.0], [10.0, 0.0, 2.0]]
+    assert asyncio.run(scrapes()) == [[2.0, 2.0, 2.0], [10.0, 0.0, 2.0]]  # requests + 2 x cache
 
 
 def test_a_single_url_is_never_scraped():
