@@ -9,7 +9,7 @@ sessions of growing history run at once, started one after another over
 5 s. Prints, for round-robin, affinity
 (`session_overload: never`), affinity with the in-flight bound (the default
 1.5) and affinity with the bound and the load gauges (`load_gauges`,
-scraped every 0.5 s), and the last two again with other traffic on the first
+scraped every 0.1 s), and the last two again with other traffic on the first
 backend (4 requests of 100 ms of prefill always there, sent to it directly
 as another replica's would be, unseen by this gateway but in the gauges):
 the prefix-cache hit rate (of turns after the first),
@@ -66,7 +66,9 @@ MODES = (
 )
 OTHER_STREAMS = 4  # requests the other traffic keeps on the first backend, one after another each
 OTHER_CHARS = 10000  # each of them a new prompt: 100 ms of prefill
-GAUGES_INTERVAL = 0.5  # seconds between two scrapes of the backends' gauges
+# seconds between two scrapes of the backends' gauges: in proportion to this
+# bench's requests (about 0.1 s each, where a real one streams for seconds)
+GAUGES_INTERVAL = 0.1
 KV_SEQUENCES = 8  # the sequences a backend's KV cache holds at once
 ARRIVALS_SECONDS = 5.0  # the sessions start one after another over this long, not all in one instant
 
@@ -81,6 +83,7 @@ class PrefixCacheBackend:
         self.continued = 0
         self.prefill = asyncio.Lock()
         self.waiting = 0
+        self.others = 0  # requests of the other traffic
         self.ttfts: list[float] = []  # from each request's arrival to its first token: queue and prefill
 
     async def metrics(self, request: web.Request) -> web.Response:
@@ -101,7 +104,8 @@ class PrefixCacheBackend:
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         messages = body["messages"]
-        other = "x-other-traffic" in request.headers  # queued and prefilled, not counted
+        other = "x-other-traffic" in request.headers  # queued and prefilled, counted apart
+        self.others += other
         prefixes, digest = [], blake2b(digest_size=16)
         for message in messages:
             digest.update(orjson.dumps([message.get("role"), message.get("content")]))
@@ -233,7 +237,9 @@ async def _run(mode: str, sessions: int, turns: int, folder: Path, core: list[in
     mean_load = sum(backend.requests for backend in backends) / BACKENDS
     worst = max(backend.requests for backend in backends) / mean_load
     modelled = _mean_p99([ttft for backend in backends for ttft in backend.ttfts])
-    loads = "/".join(str(backend.requests) for backend in backends)
+    loads = "/".join(
+        f"{backend.requests}" + (f" (+{backend.others})" if backend.others else "") for backend in backends
+    )
     return f"| {mode} | {hits:.1%} | {modelled} | {_mean_p99(ttfts)} | {loads} | {worst:.2f}× |"
 
 
