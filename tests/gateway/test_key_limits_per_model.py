@@ -11,8 +11,10 @@ from collections.abc import Iterator
 import anthropic
 import httpx
 import openai
+import orjson
 import pytest
 import redis
+from websockets.sync.client import ClientConnection, connect
 
 from gateway.app import create_app
 from gateway.ops.config import Config
@@ -158,3 +160,26 @@ def test_two_replicas_share_a_models_requests_per_minute(serve, fake_backend_ser
     assert "on model 'qwen3'" in message_of("messages", refused("messages", two, "qwen3"))
     call("chat", two, "glm")
     assert len(fake.requests) == 3
+
+
+def test_a_websocket_turn_counts_against_its_models_limits(gateway, fake):
+    url, _ = gateway
+    fake.script("Hello.")
+    headers = {"Authorization": "Bearer sk-alice"}
+    with connect(url.replace("http://", "ws://", 1) + "/v1/responses", additional_headers=headers) as socket:
+        answered = [socket_turn(socket, model="qwen3", input="Hi", store=False) for _ in range(2)]
+        refused = socket_turn(socket, model="qwen3", input="Hi", store=False)
+        other = socket_turn(socket, model="glm", input="Hi", store=False)
+    assert [messages[-1]["type"] for messages in answered] == ["response.completed"] * 2
+    assert refused == [{"type": "error", "status": 429, "error": refused[0]["error"]}]
+    assert "requests per minute on model 'qwen3'" in refused[0]["error"]["message"]
+    assert other[-1]["type"] == "response.completed"
+
+
+def socket_turn(socket: ClientConnection, **fields: object) -> list[dict]:
+    """One `response.create` and the messages answering it, up to its final one."""
+    socket.send(orjson.dumps({"type": "response.create", **fields}).decode())
+    messages = [orjson.loads(socket.recv(timeout=30))]
+    while messages[-1]["type"] not in ("response.completed", "response.failed", "response.incomplete", "error"):
+        messages.append(orjson.loads(socket.recv(timeout=30)))
+    return messages
