@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.background import BackgroundTask
 
 from gateway.api.disconnect import unless_client_leaves
+from gateway.api.key_limits import model_lease
 from gateway.api.limits import read_body
 from gateway.api.request import read_checked
 from gateway.api.sse import EventStream
@@ -95,6 +96,7 @@ async def completions(request: Request) -> Response:
     serving = entry_serving(request.app.state.backends, checked.model)
     if serving is None:
         raise model_not_found(checked.model)
+    await model_lease(request, checked.model)
     record = request.state.record
     record.serves(serving.name, None, bool(checked.stream))
     try:

@@ -10,9 +10,16 @@ applies it to the HTTP routes that reach a model. A lease ends when its
 response does: the stream's last event sent, or the client gone; the
 tokens the backend reported in its usage are counted then. A background
 response's run takes its request's lease (`take_lease`) and ends it when
-the run ends (api/responses_background.py)."""
+the run ends (api/responses_background.py).
+
+A key's limits on one model (`model_rpm_limit`...) are checked once the
+model is known (`model_lease`, called where a request's model is resolved),
+against counts of their own, and end with the key's lease. A request one
+of them refuses has been counted in its key's requests of the minute."""
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 from starlette.datastructures import State
 from starlette.requests import HTTPConnection, Request
@@ -23,7 +30,7 @@ from gateway.api.errors import surface_error
 from gateway.ops.errors import ApiError
 from gateway.ops.key_limits_config import KeyLimits
 from gateway.ops.observe import RequestRecord
-from gateway.ops.rate_windows import LocalWindows, Windows
+from gateway.ops.rate_windows import LocalWindows, Refusal, Windows
 from gateway.ops.store_config import StoreConfig
 
 LIMITED_PATHS = frozenset(
@@ -45,15 +52,17 @@ def open_windows(store: StoreConfig) -> Windows:
     return LocalWindows()
 
 
-_LEASE = "key_lease"  # where a request's scope state holds its lease
+LEASE_STATE = "key_lease"  # where a request's scope state holds its lease (`model_lease`, `take_lease`)
 
 
 class KeyLease:
-    """One admitted request's hold on its key's counts; `end` once, by the
-    request, or by whatever `taken` it (a background run)."""
+    """One admitted request's hold on its key's counts (and its model's);
+    `end` once, by the request, or by whatever `taken` it (a background run)."""
 
     def __init__(self, windows: Windows, name: str, limits: KeyLimits) -> None:
-        self.windows, self.name, self.limits = windows, name, limits
+        self.name, self.limits = name, limits
+        self.held = [(windows, name, limits)]  # each count the request is in, and where it ends
+        self.models: set[str] = set()
         self.ended = False
         self.taken = False
 
@@ -62,7 +71,30 @@ class KeyLease:
             return
         self.ended = True
         tokens = (record.prompt_tokens or 0) + (record.completion_tokens or 0) if record is not None else 0
-        await self.windows.end(self.name, self.limits, tokens)
+        for windows, name, limits in self.held:
+            await windows.end(name, limits, tokens)
+
+
+def _model_count(name: str, model: str) -> str:
+    """The name a key's counts on `model` go by (a unit separator between: no key name or model holds one)."""
+    return f"{name}\x1f{model}"
+
+
+async def model_lease(connection: HTTPConnection, model: str) -> None:
+    """Count the request on `connection` against its key's limits on
+    `model` too, if it has any; ApiError 429 when one refuses it."""
+    lease: KeyLease | None = connection.scope.get("state", {}).get(LEASE_STATE)
+    if lease is None or model in lease.models:
+        return
+    limits = lease.limits.on_model(model)
+    if limits is None:
+        return
+    lease.models.add(model)
+    windows: Windows = connection.app.state.key_windows
+    refused = await windows.admit(_model_count(lease.name, model), limits)
+    if isinstance(refused, Refusal):
+        _refuse(connection, lease.name, refused, model)
+    lease.held.append((refused, _model_count(lease.name, model), limits))
 
 
 async def key_lease(connection: HTTPConnection) -> KeyLease | None:
@@ -75,10 +107,15 @@ async def key_lease(connection: HTTPConnection) -> KeyLease | None:
     name, limits = found
     windows: Windows = state.key_windows
     refused = await windows.admit(name, limits)
-    if refused is None:
-        return KeyLease(windows, name, limits)
-    state.metrics.rate_limited.labels(name, refused.limit).inc()
-    message = f"API key {name!r} is over its limit of {_MESSAGES[refused.limit]}; retry in {refused.retry_after} s"
+    if isinstance(refused, Refusal):
+        _refuse(connection, name, refused)
+    return KeyLease(refused, name, limits)  # ended where it was counted
+
+
+def _refuse(connection: HTTPConnection, name: str, refused: Refusal, model: str | None = None) -> NoReturn:
+    connection.app.state.metrics.rate_limited.labels(name, refused.limit).inc()
+    on = "" if model is None else f" on model {model!r}"
+    message = f"API key {name!r} is over its limit of {_MESSAGES[refused.limit]}{on}; retry in {refused.retry_after} s"
     headers = {"retry-after": str(refused.retry_after)}
     raise ApiError(429, message, type="rate_limit_error", code="rate_limit_exceeded", headers=headers)
 
@@ -86,7 +123,7 @@ async def key_lease(connection: HTTPConnection) -> KeyLease | None:
 def take_lease(request: Request) -> KeyLease | None:
     """The request's lease, which its response no longer ends: the taker
     ends it (a background run, which goes on after the response)."""
-    lease: KeyLease | None = request.scope.get("state", {}).get(_LEASE)
+    lease: KeyLease | None = request.scope.get("state", {}).get(LEASE_STATE)
     if lease is not None:
         lease.taken = True
     return lease
@@ -118,8 +155,7 @@ class KeyLimitsMiddleware:
         if lease is None:
             await self.app(scope, receive, send)
             return
-
-        scope.setdefault("state", {})[_LEASE] = lease
+        scope.setdefault("state", {})[LEASE_STATE] = lease
 
         async def send_counted(message: Message) -> None:
             if message["type"] == "http.response.body" and not message.get("more_body") and not lease.taken:

@@ -467,6 +467,8 @@ async def responses(request: Request) -> Response:
             response = await state.save(response)
         return compaction_stream(response) if chat.stream else json_response(response)
     turn = await chat_turn(request, payload, chat, raw)
+    if state is not None:
+        state.routed(turn.serving.route)
     include = included(asked, request.app.state.seal)
     if state is not None and asked.background:
         events = ResponseEvents(response_object, tools, turn.plan.call_id, include)

@@ -40,7 +40,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gateway.api.auth import require_api_key
 from gateway.api.compaction import asks_compaction, compaction_events, compaction_item
-from gateway.api.key_limits import KeyLease, key_lease
+from gateway.api.key_limits import LEASE_STATE, KeyLease, key_lease
 from gateway.api.limits import LIMIT_SCOPE_KEY, ConcurrencyLimit
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import ItemBound, read_object
@@ -155,11 +155,12 @@ class _SocketWriter:
             self._held = None
 
 
-def _turn_request(websocket: WebSocket, record: RequestRecord) -> Request:
+def _turn_request(websocket: WebSocket, record: RequestRecord, lease: KeyLease | None = None) -> Request:
     """One turn as the Responses pipeline reads a request: the upgrade's
     scope (its app, its headers: the key, and so the owner) as a POST,
-    with a record of its own."""
-    return Request({**websocket.scope, "type": "http", "method": "POST", "state": {"record": record}})
+    with a record of its own and its key's lease (for its model's limits)."""
+    state = {"record": record, LEASE_STATE: lease}
+    return Request({**websocket.scope, "type": "http", "method": "POST", "state": state})
 
 
 async def responses_socket(websocket: WebSocket) -> None:
@@ -198,10 +199,10 @@ async def _turn(websocket: WebSocket, body: bytes, memory: SocketMemory, writer:
     try:
         lease = await key_lease(websocket)  # each turn counts against its key's limits, as a POST does
         if limit is None:
-            await _respond(_turn_request(websocket, record), body, memory, writer)
+            await _respond(_turn_request(websocket, record, lease), body, memory, writer)
         else:
             with limit.counted():
-                await _respond(_turn_request(websocket, record), body, memory, writer)
+                await _respond(_turn_request(websocket, record, lease), body, memory, writer)
     except ApiError as error:
         await websocket.send_text(error_message(error).decode())
     finally:
@@ -242,6 +243,8 @@ async def _respond(request: Request, body: bytes, memory: SocketMemory, writer: 
         await writer.send([orjson.dumps(event) for event in compaction_events(response)])
     elif create.generate:
         turn = await chat_turn(request, payload, chat, create.raw)
+        if state is not None:
+            state.routed(turn.serving.route)
         stream = await turn.stream()
         include = included(asked, request.app.state.seal)
         events = ResponseEvents(response_object, tools, turn.plan.call_id, include, sse=False)

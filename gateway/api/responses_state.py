@@ -24,6 +24,7 @@ from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id
 from gateway.ops.observe import request_id
 from gateway.ops.store import Chain, RepeatedItemId, ResponseStore, StoredResponse, StoreUnavailable, TooManyItems
+from gateway.upstream.balancer import Route
 
 _Result = TypeVar("_Result")
 log = logging.getLogger("parsegate.store")
@@ -134,6 +135,8 @@ class ResponseState:
     conversation: str | None = None
     max_items: int | None = None  # the most items the conversation may hold (max_input_items)
     continues: list[str] = field(default_factory=list)  # the ids of the chain's responses, kept on with it
+    continued_url: str | None = None  # the backend URL that served the response it continues
+    route: Route | None = None  # where its turn went (`routed`): the stored response keeps its URL
     referred: list[dict] | None = None  # the input with its `item_reference`s resolved, when it had any
 
     async def save(self, response: dict) -> dict:
@@ -151,8 +154,14 @@ class ResponseState:
             return {**response, "store": False, "parsegate_warning": _not_stored(self.keeps, self.conversation)}
         return response
 
+    def routed(self, route: Route) -> None:
+        """The turn goes on `route`: to the URL that served the response it
+        continues, while that one is healthy (upstream/balancer.py)."""
+        route.prefer = self.continued_url
+        self.route = route
+
     async def _write(self, response: dict) -> None:
-        stored = StoredResponse(response, self.input)
+        stored = StoredResponse(response, self.input, served_by=self.route.served_by if self.route else None)
         if self.conversation is None:
             if self.keeps:
                 await self.store.save_response(self.owner, stored, self.continues)
@@ -212,6 +221,7 @@ async def load_state(request: Request, asked: ResponsesRequest) -> ResponseState
             raise not_found("Previous response", asked.previous_response_id, "previous_response_id")
         state.history = await _chain_items(store, state.owner, asked.previous_response_id, chain)
         state.continues = [stored_response.response["id"] for stored_response in chain.responses]
+        state.continued_url = chain.responses[-1].served_by if chain.responses else None
     elif asked.conversation is not None:
         state.conversation = conversation_id(asked.conversation)
         if await stored(store.conversation(state.owner, state.conversation)) is None:

@@ -27,6 +27,7 @@ from typing import final
 
 from fastapi import Request
 
+from gateway.api.key_limits import model_lease
 from gateway.api.request import ChatRequest
 from gateway.api.session_key import session_key
 from gateway.ops.errors import UPSTREAM_ERROR, ApiError
@@ -375,10 +376,12 @@ def model_not_found(model: str) -> ApiError:
 
 
 async def serving_request(request: Request, model: str, *, needs_server_kind: bool) -> Serving:
-    """What serves `model` for this request (serving.py); 404 when nothing does."""
+    """What serves `model` for this request (serving.py); 404 when nothing
+    does; 429 when its key's limits on `model` refuse it (key_limits.py)."""
     serving = await serving_for(request.app.state.backends, model, needs_server_kind=needs_server_kind)
     if serving is None:
         raise model_not_found(model)
+    await model_lease(request, model)
     return serving
 
 
@@ -394,7 +397,7 @@ async def chat_turn(request: Request, payload: dict, chat: ChatRequest, asked: d
     model = serving.model
     if serving.backend.balancer.several and model.backend.routing == "session":
         headers = model.backend.session_headers
-        serving.session = session_key(request.headers, payload if asked is None else asked, payload, headers)
+        serving.route.session = session_key(request.headers, payload if asked is None else asked, payload, headers)
     payload = with_extra_body(with_thinking_switch(payload, model.reasoning_stage), model.extra_body)
     payload = with_tool_images(payload, takes_images=model.images and model.chat_template is None)
     plan = ParsePlan.for_request(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -21,6 +21,17 @@ MAX_ANSWER_BYTES = 64 << 20
 # `x-claude-code-session-id`, Codex's `session_id` (and the dashed spelling
 # proxies keep), and the generic `x-session-affinity` of llm-d and SGLang's router.
 SESSION_HEADERS = ["x-claude-code-session-id", "session_id", "session-id", "x-session-affinity"]
+
+
+class LoadGauges(Section):
+    """`backend.load_gauges`: the engines' own load gauges, scraped from each
+    URL's `/metrics` every `interval` seconds, weigh its load when the least
+    loaded URL is chosen (upstream/load_gauges.py)."""
+
+    interval: float = Field(default=5.0, gt=0)  # seconds between two scrapes of every URL
+    timeout: float = Field(default=2.0, gt=0)  # seconds one scrape may take; then its URL counts no gauges
+    cache_weight: float = Field(default=2.0, ge=0)  # load of a full KV cache (usage 1.0), in requests
+    max_bytes: int = Field(default=8 << 20, ge=1)  # a scrape's text at most
 
 
 class BackendConfig(Section):
@@ -42,8 +53,10 @@ class BackendConfig(Section):
     breaker_cooldown: float = Field(default=30.0, gt=0)
     routing: Literal["session", "round_robin"] = "session"  # over several `urls` (balancer.py)
     session_headers: list[str] = Field(default_factory=lambda: list(SESSION_HEADERS))
-    session_overload: float | None = Field(default=1.5, gt=1)  # times the mean in flight; None: never spill
+    # times the mean load; `never`: a session never leaves its URL for load (null, as any empty key, is the default)
+    session_overload: Annotated[float, Field(gt=1)] | Literal["never"] = 1.5
     session_overload_floor: int = Field(default=4, ge=1)  # fewer in flight is never overloaded
+    load_gauges: LoadGauges | None = None  # None: a URL's load is its requests in flight alone
     server: ServerKind | None = None  # what the backend is (servers.py); None: asked of it at first use
     # a Messages stream's `message_start` input_tokens: estimated, or counted by the server's tokenizer
     message_start_tokens: Literal["estimate", "tokenizer"] = "estimate"
@@ -69,6 +82,11 @@ class BackendConfig(Section):
     @classmethod
     def _expand_key(cls, key: str) -> str:
         return expand_variables(key)
+
+    @property
+    def overload_bound(self) -> float | None:
+        """`session_overload` for the balancer: None for `never`."""
+        return None if self.session_overload == "never" else self.session_overload
 
     @property
     def connect_seconds(self) -> float:

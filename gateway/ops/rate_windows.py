@@ -29,8 +29,9 @@ class Refusal:
 class Windows(Protocol):
     clock: Callable[[], float]
 
-    async def admit(self, name: str, limits: KeyLimits) -> Refusal | None:
-        """Count one request of `name`'s, or say which limit refuses it."""
+    async def admit(self, name: str, limits: KeyLimits) -> Refusal | Windows:
+        """Count one request of `name`'s and answer the windows that counted
+        it (where it must `end`), or say which limit refuses it."""
 
     async def end(self, name: str, limits: KeyLimits, tokens: int) -> None:
         """The request ended, having used `tokens`."""
@@ -59,7 +60,7 @@ class LocalWindows:
         counts = self._minutes.get(name)
         return counts if counts is not None and counts[0] == window else (window, 0, 0)
 
-    async def admit(self, name: str, limits: KeyLimits) -> Refusal | None:
+    async def admit(self, name: str, limits: KeyLimits) -> Refusal | LocalWindows:
         now = self.clock()
         window, requests, tokens = self._minute(name, window_of(now))
         in_flight = self._in_flight.get(name, 0)
@@ -71,7 +72,7 @@ class LocalWindows:
             return refusal("streams", now)
         self._minutes[name] = (window, requests + 1, tokens)
         self._in_flight[name] = in_flight + 1
-        return None
+        return self
 
     async def end(self, name: str, limits: KeyLimits, tokens: int) -> None:
         self._in_flight[name] -= 1

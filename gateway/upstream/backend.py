@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -21,13 +22,16 @@ from gateway.ops.secrets import Secrets, backend_secrets
 from gateway.ops.servers import ServerKind
 from gateway.plan.parse_plan import ParsePlan
 from gateway.upstream.asked_once import AskedOnce
-from gateway.upstream.balancer import Balancer, Endpoint
+from gateway.upstream.balancer import Balancer, Endpoint, Route
 from gateway.upstream.errors import ERROR_BODY_LIMIT, UpstreamErrors
 from gateway.upstream.transport import Transport, TransportFailure, UpstreamResponse
 
 DEMO_BASE_URL = "http://parsegate-demo.invalid/v1"
 GATEWAY_ONLY_FIELDS = ("separate_reasoning", "stream_reasoning")
 _RETRIED_STATUSES = (502, 503)
+
+if TYPE_CHECKING:
+    from gateway.upstream.load_gauges import LoadScraper
 
 
 class _ConnectFailed(Exception):
@@ -68,7 +72,7 @@ class Backend:
             threshold=backend.breaker_failures,
             cooldown=backend.breaker_cooldown,
             routing=backend.routing,
-            overload=backend.session_overload,
+            overload=backend.overload_bound,
             overload_floor=backend.session_overload_floor,
         )
         self.secrets = secrets if secrets is not None else Secrets(backend_secrets(backend))
@@ -76,6 +80,7 @@ class Backend:
         if backend.api_key:
             self.headers["authorization"] = f"Bearer {backend.api_key}"
         self._in_flight = _InFlight()
+        self.load_scraper: LoadScraper | None = None  # with `backend.load_gauges` over several URLs (backends.py)
         self.server_kind: AskedOnce[ServerKind | None] = (
             AskedOnce()
         )  # detected when `backend.server` is unset (server_kind.py)
@@ -129,18 +134,19 @@ class Backend:
         *,
         at_root: bool = False,
         errors: UpstreamErrors | None = None,
-        session: str | None = None,
+        route: Route | None = None,
     ) -> UpstreamResponse:
         """POST `body` (GET when None) to `path` under the backend's base URL
         (at its server root, beside `/v1`, with `at_root`) that serves
-        `session` (a session's key, or None: balancer.py); return the
+        `route` (a session's key, a URL it prefers: balancer.py; `route.served_by`
+        is set to the URL that answers); return the
         still-streaming response once it is a success, its failures as
         `errors` says (the entry's own by default). Give it back with
         `release`."""
         self._in_flight.opening += 1
         try:
             with awaiting_backend():
-                response, endpoint = await self._attempts(body, path, at_root, errors or self.errors_for(), session)
+                response, endpoint = await self._attempts(body, path, at_root, errors or self.errors_for(), route)
             self._in_flight.responses[response] = endpoint
             return response
         finally:
@@ -167,18 +173,24 @@ class Backend:
 
     async def close(self) -> None:
         """Close the pooled client (and whatever else the backend holds)."""
+        if self.load_scraper is not None:
+            await self.load_scraper.stop()
         await self.client.aclose()
 
     async def _attempts(
-        self, body: bytes | None, path: str, at_root: bool, errors: UpstreamErrors, session: str | None
+        self, body: bytes | None, path: str, at_root: bool, errors: UpstreamErrors, route: Route | None
     ) -> tuple[UpstreamResponse, Endpoint]:
         """A failed connection, 502 or 503 is retried (`retries` times, on
         another URL while there is one): nothing has reached the client yet.
         A URL counts the request in flight from its attempt to `release`."""
         attempts = self.config.backend.retries + 1
         tried: list[Endpoint] = []
+        if self.load_scraper is not None:
+            await self.load_scraper.start()
         for attempt in range(1, attempts + 1):
-            endpoint = self.balancer.pick(session, tried)
+            endpoint = (
+                self.balancer.pick(route.session, tried, route.prefer) if route else self.balancer.pick(None, tried)
+            )
             tried.append(endpoint)
             self.balancer.began(endpoint)
             answered = False
@@ -197,6 +209,8 @@ class Backend:
                 if 200 <= response.status < 300:
                     self.balancer.succeeded(endpoint)
                     answered = True
+                    if route is not None:
+                        route.served_by = endpoint.url
                     return response, endpoint
                 try:
                     content = await self.client.read(response, errors, ERROR_BODY_LIMIT)  # the rest is never read
@@ -241,9 +255,9 @@ class Backend:
         with awaiting_backend() as wait:
             await self.client.push_payloads(response, errors, deliver, drain_seconds, wait)
 
-    async def complete(self, body: bytes, errors: UpstreamErrors, session: str | None = None) -> dict:
-        """Send a non-streamed request (for `session`) and return the backend's JSON answer."""
-        response = await self.open(body, errors=errors, session=session)
+    async def complete(self, body: bytes, errors: UpstreamErrors, route: Route | None = None) -> dict:
+        """Send a non-streamed request (on `route`) and return the backend's JSON answer."""
+        response = await self.open(body, errors=errors, route=route)
         try:
             content = await self.read(response, errors)
         finally:

@@ -33,6 +33,10 @@ def engine_backend(backends: dict[str, Backend], model: str | None) -> Backend |
     return next((backend for backend in backends.values() if backend.config.backend.base_urls), None)
 
 
+class MetricsUnavailable(Exception):
+    """An engine's `/metrics` did not come through; says why."""
+
+
 async def scrape_engine(backend: Backend, config: SidecarConfig) -> bytes | None:
     """The engine's `/metrics` text from the backend's first URL, or None
     when it did not answer 200 within `engine_metrics_timeout` seconds and
@@ -40,27 +44,33 @@ async def scrape_engine(backend: Backend, config: SidecarConfig) -> bytes | None
     urls = backend.config.backend.base_urls
     if not urls:
         return None
-    url = urls[0].removesuffix("/v1") + "/metrics"
+    try:
+        return await fetch_metrics(backend, urls[0], config.engine_metrics_timeout, config.engine_metrics_max_bytes)
+    except MetricsUnavailable as failure:
+        log.warning("the engine of model %r %s", backend.name, failure)
+        return None
+
+
+async def fetch_metrics(backend: Backend, base_url: str, timeout: float, limit: int) -> bytes:
+    """The `/metrics` text of the engine at `base_url` (a URL of `backend`'s),
+    within `timeout` seconds and `limit` bytes; MetricsUnavailable if not."""
+    url = base_url.removesuffix("/v1") + "/metrics"
     headers = {"accept": TEXT_FORMAT}
     if "authorization" in backend.headers:
         headers["authorization"] = backend.headers["authorization"]
-    limit = config.engine_metrics_max_bytes
     try:
-        async with within_deadline(config.engine_metrics_timeout, "sent no metrics"):
+        async with within_deadline(timeout, "sent no metrics"):
             response = await backend.client.send("GET", url, None, headers)
             try:
                 if response.status != 200:
-                    log.warning("the engine of model %r answered its /metrics with %d", backend.name, response.status)
-                    return None
+                    raise MetricsUnavailable(f"answered its /metrics with {response.status}")
                 text = await backend.client.read(response, backend.errors_for(), limit + 1)
             finally:
                 response.close()
     except (TransportFailure, ApiError) as failure:
-        log.warning("the engine of model %r sent no metrics: %s", backend.name, backend.redact(str(failure)))
-        return None
+        raise MetricsUnavailable(f"sent no metrics: {backend.redact(str(failure))}") from None
     if len(text) > limit:
-        log.warning("the engine of model %r sent metrics over %d bytes", backend.name, limit)
-        return None
+        raise MetricsUnavailable(f"sent metrics over {limit} bytes")
     return text
 
 

@@ -26,6 +26,7 @@ from gateway.ops.config import CATCH_ALL, ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.plan.parse_plan import ParsePlan
 from gateway.upstream.backend import Backend
+from gateway.upstream.balancer import Route
 from gateway.upstream.derived_parsers import FROM_SERVER, with_server_template_parsers
 from gateway.upstream.server_kind import with_server_kind
 from gateway.upstream.transport import UpstreamResponse
@@ -36,16 +37,16 @@ LISTING_TIMEOUT = 5.0
 class Serving:
     """One request's backend and the model's settings for it; the
     operations of a turn, with failures named for that model, sent to the
-    URL that serves the request's `session` (its key, when the backend has
-    several URLs: balancer.py)."""
+    URL its `route` picks (its session's key, the URL it would rather have,
+    when the backend has several URLs: balancer.py)."""
 
-    __slots__ = ("backend", "model", "errors", "session")
+    __slots__ = ("backend", "model", "errors", "route")
 
     def __init__(self, backend: Backend, model: ModelConfig) -> None:
         self.backend = backend
         self.model = model
         self.errors = backend.errors_for(model)
-        self.session: str | None = None
+        self.route = Route()
 
     @property
     def name(self) -> str:
@@ -58,11 +59,11 @@ class Serving:
         """The backend's answer to `body`, at `path` (the backend's own
         generation route by default: chat, or completions in template mode)."""
         if path is None:
-            return await self.backend.open(body, errors=self.errors, session=self.session)
-        return await self.backend.open(body, path, errors=self.errors, session=self.session)
+            return await self.backend.open(body, errors=self.errors, route=self.route)
+        return await self.backend.open(body, path, errors=self.errors, route=self.route)
 
     async def complete(self, body: bytes) -> dict:
-        return await self.backend.complete(body, self.errors, self.session)
+        return await self.backend.complete(body, self.errors, self.route)
 
     async def read(self, response: UpstreamResponse) -> bytes:
         return await self.backend.read(response, self.errors)

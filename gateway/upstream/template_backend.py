@@ -30,6 +30,7 @@ from gateway.templates.render_pool import RenderPool, render_memory_bytes
 from gateway.templates.sources import load_chat_template
 from gateway.upstream.asked_once import AskedOnce
 from gateway.upstream.backend import GATEWAY_ONLY_FIELDS, Backend
+from gateway.upstream.balancer import Route
 from gateway.upstream.completion_request import ADDS_BOS_ITSELF, as_chat, completion_body
 from gateway.upstream.errors import UpstreamErrors
 from gateway.upstream.transport import TransportFailure, UpstreamResponse, within_deadline
@@ -141,16 +142,16 @@ class TemplateBackend(Backend):
         *,
         at_root: bool = False,
         errors: UpstreamErrors | None = None,
-        session: str | None = None,
+        route: Route | None = None,
     ) -> UpstreamResponse:
-        return await super().open(body, path, at_root=at_root, errors=errors, session=session)
+        return await super().open(body, path, at_root=at_root, errors=errors, route=route)
 
     def read_chunk(self, data: bytes, errors: UpstreamErrors) -> object:
         chunk = super().read_chunk(data, errors)
         return as_chat(chunk, "delta") if isinstance(chunk, dict) else chunk
 
-    async def complete(self, body: bytes, errors: UpstreamErrors, session: str | None = None) -> dict:
-        return as_chat(await super().complete(body, errors, session), "message")
+    async def complete(self, body: bytes, errors: UpstreamErrors, route: Route | None = None) -> dict:
+        return as_chat(await super().complete(body, errors, route), "message")
 
     async def _ask_template(self, model: ModelConfig) -> ChatTemplate:
         """The server's template within the first-byte deadline (a 504 past

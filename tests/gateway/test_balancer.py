@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.upstream.balancer import Balancer
+from gateway.upstream.balancer import Balancer, rendezvous_rank
 
 
 class Clock:
@@ -137,6 +137,17 @@ def test_an_overloaded_sessions_url_is_passed_over_until_it_drains():
     assert balancer.pick("agent-1") is not home
     balancer.ended(home)  # 3 in flight: under the floor
     assert balancer.pick("agent-1") is home
+
+
+def test_an_overloaded_sessions_turns_spill_to_its_next_url_not_the_least_loaded():
+    balancer = session_balancer(URLS[:4], overload=1.5, overload_floor=4)
+    ranked = sorted(balancer.endpoints, key=lambda endpoint: rendezvous_rank("agent-1", endpoint), reverse=True)
+    home, second, *rest = ranked
+    home.in_flight, second.in_flight = 8, 2  # mean 2.5: home is past 1.5 times it, the second is not
+    rest[0].in_flight = rest[1].in_flight = 0
+    assert [balancer.pick("agent-1") for _ in range(3)] == [second] * 3
+    second.in_flight = 5  # past the bound too (mean 3.25): the third in rank
+    assert balancer.pick("agent-1") is rest[0]
 
 
 def test_without_an_overload_bound_a_session_stays_home():

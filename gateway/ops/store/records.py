@@ -36,11 +36,14 @@ class StoredResponse:
     parsegate 0.1.0's phase 3): the items of its whole chain, copied into
     it. Such a record follows no link, so a walk stops at it and its
     `history` stands for the chain before it; it is read as it was
-    written, never rewritten."""
+    written, never rewritten. `served_by` is the backend URL that answered
+    it, where the gateway routes its continuation (kept as `url`; None in
+    a record written before, or when it was not answered by a backend)."""
 
     response: dict
     input_items: list[dict]
     history: list[dict] | None = None
+    served_by: str | None = None
 
     @property
     def items(self) -> list[dict]:
@@ -72,11 +75,16 @@ def _response_record(owner: str, stored: StoredResponse) -> tuple[str, bytes]:
     if previous is not None:
         record["link"] = _response_key(previous)
     record |= {"response": stored.response, "input": stored.input_items}
+    if stored.served_by is not None:
+        record["url"] = stored.served_by
     return _response_key(stored.response["id"]), orjson.dumps(record)
 
 
 def _stored_response(record: dict) -> StoredResponse:
-    return StoredResponse(record["response"], record["input"], record.get("history"))
+    url = record.get("url")
+    return StoredResponse(
+        record["response"], record["input"], record.get("history"), url if isinstance(url, str) else None
+    )
 
 
 class ResponseStore:
