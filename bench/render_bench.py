@@ -1,0 +1,160 @@
+"""Template mode's render of an agent's turn, stage by stage.
+
+Two requests, each rendered with Qwen3's chat template as the bench's
+template-mode model renders it: the captured Claude Code request
+(`../shared/agents/captures/`, 48 KB; the agent-size prompt) and the same
+request after 100 turns of tool use (a Bash call and its 2.5 KB of
+output: about 300 KB). For each, the CPU time of each stage a render
+crosses, timed in this process (median and range of the repeats):
+
+- `read`: the Messages request read and converted to chat (every surface
+  pays it; template mode's own cost starts after it)
+- `job`: the job written for the worker (`render_job`)
+- `job read`: the job read back, as the worker reads it
+- `render`: the prompt rendered (`render_prompt`: the messages made what
+  templates read, then the template), in the worker
+- `reply`: the prompt written back, and read by the gateway
+- `after`: what the gateway does with the prompt (the reasoning check,
+  the completions body written)
+
+and `end to end`: `RenderPool.render` against a real worker process, the
+CPU of this process and of the worker (`/proc`) per render, and its wall
+time.
+
+    python -m bench.render_bench [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench.agent_turn_bench import chat_equivalent
+from bench.surface_requests import REPO
+from gateway.templates.chat_template import ChatTemplate, prompt_opens_reasoning
+from gateway.templates.prompt_render import render_job, render_prompt
+from gateway.templates.render_pool import RenderPool
+from gateway.templates.sources import load_chat_template
+from gateway.upstream.completion_request import completion_body
+
+CAPTURE = REPO.parent / "shared" / "agents" / "captures" / "claude-20261125-091313-004-POST-v1_messages.json"
+TEMPLATE = REPO / "tests" / "fixtures" / "chat_templates" / "Qwen-Qwen3-0.6B.jinja"
+_OUTPUT = "\n".join(f"-rw-r--r-- 1 dev dev {i * 37:6d} Nov 25 09:13 src/module_{i:03d}/file.py" for i in range(36))
+MAX_PROMPT_CHARS = 4_000_000
+
+
+def captured_turn(turns: int) -> dict:
+    """The captured Claude Code request with `turns` turns of tool use
+    before its last message."""
+    body = {**json.loads(CAPTURE.read_bytes())["body"], "model": "fake"}
+    messages = list(body["messages"])
+    last = messages.pop()
+    for turn in range(turns):
+        call = {"type": "tool_use", "id": f"toolu_{turn:04d}", "name": "Bash", "input": {"command": f"ls -la {turn}"}}
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": f"Step {turn}: listing."}, call]})
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{turn:04d}", "content": _OUTPUT}
+        messages.append({"role": "user", "content": [result]})
+    return {**body, "messages": [*messages, last]}
+
+
+def timed(work: Callable[[], Any], repeats: int) -> list[float]:
+    """CPU ms of each of `repeats` calls."""
+    figures = []
+    for _ in range(repeats):
+        start = time.process_time()
+        work()
+        figures.append((time.process_time() - start) * 1e3)
+    return figures
+
+
+def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[float]]:
+    raw = orjson.dumps(body)
+    chat = chat_equivalent("messages", body)
+    job = render_job(template, chat, MAX_PROMPT_CHARS)
+    prompt = render_prompt(template, chat)
+    reply = orjson.dumps({"prompt": prompt})
+
+    def after() -> bytes:
+        prompt_opens_reasoning(prompt)
+        return orjson.dumps(completion_body(chat, prompt, template.stop_texts(), "vllm"))
+
+    return {
+        "read": timed(lambda: chat_equivalent("messages", orjson.loads(raw)), repeats),
+        "job": timed(lambda: render_job(template, chat, MAX_PROMPT_CHARS), repeats),
+        "job read": timed(lambda: orjson.loads(job), repeats),
+        "render": timed(lambda: render_prompt(template, chat), repeats),
+        "reply": timed(lambda: orjson.loads(orjson.dumps({"prompt": prompt})), repeats),
+        "after": timed(after, repeats),
+        "_sizes": [len(raw) / 1024, len(job) / 1024, len(prompt) / 1024, len(reply) / 1024],
+    }
+
+
+def _process_cpu_ms(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
+
+
+async def end_to_end(template: ChatTemplate, body: dict, renders: int) -> dict[str, float]:
+    """CPU ms per render of this process and of the worker, and wall ms,
+    over `renders` renders after one to start the worker."""
+    chat = chat_equivalent("messages", body)
+    pool = RenderPool(1, 30.0, MAX_PROMPT_CHARS)
+    try:
+        await pool.render(template, chat, "bench")
+        worker = pool._idle[0].process.pid  # noqa: SLF001 - the bench reads the worker's CPU
+        gateway_start, worker_start, wall_start = time.process_time(), _process_cpu_ms(worker), time.perf_counter()
+        for _ in range(renders):
+            await pool.render(template, chat, "bench")
+        wall = (time.perf_counter() - wall_start) * 1e3 / renders
+        gateway = (time.process_time() - gateway_start) * 1e3 / renders
+        return {"gateway": gateway, "worker": (_process_cpu_ms(worker) - worker_start) / renders, "wall": wall}
+    finally:
+        await pool.close()
+
+
+def _figure(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
+
+
+def report(repeats: int, renders: int, rounds: int) -> list[str]:
+    template = load_chat_template(TEMPLATE, eos_token="<|im_end|>")
+    template.max_prompt_chars = MAX_PROMPT_CHARS  # as the worker's copy has it
+    lines = [f"CPU ms per stage, median (range) of {repeats}; end to end: {rounds} rounds of {renders} renders"]
+    lines += ["| request | KB | prompt KB | read | job | job read | render | reply | after | end to end: "
+              "gateway + worker = CPU | wall |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, turns in (("captured Claude Code", 0), ("+ 100 turns", 100)):
+        body = captured_turn(turns)
+        figures = stages(template, body, repeats)
+        sizes = figures.pop("_sizes")
+        rows = [asyncio.run(end_to_end(template, body, renders)) for _ in range(rounds)]
+        total = [row["gateway"] + row["worker"] for row in rows]
+        whole = (
+            f"{statistics.median(row['gateway'] for row in rows):.2f} + "
+            f"{statistics.median(row['worker'] for row in rows):.2f} = {_figure(total)}"
+        )
+        cells = " | ".join(_figure(values) for values in figures.values())
+        wall = _figure([row["wall"] for row in rows])
+        lines.append(f"| {name} | {sizes[0]:.0f} | {sizes[2]:.0f} | {cells} | {whole} | {wall} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=30, help="timings per stage")
+    parser.add_argument("--renders", type=int, default=100, help="renders per end-to-end round")
+    parser.add_argument("--rounds", type=int, default=5, help="end-to-end rounds")
+    args = parser.parse_args()
+    print("\n".join(report(args.repeats, args.renders, args.rounds)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
