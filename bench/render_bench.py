@@ -41,7 +41,7 @@ import orjson
 from bench.agent_turn_bench import chat_equivalent
 from bench.surface_requests import REPO
 from gateway.templates.chat_template import ChatTemplate, prompt_opens_reasoning
-from gateway.templates.prompt_render import render_job, render_prompt
+from gateway.templates.prompt_render import read_reply, render_job, render_prompt, reply_bytes
 from gateway.templates.render_pool import RenderPool
 from gateway.templates.sources import load_chat_template
 from gateway.upstream.completion_request import completion_body
@@ -81,7 +81,7 @@ def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[f
     chat = chat_equivalent("messages", body)
     job = render_job(template, chat, MAX_PROMPT_CHARS)
     prompt = render_prompt(template, chat)
-    reply = orjson.dumps({"prompt": prompt})
+    reply = reply_bytes({"prompt": prompt})
 
     def after() -> bytes:
         prompt_opens_reasoning(prompt)
@@ -92,7 +92,7 @@ def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[f
         "job": timed(lambda: render_job(template, chat, MAX_PROMPT_CHARS), repeats),
         "job read": timed(lambda: orjson.loads(job), repeats),
         "render": timed(lambda: render_prompt(template, chat), repeats),
-        "reply": timed(lambda: orjson.loads(orjson.dumps({"prompt": prompt})), repeats),
+        "reply": timed(lambda: read_reply(reply_bytes({"prompt": prompt})), repeats),
         "after": timed(after, repeats),
         "_sizes": [len(raw) / 1024, len(job) / 1024, len(prompt) / 1024, len(reply) / 1024],
     }
@@ -110,7 +110,7 @@ async def end_to_end(template: ChatTemplate, body: dict, renders: int) -> dict[s
     pool = RenderPool(1, 30.0, MAX_PROMPT_CHARS)
     try:
         await pool.render(template, chat, "bench")
-        worker = pool._idle[0].process.pid  # noqa: SLF001 - the bench reads the worker's CPU
+        worker = pool._idle[0].process.pid  # the bench reads the worker's CPU
         gateway_start, worker_start, wall_start = time.process_time(), _process_cpu_ms(worker), time.perf_counter()
         for _ in range(renders):
             await pool.render(template, chat, "bench")
@@ -129,8 +129,11 @@ def report(repeats: int, renders: int, rounds: int) -> list[str]:
     template = load_chat_template(TEMPLATE, eos_token="<|im_end|>")
     template.max_prompt_chars = MAX_PROMPT_CHARS  # as the worker's copy has it
     lines = [f"CPU ms per stage, median (range) of {repeats}; end to end: {rounds} rounds of {renders} renders"]
-    lines += ["| request | KB | prompt KB | read | job | job read | render | reply | after | end to end: "
-              "gateway + worker = CPU | wall |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| request | KB | prompt KB | read | job | job read | render | reply | after | end to end: "
+        "gateway + worker = CPU | wall |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, turns in (("captured Claude Code", 0), ("+ 100 turns", 100)):
         body = captured_turn(turns)
         figures = stages(template, body, repeats)

@@ -6,9 +6,13 @@ A render runs a template from a model's files or its server: untrusted
 code in jinja's sandbox, which bounds what it may touch but not how long
 it loops or how much it writes. So the gateway renders in worker processes
 (`render_pool.py`) that it can kill: a worker reads jobs from stdin and
-writes replies to stdout, each one JSON document after its length (4 bytes,
-big-endian), and caps its own address space, so that a template that
-builds a huge string gets a MemoryError instead of the host's memory.
+writes replies to stdout, each one after its length (4 bytes, big-endian),
+and caps its own address space, so that a template that builds a huge
+string gets a MemoryError instead of the host's memory. A job is a JSON
+document; a reply is a prompt's UTF-8 text after `PROMPT`, or a JSON
+document after `DOCUMENT` (`_reply`): a prompt sent as JSON text was
+escaped and read back character by character, a fifth of a long turn's
+render (bench/README.md, "Performance IV: template render").
 It imports nothing but the template code, to start fast and small.
 """
 
@@ -23,6 +27,7 @@ import orjson
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
 
 LENGTH_BYTES = 4
+PROMPT, DOCUMENT = b"P", b"J"  # a reply's first byte: what follows it
 BASE_MEMORY_BYTES = 1 << 30  # a worker's address space, before what its longest prompt needs (render_pool.py)
 _CACHED_TEMPLATES = 16
 
@@ -51,6 +56,25 @@ def render_job(template: ChatTemplate, chat: dict[str, Any] | None, max_prompt_c
 
 def framed(document: bytes) -> bytes:
     return len(document).to_bytes(LENGTH_BYTES, "big") + document
+
+
+def reply_bytes(reply: dict[str, Any]) -> bytes:
+    """A reply as the worker writes it: the prompt's text, else the document."""
+    prompt = reply.get("prompt")
+    if isinstance(prompt, str):
+        try:
+            return PROMPT + prompt.encode()
+        except UnicodeEncodeError:  # a lone surrogate, from a template's "\\ud800"
+            reply = {"error": "template", "problem": "the template wrote text that is not Unicode (a lone surrogate)"}
+    return DOCUMENT + orjson.dumps(reply)
+
+
+def read_reply(data: bytes) -> dict[str, Any]:
+    """What `reply_bytes` wrote (`{}` for anything else)."""
+    if data[:1] == PROMPT:
+        return {"prompt": data[1:].decode()}
+    reply = orjson.loads(data[1:]) if data[:1] == DOCUMENT else None
+    return reply if isinstance(reply, dict) else {}
 
 
 def _reply(job: dict, templates: dict[bytes, ChatTemplate]) -> dict[str, Any]:
@@ -88,7 +112,7 @@ def _serve(jobs: BinaryIO, replies: BinaryIO) -> None:
         if len(header) < LENGTH_BYTES:
             return
         job = orjson.loads(jobs.read(int.from_bytes(header, "big")))
-        replies.write(framed(orjson.dumps(_reply(job, templates))))
+        replies.write(framed(reply_bytes(_reply(job, templates))))
         replies.flush()
 
 

@@ -18,11 +18,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-import orjson
-
 from gateway.ops.errors import ApiError
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
-from gateway.templates.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
+from gateway.templates.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, read_reply, render_job
 
 WORKER_MODULE = "gateway.templates.prompt_render"
 MEMORY_BYTES_PER_PROMPT_CHAR = 16  # a worker's address space: BASE_MEMORY_BYTES, plus this a prompt character
@@ -53,8 +51,7 @@ class _Worker:
         self.jobs.write(framed(job))
         await self.jobs.drain()
         length = int.from_bytes(await self.replies.readexactly(LENGTH_BYTES), "big")
-        reply = orjson.loads(await self.replies.readexactly(length))
-        return reply if isinstance(reply, dict) else {}
+        return read_reply(await self.replies.readexactly(length))
 
     async def stop(self) -> None:
         """Kill the worker at once, and reap it (even for a caller being cancelled)."""
