@@ -68,6 +68,11 @@ def _raise_exception(message: Any) -> None:
     raise TemplateRaised(str(message))
 
 
+# `tojson` as templates mostly call it, with no arguments: the encoder
+# `json.dumps` would make for these options on each call, made once.
+_PLAIN_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def _tojson(
     value: Any,
     ensure_ascii: bool = False,
@@ -75,6 +80,8 @@ def _tojson(
     separators: tuple[str, str] | None = None,
     sort_keys: bool = False,
 ) -> str:
+    if not ensure_ascii and indent is None and separators is None and not sort_keys:
+        return _PLAIN_JSON.encode(value)
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
