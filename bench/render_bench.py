@@ -19,7 +19,8 @@ crosses, timed in this process (median and range of the repeats):
 
 and `end to end`: `RenderPool.render` against a real worker process, the
 CPU of this process and of the worker (`/proc`) per render, and its wall
-time.
+time, for a request the worker holds none of, the same request again,
+and an agent's next turn (`WAYS`).
 
     python -m bench.render_bench [--repeats N]
 """
@@ -53,17 +54,16 @@ MAX_PROMPT_CHARS = 4_000_000
 
 
 def captured_turn(turns: int) -> dict:
-    """The captured Claude Code request with `turns` turns of tool use
-    before its last message."""
+    """The captured Claude Code request after `turns` turns of tool use
+    (the agent's loop on the captured request)."""
     body = {**json.loads(CAPTURE.read_bytes())["body"], "model": "fake"}
     messages = list(body["messages"])
-    last = messages.pop()
     for turn in range(turns):
         call = {"type": "tool_use", "id": f"toolu_{turn:04d}", "name": "Bash", "input": {"command": f"ls -la {turn}"}}
         messages.append({"role": "assistant", "content": [{"type": "text", "text": f"Step {turn}: listing."}, call]})
         result = {"type": "tool_result", "tool_use_id": f"toolu_{turn:04d}", "content": _OUTPUT}
         messages.append({"role": "user", "content": [result]})
-    return {**body, "messages": [*messages, last]}
+    return {**body, "messages": messages}
 
 
 def timed(work: Callable[[], Any], repeats: int) -> list[float]:
@@ -79,7 +79,7 @@ def timed(work: Callable[[], Any], repeats: int) -> list[float]:
 def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[float]]:
     raw = orjson.dumps(body)
     chat = chat_equivalent("messages", body)
-    job = render_job(template, chat, MAX_PROMPT_CHARS)
+    job = render_job(template, chat, MAX_PROMPT_CHARS).sent([])
     prompt = render_prompt(template, chat)
     reply = reply_bytes({"prompt": prompt})
 
@@ -89,7 +89,7 @@ def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[f
 
     return {
         "read": timed(lambda: chat_equivalent("messages", orjson.loads(raw)), repeats),
-        "job": timed(lambda: render_job(template, chat, MAX_PROMPT_CHARS), repeats),
+        "job": timed(lambda: render_job(template, chat, MAX_PROMPT_CHARS).sent([]), repeats),
         "job read": timed(lambda: orjson.loads(job), repeats),
         "render": timed(lambda: render_prompt(template, chat), repeats),
         "reply": timed(lambda: read_reply(reply_bytes({"prompt": prompt})), repeats),
@@ -103,20 +103,32 @@ def _process_cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
 
 
-async def end_to_end(template: ChatTemplate, body: dict, renders: int) -> dict[str, float]:
+# end to end: how each render's request relates to the worker's last one
+WAYS = {
+    "whole": "the worker holds none of it: the whole conversation sent and converted",
+    "again": "the same request again",
+    "next turn": "the request after one turn fewer: its last turn of tool use (two messages) sent and converted",
+}
+
+
+async def end_to_end(template: ChatTemplate, turns: int, way: str, renders: int) -> dict[str, float]:
     """CPU ms per render of this process and of the worker, and wall ms,
     over `renders` renders after one to start the worker."""
-    chat = chat_equivalent("messages", body)
+    chat = chat_equivalent("messages", captured_turn(turns))
     pool = RenderPool(1, 30.0, MAX_PROMPT_CHARS)
     try:
         await pool.render(template, chat, "bench")
-        worker = pool._idle[0].process.pid  # the bench reads the worker's CPU
-        gateway_start, worker_start, wall_start = time.process_time(), _process_cpu_ms(worker), time.perf_counter()
+        worker = pool._idle[0]  # the bench reads the worker's CPU
+        gateway_start, worker_start = time.process_time(), _process_cpu_ms(worker.process.pid)
+        wall_start = time.perf_counter()
         for _ in range(renders):
+            # what the worker is taken to hold from its last job (its conversation is that request's)
+            worker.held = [] if way == "whole" else worker.held[:-2] if way == "next turn" else worker.held
             await pool.render(template, chat, "bench")
         wall = (time.perf_counter() - wall_start) * 1e3 / renders
         gateway = (time.process_time() - gateway_start) * 1e3 / renders
-        return {"gateway": gateway, "worker": (_process_cpu_ms(worker) - worker_start) / renders, "wall": wall}
+        spent = (_process_cpu_ms(worker.process.pid) - worker_start) / renders
+        return {"gateway": gateway, "worker": spent, "wall": wall}
     finally:
         await pool.close()
 
@@ -125,28 +137,31 @@ def _figure(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
 
 
+REQUESTS = (("captured Claude Code", 0), ("+ 100 turns", 100))
+
+
 def report(repeats: int, renders: int, rounds: int) -> list[str]:
     template = load_chat_template(TEMPLATE, eos_token="<|im_end|>")
     template.max_prompt_chars = MAX_PROMPT_CHARS  # as the worker's copy has it
-    lines = [f"CPU ms per stage, median (range) of {repeats}; end to end: {rounds} rounds of {renders} renders"]
+    lines = [f"CPU ms per stage in one process, median (range) of {repeats}"]
     lines += [
-        "| request | KB | prompt KB | read | job | job read | render | reply | after | end to end: "
-        "gateway + worker = CPU | wall |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| request | KB | prompt KB | read | job | job read | render | reply | after |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, turns in (("captured Claude Code", 0), ("+ 100 turns", 100)):
-        body = captured_turn(turns)
-        figures = stages(template, body, repeats)
+    for name, turns in REQUESTS:
+        figures = stages(template, captured_turn(turns), repeats)
         sizes = figures.pop("_sizes")
-        rows = [asyncio.run(end_to_end(template, body, renders)) for _ in range(rounds)]
-        total = [row["gateway"] + row["worker"] for row in rows]
-        whole = (
-            f"{statistics.median(row['gateway'] for row in rows):.2f} + "
-            f"{statistics.median(row['worker'] for row in rows):.2f} = {_figure(total)}"
-        )
         cells = " | ".join(_figure(values) for values in figures.values())
-        wall = _figure([row["wall"] for row in rows])
-        lines.append(f"| {name} | {sizes[0]:.0f} | {sizes[2]:.0f} | {cells} | {whole} | {wall} |")
+        lines.append(f"| {name} | {sizes[0]:.0f} | {sizes[2]:.0f} | {cells} |")
+    lines += ["", f"End to end (RenderPool.render, one worker): {rounds} rounds of {renders} renders"]
+    lines += [f"- {way}: {meaning}" for way, meaning in WAYS.items()]
+    lines += ["| request | way | gateway + worker CPU ms | CPU ms per render | wall ms |", "|---|---|---|---|---|"]
+    for name, turns in REQUESTS:
+        for way in WAYS:
+            rows = [asyncio.run(end_to_end(template, turns, way, renders)) for _ in range(rounds)]
+            split = " + ".join(f"{statistics.median(row[part] for row in rows):.2f}" for part in ("gateway", "worker"))
+            total = _figure([row["gateway"] + row["worker"] for row in rows])
+            lines.append(f"| {name} | {way} | {split} | {total} | {_figure([row['wall'] for row in rows])} |")
     return lines
 
 

@@ -29,7 +29,7 @@ per template and tried first from then on (docs/template-mode.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -207,6 +207,9 @@ class ChatTemplate:
         self.max_prompt_chars = max_prompt_chars
         self.special_tokens = frozenset(special_tokens)  # the tokenizer's special tokens, where the source lists them
         self._compiled: dict[str, jinja2.Template] = {}
+        # how messages are made what templates read; a render worker's
+        # templates share one that remembers its conversation (prompt_render.py)
+        self.template_messages: Callable[..., list[dict[str, Any]]] = template_messages
         if compile_now:
             self.compile()
         self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
@@ -259,11 +262,11 @@ class ChatTemplate:
         }
         messages = list(messages)
         text_arguments = self._text_arguments.get(name, False)
-        served = template_messages(messages, text_arguments=text_arguments)
+        served = self.template_messages(messages, text_arguments=text_arguments)
         try:
             return self._joined(template.generate(messages=served, **variables))
         except _RENDER_FAILURES as error:
-            other = template_messages(messages, text_arguments=not text_arguments)
+            other = self.template_messages(messages, text_arguments=not text_arguments)
             if other == served:
                 raise ChatTemplateError(self.where, _describe(error)) from error
             try:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import resource
 import sys
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import orjson
 
+from gateway.templates.chat_messages import RememberedMessages
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
 
 LENGTH_BYTES = 4
@@ -46,12 +48,45 @@ def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
     )
 
 
-def render_job(template: ChatTemplate, chat: dict[str, Any] | None, max_prompt_chars: int) -> bytes:
+@dataclass(frozen=True)
+class RenderJob:
+    """What a worker is asked: `head` (the template, the bound, the request
+    but its messages; no request: compile the template only), and each
+    message as JSON."""
+
+    head: dict[str, Any]
+    messages: list[bytes]
+
+    def sent(self, held: list[bytes]) -> bytes:
+        """The job as written to a worker that holds the messages `held`
+        from its last job: those this request starts with are not sent
+        again (`kept`), only the ones after them. An agent sends its whole
+        conversation each turn: this spares the worker reading it, and its
+        messages' conversion (chat_messages.RememberedMessages)."""
+        kept = 0
+        if self.head["chat"] is not None:
+            for new, old in zip(self.messages, held, strict=False):
+                if new != old:
+                    break
+                kept += 1
+        messages = [orjson.Fragment(message) for message in self.messages[kept:]]
+        return orjson.dumps({**self.head, "kept": kept, "messages": messages})
+
+    def held(self, held: list[bytes]) -> list[bytes]:
+        """The messages a worker holds after this job."""
+        return held if self.head["chat"] is None else self.messages
+
+
+def render_job(template: ChatTemplate, chat: dict[str, Any] | None, max_prompt_chars: int) -> RenderJob:
     """A worker's job: render `chat` with `template`, up to `max_prompt_chars`;
     with no `chat`, compile the template only (jinja runs a template's
     constant expressions as it compiles: chat_template.ChatTemplate.compile)."""
     source = {"sources": template.sources, "bos_token": template.bos_token, "eos_token": template.eos_token}
-    return orjson.dumps({"template": source, "where": template.where, "max_chars": max_prompt_chars, "chat": chat})
+    head = {"template": source, "where": template.where, "max_chars": max_prompt_chars, "chat": None}
+    if chat is None:
+        return RenderJob(head, [])
+    head["chat"] = {key: value for key, value in chat.items() if key != "messages"}
+    return RenderJob(head, [orjson.dumps(message) for message in chat["messages"]])
 
 
 def framed(document: bytes) -> bytes:
@@ -77,42 +112,62 @@ def read_reply(data: bytes) -> dict[str, Any]:
     return reply if isinstance(reply, dict) else {}
 
 
-def _reply(job: dict, templates: dict[bytes, ChatTemplate]) -> dict[str, Any]:
-    """`{"prompt": …}` (`{"compiled": true}` for a job with no chat), or
-    `{"error": "template" | "too_long" | "memory", "problem": …}`."""
-    key = orjson.dumps([job["template"], job["where"], job["max_chars"]])
-    try:
-        if key not in templates:
-            if len(templates) >= _CACHED_TEMPLATES:
-                templates.clear()
+class _Worker:
+    """A worker's templates (compiled once each) and the conversation of
+    its last job, which the next job may start with (`RenderJob.sent`)."""
+
+    def __init__(self) -> None:
+        self.templates: dict[bytes, ChatTemplate] = {}
+        self.conversation: list[Any] = []
+        self.template_messages = RememberedMessages()
+
+    def reply(self, job: dict) -> dict[str, Any]:
+        """`{"prompt": …}` (`{"compiled": true}` for a job with no chat), or
+        `{"error": "template" | "too_long" | "memory", "problem": …}`."""
+        chat = job["chat"]
+        if chat is not None:
+            if job["kept"] > len(self.conversation):
+                raise SystemExit("a job kept messages this worker does not hold")  # the gateway starts another
+            self.conversation = self.conversation[: job["kept"]] + job["messages"]
+        try:
+            template = self._template(job)
+            if chat is None:
+                return {"compiled": True}
+            return {"prompt": render_prompt(template, {**chat, "messages": self.conversation})}
+        except PromptTooLong as error:
+            return {"error": "too_long", "problem": error.problem}
+        except ChatTemplateError as error:
+            return {"error": "template", "problem": error.problem}
+        except MemoryError:
+            return {"error": "memory", "problem": "the render ran out of memory"}
+
+    def _template(self, job: dict) -> ChatTemplate:
+        key = orjson.dumps([job["template"], job["where"], job["max_chars"]])
+        if key not in self.templates:
+            if len(self.templates) >= _CACHED_TEMPLATES:
+                self.templates.clear()
             source = job["template"]
-            templates[key] = ChatTemplate(
+            template = ChatTemplate(
                 source["sources"],
                 bos_token=source["bos_token"],
                 eos_token=source["eos_token"],
                 where=job["where"],
                 max_prompt_chars=job["max_chars"],
             )
-        if job["chat"] is None:
-            return {"compiled": True}
-        return {"prompt": render_prompt(templates[key], job["chat"])}
-    except PromptTooLong as error:
-        return {"error": "too_long", "problem": error.problem}
-    except ChatTemplateError as error:
-        return {"error": "template", "problem": error.problem}
-    except MemoryError:
-        return {"error": "memory", "problem": "the render ran out of memory"}
+            template.template_messages = self.template_messages
+            self.templates[key] = template
+        return self.templates[key]
 
 
 def _serve(jobs: BinaryIO, replies: BinaryIO) -> None:
     """Answer jobs until stdin closes (the gateway has gone)."""
-    templates: dict[bytes, ChatTemplate] = {}
+    worker = _Worker()
     while True:
         header = jobs.read(LENGTH_BYTES)
         if len(header) < LENGTH_BYTES:
             return
         job = orjson.loads(jobs.read(int.from_bytes(header, "big")))
-        replies.write(framed(reply_bytes(_reply(job, templates))))
+        replies.write(framed(reply_bytes(worker.reply(job))))
         replies.flush()
 
 
