@@ -18,6 +18,8 @@ It imports nothing but the template code, to start fast and small.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import resource
 import sys
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from gateway.templates.chat_messages import RememberedMessages
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
 
 LENGTH_BYTES = 4
+PIPE_BYTES = 1 << 20  # a worker's pipes, and the gateway's read buffer (Linux's default pipe-max-size)
 PROMPT, DOCUMENT = b"P", b"J"  # a reply's first byte: what follows it
 BASE_MEMORY_BYTES = 1 << 30  # a worker's address space, before what its longest prompt needs (render_pool.py)
 _CACHED_TEMPLATES = 16
@@ -171,7 +174,18 @@ def _serve(jobs: BinaryIO, replies: BinaryIO) -> None:
         replies.flush()
 
 
+def _widen(stream: BinaryIO) -> None:
+    """The pipe under `stream` made PIPE_BYTES wide where Linux lets it
+    (F_SETPIPE_SZ), so that a long prompt or job crosses it in one piece
+    rather than in 64 KB ones, each a turn of the gateway's loop."""
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        with contextlib.suppress(OSError):  # not a pipe, over pipe-max-size, or past the user's pipe pages
+            fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
 if __name__ == "__main__":
     memory = int(sys.argv[1])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    _widen(sys.stdin.buffer)
+    _widen(sys.stdout.buffer)
     _serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -23,6 +23,7 @@ from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
 from gateway.templates.prompt_render import (
     BASE_MEMORY_BYTES,
     LENGTH_BYTES,
+    PIPE_BYTES,
     RenderJob,
     framed,
     read_reply,
@@ -54,7 +55,7 @@ class _Worker:
     async def start(cls, memory_bytes: int) -> _Worker:
         command = [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)]
         pipe = asyncio.subprocess.PIPE
-        return cls(await asyncio.create_subprocess_exec(*command, stdin=pipe, stdout=pipe))
+        return cls(await asyncio.create_subprocess_exec(*command, stdin=pipe, stdout=pipe, limit=PIPE_BYTES))
 
     async def ask(self, job: RenderJob) -> dict:
         """The worker's reply to `job`; a worker whose caller does not get
