@@ -13,6 +13,8 @@ crosses, timed in this process (median and range of the repeats):
 - `job read`: the job read back, as the worker reads it
 - `render`: the prompt rendered (`render_prompt`: the messages made what
   templates read, then the template), in the worker
+- `render held`: the same, as a worker renders a request it holds (its
+  messages converted and its tools' JSON written at its last render)
 - `reply`: the prompt written back, and read by the gateway
 - `after`: what the gateway does with the prompt (the reasoning check,
   the completions body written)
@@ -41,8 +43,9 @@ import orjson
 
 from bench.agent_turn_bench import chat_equivalent
 from bench.surface_requests import REPO
-from gateway.templates.chat_template import ChatTemplate, prompt_opens_reasoning
-from gateway.templates.prompt_render import read_reply, render_job, render_prompt, reply_bytes
+from gateway.templates.chat_messages import RememberedMessages
+from gateway.templates.chat_template import ChatTemplate, RememberedJson, prompt_opens_reasoning
+from gateway.templates.prompt_render import Held, read_reply, render_job, render_prompt, reply_bytes
 from gateway.templates.render_pool import RenderPool
 from gateway.templates.sources import load_chat_template
 from gateway.upstream.completion_request import completion_body
@@ -79,9 +82,13 @@ def timed(work: Callable[[], Any], repeats: int) -> list[float]:
 def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[float]]:
     raw = orjson.dumps(body)
     chat = chat_equivalent("messages", body)
-    job = render_job(template, chat, MAX_PROMPT_CHARS).sent([])
+    job = render_job(template, chat, MAX_PROMPT_CHARS).sent(Held())
     prompt = render_prompt(template, chat)
     reply = reply_bytes({"prompt": prompt})
+    held = ChatTemplate(dict(template.sources), eos_token=template.eos_token, max_prompt_chars=MAX_PROMPT_CHARS)
+    held.template_messages, tojson = RememberedMessages(), RememberedJson()
+    held.use_tojson(tojson)
+    tojson.keep(chat["tools"])
 
     def after() -> bytes:
         prompt_opens_reasoning(prompt)
@@ -89,9 +96,10 @@ def stages(template: ChatTemplate, body: dict, repeats: int) -> dict[str, list[f
 
     return {
         "read": timed(lambda: chat_equivalent("messages", orjson.loads(raw)), repeats),
-        "job": timed(lambda: render_job(template, chat, MAX_PROMPT_CHARS).sent([]), repeats),
+        "job": timed(lambda: render_job(template, chat, MAX_PROMPT_CHARS).sent(Held()), repeats),
         "job read": timed(lambda: orjson.loads(job), repeats),
         "render": timed(lambda: render_prompt(template, chat), repeats),
+        "render held": timed(lambda: render_prompt(held, chat), repeats),
         "reply": timed(lambda: read_reply(reply_bytes({"prompt": prompt})), repeats),
         "after": timed(after, repeats),
         "_sizes": [len(raw) / 1024, len(job) / 1024, len(prompt) / 1024, len(reply) / 1024],
@@ -123,7 +131,10 @@ async def end_to_end(template: ChatTemplate, turns: int, way: str, renders: int)
         wall_start = time.perf_counter()
         for _ in range(renders):
             # what the worker is taken to hold from its last job (its conversation is that request's)
-            worker.held = [] if way == "whole" else worker.held[:-2] if way == "next turn" else worker.held
+            if way == "whole":
+                worker.held = Held()
+            elif way == "next turn":
+                worker.held = Held(worker.held.tools, worker.held.messages[:-2])
             await pool.render(template, chat, "bench")
         wall = (time.perf_counter() - wall_start) * 1e3 / renders
         gateway = (time.process_time() - gateway_start) * 1e3 / renders
@@ -145,8 +156,8 @@ def report(repeats: int, renders: int, rounds: int) -> list[str]:
     template.max_prompt_chars = MAX_PROMPT_CHARS  # as the worker's copy has it
     lines = [f"CPU ms per stage in one process, median (range) of {repeats}"]
     lines += [
-        "| request | KB | prompt KB | read | job | job read | render | reply | after |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| request | KB | prompt KB | read | job | job read | render | render held | reply | after |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, turns in REQUESTS:
         figures = stages(template, captured_turn(turns), repeats)

@@ -85,6 +85,43 @@ def _tojson(
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
+class RememberedJson:
+    """`tojson` that writes each of the objects it was given to keep (a
+    request's tools, and their list) once, with the default options, and
+    answers that text after: an agent sends the same tools every turn, and
+    writing their schemas was most of a short conversation's render
+    (bench/README.md, "Performance IV: template render"). The objects are
+    held here, so their ids stay theirs; the sandbox lets no template
+    change a dict or a list."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, object] = {}
+        self._texts: dict[int, str] = {}
+
+    def keep(self, values: object) -> None:
+        """Keep `values` (and each item, for a list) from now on, in place of what was kept."""
+        items = values if isinstance(values, list) else []
+        self._kept = {id(value): value for value in (values, *items)}
+        self._texts = {}
+
+    def __call__(
+        self,
+        value: Any,
+        ensure_ascii: bool = False,
+        indent: int | str | None = None,
+        separators: tuple[str, str] | None = None,
+        sort_keys: bool = False,
+    ) -> str:
+        if ensure_ascii or indent is not None or separators is not None or sort_keys:
+            return _tojson(value, ensure_ascii, indent, separators, sort_keys)
+        if self._kept.get(id(value)) is not value:
+            return _PLAIN_JSON.encode(value)
+        text = self._texts.get(id(value))
+        if text is None:
+            text = self._texts[id(value)] = _PLAIN_JSON.encode(value)
+        return text
+
+
 def _strftime_now(format: str) -> str:
     return datetime.now().strftime(format)
 
@@ -225,6 +262,13 @@ class ChatTemplate:
         (`compile_now=False`)."""
         if not self._compiled:
             self._compiled = {name: compile_template(text, self.where) for name, text in self.sources.items()}
+
+    def use_tojson(self, tojson: Callable[..., str]) -> None:
+        """Render with this `tojson` filter (a render worker's
+        RememberedJson), compiling first."""
+        self.compile()
+        for compiled in self._compiled.values():
+            compiled.environment.filters["tojson"] = tojson
 
     @property
     def source(self) -> str:

@@ -22,13 +22,13 @@ import contextlib
 import fcntl
 import resource
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import orjson
 
 from gateway.templates.chat_messages import RememberedMessages
-from gateway.templates.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError, PromptTooLong, RememberedJson
 
 LENGTH_BYTES = 4
 PIPE_BYTES = 1 << 20  # a worker's pipes, and the gateway's read buffer (Linux's default pipe-max-size)
@@ -52,32 +52,48 @@ def render_prompt(template: ChatTemplate, chat: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Held:
+    """What a worker holds from its last render: the request's tools, and
+    each of its messages, as JSON."""
+
+    tools: bytes = b"null"
+    messages: list[bytes] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class RenderJob:
     """What a worker is asked: `head` (the template, the bound, the request
-    but its messages; no request: compile the template only), and each
-    message as JSON."""
+    but its tools and messages; no request: compile the template only),
+    the tools and each message as JSON."""
 
     head: dict[str, Any]
+    tools: bytes
     messages: list[bytes]
 
-    def sent(self, held: list[bytes]) -> bytes:
-        """The job as written to a worker that holds the messages `held`
-        from its last job: those this request starts with are not sent
-        again (`kept`), only the ones after them. An agent sends its whole
-        conversation each turn: this spares the worker reading it, and its
-        messages' conversion (chat_messages.RememberedMessages)."""
-        kept = 0
+    def sent(self, held: Held) -> bytes:
+        """The job as written to a worker that holds `held` from its last
+        render: the messages this request starts with are not sent again
+        (`kept`), only the ones after them, and the tools only when they
+        differ. An agent sends its whole conversation and its tools each
+        turn: this spares the worker reading them, converting the messages
+        (chat_messages.RememberedMessages) and writing the tools' JSON
+        (chat_template.RememberedJson)."""
+        document: dict[str, Any] = {**self.head, "kept": 0, "messages": []}
         if self.head["chat"] is not None:
-            for new, old in zip(self.messages, held, strict=False):
+            kept = 0
+            for new, old in zip(self.messages, held.messages, strict=False):
                 if new != old:
                     break
                 kept += 1
-        messages = [orjson.Fragment(message) for message in self.messages[kept:]]
-        return orjson.dumps({**self.head, "kept": kept, "messages": messages})
+            document["kept"] = kept
+            document["messages"] = [orjson.Fragment(message) for message in self.messages[kept:]]
+            if self.tools != held.tools:
+                document["tools"] = orjson.Fragment(self.tools)
+        return orjson.dumps(document)
 
-    def held(self, held: list[bytes]) -> list[bytes]:
-        """The messages a worker holds after this job."""
-        return held if self.head["chat"] is None else self.messages
+    def held(self, held: Held) -> Held:
+        """What a worker holds after this job."""
+        return held if self.head["chat"] is None else Held(self.tools, self.messages)
 
 
 def render_job(template: ChatTemplate, chat: dict[str, Any] | None, max_prompt_chars: int) -> RenderJob:
@@ -87,9 +103,10 @@ def render_job(template: ChatTemplate, chat: dict[str, Any] | None, max_prompt_c
     source = {"sources": template.sources, "bos_token": template.bos_token, "eos_token": template.eos_token}
     head = {"template": source, "where": template.where, "max_chars": max_prompt_chars, "chat": None}
     if chat is None:
-        return RenderJob(head, [])
-    head["chat"] = {key: value for key, value in chat.items() if key != "messages"}
-    return RenderJob(head, [orjson.dumps(message) for message in chat["messages"]])
+        return RenderJob(head, b"null", [])
+    head["chat"] = {key: value for key, value in chat.items() if key not in ("messages", "tools")}
+    messages = [orjson.dumps(message) for message in chat["messages"]]
+    return RenderJob(head, orjson.dumps(chat.get("tools")), messages)
 
 
 def framed(document: bytes) -> bytes:
@@ -122,7 +139,9 @@ class _Worker:
     def __init__(self) -> None:
         self.templates: dict[bytes, ChatTemplate] = {}
         self.conversation: list[Any] = []
+        self.tools: Any = None
         self.template_messages = RememberedMessages()
+        self.tojson = RememberedJson()
 
     def reply(self, job: dict) -> dict[str, Any]:
         """`{"prompt": …}` (`{"compiled": true}` for a job with no chat), or
@@ -132,11 +151,14 @@ class _Worker:
             if job["kept"] > len(self.conversation):
                 raise SystemExit("a job kept messages this worker does not hold")  # the gateway starts another
             self.conversation = self.conversation[: job["kept"]] + job["messages"]
+            if "tools" in job:
+                self.tools = job["tools"]
+                self.tojson.keep(self.tools)
         try:
             template = self._template(job)
             if chat is None:
                 return {"compiled": True}
-            return {"prompt": render_prompt(template, {**chat, "messages": self.conversation})}
+            return {"prompt": render_prompt(template, {**chat, "messages": self.conversation, "tools": self.tools})}
         except PromptTooLong as error:
             return {"error": "too_long", "problem": error.problem}
         except ChatTemplateError as error:
@@ -158,6 +180,7 @@ class _Worker:
                 max_prompt_chars=job["max_chars"],
             )
             template.template_messages = self.template_messages
+            template.use_tojson(self.tojson)
             self.templates[key] = template
         return self.templates[key]
 

@@ -24,6 +24,7 @@ from gateway.templates.prompt_render import (
     BASE_MEMORY_BYTES,
     LENGTH_BYTES,
     PIPE_BYTES,
+    Held,
     RenderJob,
     framed,
     read_reply,
@@ -49,7 +50,7 @@ class _Worker:
         self.process = process
         self.jobs = process.stdin
         self.replies = process.stdout
-        self.held: list[bytes] = []
+        self.held = Held()
 
     @classmethod
     async def start(cls, memory_bytes: int) -> _Worker:

@@ -1,27 +1,32 @@
-"""A render worker holds the conversation of its last job, and is sent only
-the messages after those a request starts with (prompt_render.RenderJob).
-Whatever the requests before it, each prompt is the one the request alone
-renders in-process: an agent's growing turns, an earlier message changed,
-a shorter conversation (a compaction), another template, a compile in
-between, and the tool-call arguments' other form."""
+"""A render worker holds the conversation and the tools of its last job,
+and is sent only the messages after those a request starts with, and the
+tools when they differ (prompt_render.RenderJob); it writes the tools'
+JSON once while they stay (chat_template.RememberedJson). Whatever the
+requests before it, each prompt is the one the request alone renders
+in-process: an agent's growing turns, an earlier message changed, a
+shorter conversation (a compaction), other tools or none, another
+template (one writing each tool's JSON, one the whole list's), a compile
+in between, and the tool-call arguments' other form."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.templates.chat_messages import RememberedMessages, template_messages
-from gateway.templates.chat_template import ChatTemplate
+from gateway.templates.chat_template import ChatTemplate, RememberedJson, _tojson
 from gateway.templates.prompt_render import render_prompt
 from gateway.templates.render_pool import RenderPool
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "fixtures" / "chat_templates"
 QWEN3 = TEMPLATES / "Qwen-Qwen3-0.6B.jinja"
 DEEPSEEK = TEMPLATES / "deepseek-ai-DeepSeek-V3.1.jinja"  # renders calls' arguments as the request's text
+KIMI = TEMPLATES / "moonshotai-Kimi-K2-Instruct.jinja"  # writes `tools | tojson`, the whole list
 
 
 def _turn(index: int) -> list[dict]:
@@ -32,9 +37,17 @@ def _turn(index: int) -> list[dict]:
     ]
 
 
+def _tools(name: str = "sh") -> list[dict]:
+    schema = {"type": "object", "properties": {"command": {"type": "string", "description": "ünïcode"}}}
+    return [{"type": "function", "function": {"name": name, "parameters": schema}}, _tool_named("read")]
+
+
+def _tool_named(name: str) -> dict:
+    return {"type": "function", "function": {"name": name, "description": "Reads a file."}}
+
+
 def _chat(messages: list[dict], **extra: object) -> dict:
-    tools = [{"type": "function", "function": {"name": "sh", "parameters": {"type": "object"}}}]
-    return {"messages": messages, "tools": tools, **extra}
+    return {"messages": messages, "tools": _tools(), **extra}
 
 
 START = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "List the files."}]
@@ -48,6 +61,11 @@ def _requests() -> list[tuple[str, dict | None]]:
         history += _turn(index)
         sent.append(("qwen3", _chat(copy.deepcopy(history))))
     sent.append(("qwen3", _chat(copy.deepcopy(history))))  # the same again
+    sent.append(("kimi", _chat(copy.deepcopy(history))))  # the same tools, written as one list
+    sent.append(("qwen3", _chat(copy.deepcopy(history), tools=_tools("bash"))))  # other tools
+    sent.append(("qwen3", {"messages": copy.deepcopy(history)}))  # none
+    sent.append(("kimi", _chat(copy.deepcopy(history))))
+    sent.append(("kimi", _chat(copy.deepcopy(history), tools=[_tool_named("read")])))
     changed = copy.deepcopy(history)
     changed[3]["content"] = "output 0, edited"  # an earlier message differs
     sent.append(("qwen3", _chat(changed)))
@@ -68,6 +86,7 @@ def test_each_prompt_is_the_one_its_request_renders_alone_whatever_the_worker_he
             eos_token="<｜end▁of▁sentence｜>",
             where=DEEPSEEK.name,
         ),
+        "kimi": ChatTemplate(KIMI.read_text(), bos_token="[BOS]", eos_token="[EOS]", where=KIMI.name),
     }
     alone = {
         index: render_prompt(ChatTemplate(dict(templates[name].sources), **_tokens(templates[name])), chat)
@@ -109,3 +128,16 @@ def test_remembered_messages_are_made_as_template_messages_makes_them(calls):
             messages, text_arguments=text_arguments
         )
         last = messages
+
+
+def test_remembered_json_writes_what_tojson_writes_and_remembers_only_what_it_keeps():
+    tools = _tools()
+    other = {"changing": [1]}
+    tojson = RememberedJson()
+    tojson.keep(tools)
+    for _ in range(2):
+        assert tojson(tools) == _tojson(tools) and tojson(tools[0]) == _tojson(tools[0])
+        assert tojson(tools[0], indent=2) == json.dumps(tools[0], ensure_ascii=False, indent=2)
+        assert tojson(other) == _tojson(other)
+        other["changing"].append(2)  # not kept: written afresh each time
+    assert tojson(other) == '{"changing": [1, 2, 2]}'
