@@ -10,7 +10,7 @@ writes replies to stdout, each one after its length (4 bytes, big-endian),
 and caps its own address space, so that a template that builds a huge
 string gets a MemoryError instead of the host's memory. A job is a JSON
 document; a reply is a prompt's UTF-8 text after `PROMPT`, or a JSON
-document after `DOCUMENT` (`_reply`): a prompt sent as JSON text was
+document after `DOCUMENT` (`reply_bytes`): a prompt sent as JSON text was
 escaped and read back character by character, a fifth of a long turn's
 render (bench/README.md, "Performance IV: template render").
 It imports nothing but the template code, to start fast and small.
