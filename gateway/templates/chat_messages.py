@@ -145,3 +145,28 @@ def _aliased(message: dict[str, Any]) -> dict[str, Any]:
     if reasoning is None:
         return message
     return {"thinking": reasoning, **message, "reasoning_content": reasoning}
+
+
+class RememberedMessages:
+    """`template_messages`, remembering what it made for the messages of
+    its last call: a call whose messages start with those same objects
+    converts only the ones after them. A render worker holds one for its
+    conversation (prompt_render.py), so an agent's next turn converts only
+    what the turn added."""
+
+    def __init__(self) -> None:
+        self._sources: list[Mapping[str, Any]] = []
+        self._made: dict[bool, list[dict[str, Any]]] = {}  # per arguments form, for a prefix of _sources
+
+    def __call__(self, messages: Iterable[Mapping[str, Any]], *, text_arguments: bool = False) -> list[dict[str, Any]]:
+        messages = list(messages)
+        same = 0
+        for new, old in zip(messages, self._sources, strict=False):
+            if new is not old:
+                break
+            same += 1
+        self._sources = messages
+        self._made = {form: made[:same] for form, made in self._made.items()}
+        made = self._made.setdefault(text_arguments, [])
+        made += template_messages(messages[len(made) :], text_arguments=text_arguments)
+        return list(made)

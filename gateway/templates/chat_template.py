@@ -29,7 +29,7 @@ per template and tried first from then on (docs/template-mode.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -68,6 +68,11 @@ def _raise_exception(message: Any) -> None:
     raise TemplateRaised(str(message))
 
 
+# `tojson` as templates mostly call it, with no arguments: the encoder
+# `json.dumps` would make for these options on each call, made once.
+_PLAIN_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def _tojson(
     value: Any,
     ensure_ascii: bool = False,
@@ -75,7 +80,46 @@ def _tojson(
     separators: tuple[str, str] | None = None,
     sort_keys: bool = False,
 ) -> str:
+    if not ensure_ascii and indent is None and separators is None and not sort_keys:
+        return _PLAIN_JSON.encode(value)
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+class RememberedJson:
+    """`tojson` that writes each of the objects it was given to keep (a
+    request's tools, and their list) once, with the default options, and
+    answers that text after: an agent sends the same tools every turn, and
+    writing their schemas was most of a short conversation's render
+    (bench/README.md, "Performance IV: template render"). The objects are
+    held here, so their ids stay theirs; the sandbox lets no template
+    change a dict or a list."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, object] = {}
+        self._texts: dict[int, str] = {}
+
+    def keep(self, values: object) -> None:
+        """Keep `values` (and each item, for a list) from now on, in place of what was kept."""
+        items = values if isinstance(values, list) else []
+        self._kept = {id(value): value for value in (values, *items)}
+        self._texts = {}
+
+    def __call__(
+        self,
+        value: Any,
+        ensure_ascii: bool = False,
+        indent: int | str | None = None,
+        separators: tuple[str, str] | None = None,
+        sort_keys: bool = False,
+    ) -> str:
+        if ensure_ascii or indent is not None or separators is not None or sort_keys:
+            return _tojson(value, ensure_ascii, indent, separators, sort_keys)
+        if self._kept.get(id(value)) is not value:
+            return _PLAIN_JSON.encode(value)
+        text = self._texts.get(id(value))
+        if text is None:
+            text = self._texts[id(value)] = _PLAIN_JSON.encode(value)
+        return text
 
 
 def _strftime_now(format: str) -> str:
@@ -200,6 +244,9 @@ class ChatTemplate:
         self.max_prompt_chars = max_prompt_chars
         self.special_tokens = frozenset(special_tokens)  # the tokenizer's special tokens, where the source lists them
         self._compiled: dict[str, jinja2.Template] = {}
+        # how messages are made what templates read; a render worker's
+        # templates share one that remembers its conversation (prompt_render.py)
+        self.template_messages: Callable[..., list[dict[str, Any]]] = template_messages
         if compile_now:
             self.compile()
         self._text_arguments: dict[str, bool] = {}  # per named template: the arguments form that last rendered
@@ -215,6 +262,13 @@ class ChatTemplate:
         (`compile_now=False`)."""
         if not self._compiled:
             self._compiled = {name: compile_template(text, self.where) for name, text in self.sources.items()}
+
+    def use_tojson(self, tojson: Callable[..., str]) -> None:
+        """Render with this `tojson` filter (a render worker's
+        RememberedJson), compiling first."""
+        self.compile()
+        for compiled in self._compiled.values():
+            compiled.environment.filters["tojson"] = tojson
 
     @property
     def source(self) -> str:
@@ -252,11 +306,11 @@ class ChatTemplate:
         }
         messages = list(messages)
         text_arguments = self._text_arguments.get(name, False)
-        served = template_messages(messages, text_arguments=text_arguments)
+        served = self.template_messages(messages, text_arguments=text_arguments)
         try:
             return self._joined(template.generate(messages=served, **variables))
         except _RENDER_FAILURES as error:
-            other = template_messages(messages, text_arguments=not text_arguments)
+            other = self.template_messages(messages, text_arguments=not text_arguments)
             if other == served:
                 raise ChatTemplateError(self.where, _describe(error)) from error
             try:

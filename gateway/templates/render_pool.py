@@ -18,11 +18,18 @@ from __future__ import annotations
 import asyncio
 import sys
 
-import orjson
-
 from gateway.ops.errors import ApiError
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
-from gateway.templates.prompt_render import BASE_MEMORY_BYTES, LENGTH_BYTES, framed, render_job
+from gateway.templates.prompt_render import (
+    BASE_MEMORY_BYTES,
+    LENGTH_BYTES,
+    PIPE_BYTES,
+    Held,
+    RenderJob,
+    framed,
+    read_reply,
+    render_job,
+)
 
 WORKER_MODULE = "gateway.templates.prompt_render"
 MEMORY_BYTES_PER_PROMPT_CHAR = 16  # a worker's address space: BASE_MEMORY_BYTES, plus this a prompt character
@@ -35,26 +42,30 @@ def render_memory_bytes(max_prompt_chars: int) -> int:
 
 
 class _Worker:
-    """One worker process, its jobs written to its stdin and its replies read from its stdout."""
+    """One worker process, its jobs written to its stdin and its replies
+    read from its stdout, and the messages it holds from its last job."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.jobs = process.stdin
         self.replies = process.stdout
+        self.held = Held()
 
     @classmethod
     async def start(cls, memory_bytes: int) -> _Worker:
         command = [sys.executable, "-m", WORKER_MODULE, str(memory_bytes)]
         pipe = asyncio.subprocess.PIPE
-        return cls(await asyncio.create_subprocess_exec(*command, stdin=pipe, stdout=pipe))
+        return cls(await asyncio.create_subprocess_exec(*command, stdin=pipe, stdout=pipe, limit=PIPE_BYTES))
 
-    async def ask(self, job: bytes) -> dict:
-        self.jobs.write(framed(job))
+    async def ask(self, job: RenderJob) -> dict:
+        """The worker's reply to `job`; a worker whose caller does not get
+        its reply is stopped (RenderPool._run), and what it holds with it."""
+        self.jobs.write(framed(job.sent(self.held)))
+        self.held = job.held(self.held)
         await self.jobs.drain()
         length = int.from_bytes(await self.replies.readexactly(LENGTH_BYTES), "big")
-        reply = orjson.loads(await self.replies.readexactly(length))
-        return reply if isinstance(reply, dict) else {}
+        return read_reply(await self.replies.readexactly(length))
 
     async def stop(self) -> None:
         """Kill the worker at once, and reap it (even for a caller being cancelled)."""
@@ -118,7 +129,7 @@ class RenderPool:
             problem = "the chat template did not compile: the worker ended"
         raise ChatTemplateError(template.where, problem)
 
-    async def _run(self, job: bytes) -> dict:
+    async def _run(self, job: RenderJob) -> dict:
         """The reply of an idle (or a new) worker; a worker that does not
         answer within the deadline (`{"error": "timeout"}`), or whose caller
         is cancelled, is killed."""

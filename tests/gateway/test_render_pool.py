@@ -7,8 +7,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bench.stream_load import cpu_seconds
-from gateway.templates.chat_template import ChatTemplate
+from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
+from gateway.templates.prompt_render import render_prompt
 from gateway.templates.render_pool import RenderPool
 from tests.gateway.test_template_mode import QWEN3
 from tests.render_workers import render_workers
@@ -48,5 +51,43 @@ def test_a_cancelled_render_kills_its_worker_and_the_next_render_is_answered():
         assert await pool.render(qwen3, CHAT, "qwen3") == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
         await pool.close()
         assert render_workers() <= others
+
+    asyncio.run(scenario())
+
+
+def test_a_prompt_comes_back_from_its_worker_as_rendered_in_process():
+    """The prompt travels back as UTF-8 text: non-ASCII, control characters,
+    quotes and backslashes arrive as the template wrote them."""
+    text = 'naïve 日本語 — "quoted" \\ back\tslash\x00\x1f \U0001f600 \u2028 end'
+    chat = {"messages": [{"role": "system", "content": text}, {"role": "user", "content": text * 3}]}
+
+    async def scenario() -> None:
+        pool = RenderPool(workers=1, timeout=60, max_prompt_chars=100_000)
+        qwen3 = ChatTemplate(QWEN3.read_text(), eos_token="<|im_end|>", where=QWEN3.name)
+        try:
+            assert await pool.render(qwen3, chat, "qwen3") == render_prompt(qwen3, chat)
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_template_that_writes_a_lone_surrogate_is_refused_and_its_worker_serves_on():
+    """Such a prompt cannot be sent as UTF-8: the template's error says so,
+    and the worker is not lost with it."""
+    lone = ChatTemplate('{{ "\\ud800" }}', where="lone.jinja")
+
+    async def scenario() -> None:
+        others = render_workers()
+        pool = RenderPool(workers=1, timeout=60, max_prompt_chars=100_000)
+        try:
+            with pytest.raises(ChatTemplateError, match="not Unicode"):
+                await pool.render(lone, CHAT, "lone")
+            workers = render_workers() - others
+            qwen3 = ChatTemplate(QWEN3.read_text(), eos_token="<|im_end|>", where=QWEN3.name)
+            assert await pool.render(qwen3, CHAT, "qwen3") == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+            assert render_workers() - others == workers and len(workers) == 1
+        finally:
+            await pool.close()
 
     asyncio.run(scenario())

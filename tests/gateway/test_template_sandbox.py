@@ -24,7 +24,9 @@ def _variables() -> dict:
         "s": "a,b",
         "xs": [1, 2],
         "name": "content",
-        "o": SimpleNamespace(update="an attribute named like a dict's method", pop="another"),
+        "o": SimpleNamespace(
+            update="an attribute named like a dict's method", pop="another", fmt="{0.__class__}".format
+        ),
     }
 
 
@@ -42,6 +44,11 @@ EXPRESSIONS = [
     "{{ xs.index(2) }}|{{ xs.append is defined }}",
     "{{ d | attr('items') is callable }}|{{ d | attr(name) is defined }}|{{ s | attr('upper') is callable }}",
     "{{ xs | attr('__class__') }}|{{ d.__init__ is defined }}|{{ (s.upper).__self__ }}",
+    "{% for x in xs %}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.nope }}{% endfor %}",
+    "{% set ns = namespace(a=1) %}{% set ns.a = ns.a + 1 %}{{ ns.a }}|{{ ns.missing is defined }}",
+    "{{ o.fmt(s) }}",
+    "{{ '{0.__class__}'.format(s) }}",
+    "{{ s.format_map is defined }}|{{ s.startswith('a') }}|{{ o.nope is defined }}|{{ xs.nope is defined }}",
 ]
 REFUSED = [
     "{{ d.pop('content') }}",

@@ -145,3 +145,13 @@ def test_a_target_whose_streams_all_failed_is_a_row_of_its_errors():
         "| chat | 150.0 | 0.50× | ≤ 0.5× | yes | 0 | 0.5 |",
         "| responses | — | — | ≤ 0.5× | NO | 8 | 0.5 |",
     ]
+
+
+def test_the_render_bench_times_each_stage_and_each_way_a_worker_is_asked():
+    out = run("bench.render_bench", "--repeats", "2", "--renders", "2", "--rounds", "1")
+    figure = rf"{NUMBER} \({NUMBER}–{NUMBER}\)"
+    stages = re.findall(rf"^\| ([^|]+) \| \d+ \| \d+ \|(?: {figure} \|){{7}}$", out, re.M)
+    assert stages == ["captured Claude Code", "+ 100 turns"], out
+    ways = re.findall(rf"^\| ([^|]+) \| ([a-z ]+) \| {NUMBER} \+ {NUMBER} \| {figure} \| {figure} \|$", out, re.M)
+    expected = [(name, way) for name in stages for way in ("whole", "again", "next turn")]
+    assert ways == expected, out
