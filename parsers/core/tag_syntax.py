@@ -44,7 +44,12 @@ class TagSyntax:
     (`</function>`, `</tool_call>`). Inside a value they are text (a file
     about tool calls holds them), unless nothing but they and blanks
     follow up to the end of the output: then the value's close tag was
-    left out, and they end the value and the call."""
+    left out, and they end the value and the call.
+    `call_also_ends_at`: markers that end the call (and a value or a key
+    still open in it) without belonging to it: the next call's start, when
+    the model left out this call's close (Solar Open 2); they are left for
+    the next call. A key that runs into the call's close, the next key's
+    open or one of these is no argument: its text is content."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -69,3 +74,4 @@ class TagSyntax:
     known_names_only: bool = False
     all_strings: bool = False
     closes_after_value: tuple[str, ...] = ()
+    call_also_ends_at: tuple[str, ...] = ()

@@ -55,11 +55,16 @@ class TagCall(StateSteps):
         self._pending = ""
         self._leading_done = False
         self._name_ends = marker_set(*syntax.name_ends)
-        self._between = marker_set(syntax.key_open, *syntax.call_closes)
+        self._between = marker_set(syntax.key_open, *syntax.call_closes, *syntax.call_also_ends_at)
         self._key_close = marker_set(syntax.key_close)
+        self._key_boundaries = marker_set(syntax.key_open, *syntax.call_closes, *syntax.call_also_ends_at)
         cdata_open = (xml_text.CDATA_OPEN,) if syntax.cdata else ()
         self._value_ends = marker_set(
-            syntax.value_close, *syntax.value_also_ends_at, *syntax.closes_after_value, *cdata_open
+            syntax.value_close,
+            *syntax.value_also_ends_at,
+            *syntax.call_also_ends_at,
+            *syntax.closes_after_value,
+            *cdata_open,
         )
         self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
         self._gap = always_matching(syntax.gap_pattern)
@@ -134,7 +139,7 @@ class TagCall(StateSteps):
             self._state = "key"
         else:
             self._close()
-        return hit.end
+        return hit.start if hit.marker in self._syntax.call_also_ends_at else hit.end
 
     def _add_stray(self, text: str) -> None:
         self._stray.append(text)
@@ -163,6 +168,11 @@ class TagCall(StateSteps):
 
     def _step_key(self, buf: str, pos: int) -> int | None:
         hit = self._key_close.search(buf, pos)
+        boundary = self._key_boundaries.search(buf, pos) if self._syntax.call_also_ends_at else None
+        if boundary is not None and (hit is None or boundary.start < hit.start):
+            self._add_stray(self._syntax.key_open + buf[pos : boundary.start])  # no key: content
+            self._state = "between"
+            return boundary.start
         if hit is None:
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.key_pattern, buf[pos : hit.start], re.DOTALL)
@@ -192,7 +202,7 @@ class TagCall(StateSteps):
         rest = buf[pos : pos + len(opener)]
         if len(rest) < len(opener) and (opener.startswith(rest) or "\\n".startswith(rest)):
             return None
-        for marker in (self._syntax.key_open, *self._syntax.call_closes):
+        for marker in (self._syntax.key_open, *self._syntax.call_closes, *self._syntax.call_also_ends_at):
             ahead = buf[pos : pos + len(marker)]
             if ahead == marker:
                 self._unopened_key = None
