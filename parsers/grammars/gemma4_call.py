@@ -166,7 +166,12 @@ class Gemma4Call:
             if char == ",":
                 self._frames[-1][1] = ITEM
                 return pos + 1
-            return self._close(pos) if char == closer else self._fail(pos)
+            if char == closer:
+                return self._close(pos)
+            # A key right after a value, its comma left out (vLLM's FunctionGemma tests write
+            # `{city:<escape>NYC<escape>unit:<escape>celsius<escape>}`,
+            # tests/tool_parsers/test_functiongemma_tool_parser.py): the next argument.
+            return self._read_key(buf, pos, end) if closer == "}" else self._fail(pos)
         if state == ITEM and char == closer:
             return self._close(pos)
         if state == ITEM and closer == "}":
