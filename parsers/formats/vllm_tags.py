@@ -60,5 +60,8 @@ register(
         call_template="<seed:tool_call>\n<function={name}>\n{arguments}</function>\n</seed:tool_call>",
         render_arguments=ParameterTags("<parameter={key}>{value}</parameter>\n"),
         end_of_turn=("<seed:eos>",),
+        # Call syntax the model writes while thinking is no call, also with no reasoning
+        # parser to take the block (vLLM tests/tool_parsers/test_seed_oss_tool_parser.py).
+        passthrough_blocks=(("<seed:think>", "</seed:think>"),),
     )
 )
