@@ -14,7 +14,9 @@ class TagSyntax:
     `type` group: `string` keeps the text, any other type is JSON; an
     optional `empty` group in the header means a call with no arguments).
     `trim` is what a value loses at its ends: one `newline`, all blanks
-    (`strip`) or `none`.
+    (`strip`), `none`, or `paired_newline`: one newline at each end only
+    when the value begins with one (padding written on both sides; a value
+    written flush keeps its own last newline, Seed-OSS).
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
     `header_prefix`, if set, must match the whole header read so far

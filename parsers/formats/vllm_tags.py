@@ -48,6 +48,11 @@ SEED_OSS_SYNTAX = replace(
     QWEN3_CODER_SYNTAX,
     call_closes=("</function>", "</seed:tool_call>"),
     closes_after_value=("</function>", "</seed:tool_call>"),
+    # Seed-OSS's template writes `<parameter=K>` + the value + `</parameter>`, flush, so a
+    # value's last newline is its own (llama.cpp tests/test-chat.cpp, ByteDance-Seed-OSS "tool
+    # call with inside quotes"); a value padded with a newline on each side loses both
+    # (llama.cpp tests/chat-parsers/test-seed-oss.cpp).
+    trim="paired_newline",
 )
 register(
     replace(

@@ -54,6 +54,7 @@ class TagCall(StateSteps):
         self.held_chars = 0  # text of a typed value held until the value ends
         self._pending = ""
         self._leading_done = False
+        self._padded = False  # the value began with the newline `paired_newline` drops
         self._name_ends = marker_set(*syntax.name_ends)
         self._between = marker_set(syntax.key_open, *syntax.call_closes, *syntax.call_also_ends_at)
         self._key_close = marker_set(syntax.key_close)
@@ -283,6 +284,7 @@ class TagCall(StateSteps):
         self.held_chars = 0
         self._pending = ""
         self._leading_done = False
+        self._padded = False
 
     def _take_value(self, text: str) -> None:
         if not text:
@@ -331,7 +333,8 @@ class TagCall(StateSteps):
             self._leading_done = bool(text)
             return text
         self._leading_done = True
-        return text[1:] if trim == "newline" and text.startswith("\n") else text
+        self._padded = trim in ("newline", "paired_newline") and text.startswith("\n")
+        return text[1:] if self._padded else text
 
     def _end_value(self) -> None:
         if self._null_probe is not None:
@@ -374,7 +377,7 @@ class TagCall(StateSteps):
         trim = self._syntax.trim
         if trim == "strip":
             return text.rstrip(_BLANKS)
-        if trim == "newline" and text.endswith("\n"):
+        if (trim == "newline" or (trim == "paired_newline" and self._padded)) and text.endswith("\n"):
             return text[:-1]
         return text
 
