@@ -27,6 +27,7 @@ from tests.parsers.test_conformance import RUNNABLE, parse, splits
 
 DOCS = TESTS.parent / "docs"
 SGLANG, PEERS = "SGLang's names", "formats only vLLM and llama.cpp parse"
+SECTION_KINDS = {"Tool-call parsers": "tool", "Reasoning parsers": "reasoning", "llama.cpp chat formats": "mixed"}
 
 
 def documented_formats(doc: Path) -> set[tuple[str, str]]:
@@ -38,18 +39,20 @@ def documented_formats(doc: Path) -> set[tuple[str, str]]:
     for line in doc.read_text(encoding="utf-8").splitlines():
         if line.startswith("## "):
             heading = line[3:].strip()
-            kind = {"Tool-call parsers": "tool", "Reasoning parsers": "reasoning", "llama.cpp chat formats": "mixed"}.get(
-                heading
-            )
+            kind = SECTION_KINDS.get(heading)
         elif kind and line.startswith("| `"):
             cell = line.split(" | ")[0]
-            kinds = [kind]
-            if kind == "mixed":
-                kinds = ["reasoning"] if "(reasoning)" in cell else ["tool", "reasoning"] if "+ reasoning" in cell else ["tool"]
+            kinds = _row_kinds(cell) if kind == "mixed" else [kind]
             for name in re.findall(r"`([^`]+)`", cell):
                 for each in kinds:
                     formats.add((each, _registered(each, name)))
     return formats
+
+
+def _row_kinds(cell: str) -> list[str]:
+    if "(reasoning)" in cell:
+        return ["reasoning"]
+    return ["tool", "reasoning"] if "+ reasoning" in cell else ["tool"]
 
 
 def _registered(kind: str, name: str) -> str:
