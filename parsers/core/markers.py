@@ -91,15 +91,29 @@ def cut_short(buf: str, pos: int, marker: str) -> bool:
 _BLANKS = always_matching(r"\s*")
 
 
-def only_closes_may_follow(buf: str, pos: int, closes: tuple[str, ...]) -> bool:
+def only_closes_may_follow(buf: str, pos: int, closes: tuple[str, ...], starts: tuple[str, ...] = ()) -> bool:
     """Whether `buf[pos:]` is, or may still become, some of `closes` in
     their order, with blanks around them, and nothing else: a value whose
     close tag was left out, at the end of the output (`closes_after_value`
-    in `parsers.core.tag_syntax`)."""
+    in `parsers.core.tag_syntax`); or, with `starts`, those closes and then
+    the start of a next call (`closes_then_start` says which)."""
     for marker in closes:
         pos = _BLANKS.match(buf, pos).end()
         if buf.startswith(marker, pos):
             pos += len(marker)
         elif cut_short(buf, pos, marker):
             return True
-    return _BLANKS.match(buf, pos).end() == len(buf)
+    pos = _BLANKS.match(buf, pos).end()
+    return pos == len(buf) or any(buf.startswith(start, pos) or cut_short(buf, pos, start) for start in starts)
+
+
+def closes_then_start(buf: str, pos: int, closes: tuple[str, ...], starts: tuple[str, ...]) -> bool:
+    """Whether `buf[pos:]` holds the first of `closes` (and any of the rest,
+    in order, with blanks around them) and then, whole, one of `starts`: a
+    value whose close tag was left out, before the next call."""
+    for marker in closes:
+        pos = _BLANKS.match(buf, pos).end()
+        if buf.startswith(marker, pos):
+            pos += len(marker)
+    pos = _BLANKS.match(buf, pos).end()
+    return any(buf.startswith(start, pos) for start in starts)

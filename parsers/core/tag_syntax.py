@@ -14,7 +14,9 @@ class TagSyntax:
     `type` group: `string` keeps the text, any other type is JSON; an
     optional `empty` group in the header means a call with no arguments).
     `trim` is what a value loses at its ends: one `newline`, all blanks
-    (`strip`) or `none`.
+    (`strip`), `none`, or `paired_newline`: one newline at each end only
+    when the value begins with one (padding written on both sides; a value
+    written flush keeps its own last newline, Seed-OSS).
     `gap_pattern` is what may stand between a key's close and its value's
     open (GLM models sometimes write a literal backslash-n there).
     `header_prefix`, if set, must match the whole header read so far
@@ -44,7 +46,12 @@ class TagSyntax:
     (`</function>`, `</tool_call>`). Inside a value they are text (a file
     about tool calls holds them), unless nothing but they and blanks
     follow up to the end of the output: then the value's close tag was
-    left out, and they end the value and the call."""
+    left out, and they end the value and the call.
+    `call_also_ends_at`: markers that end the call (and a value or a key
+    still open in it) without belonging to it: the next call's start, when
+    the model left out this call's close (Solar Open 2); they are left for
+    the next call. A key that runs into the call's close, the next key's
+    open or one of these is no argument: its text is content."""
 
     name_ends: tuple[str, ...]
     name_pattern: str
@@ -69,3 +76,4 @@ class TagSyntax:
     known_names_only: bool = False
     all_strings: bool = False
     closes_after_value: tuple[str, ...] = ()
+    call_also_ends_at: tuple[str, ...] = ()

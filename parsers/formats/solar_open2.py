@@ -77,12 +77,17 @@ register(
                 key_open=ARG_START,
                 key_close=ARG_VALUE,
                 value_close=ARG_END,
-                # A value whose end marker was dropped ends at the next argument, or
-                # at the call's end last in the output (inside a value it is text).
+                # A value whose end marker was dropped ends at the next argument, or at the
+                # call's end last in the output (inside a value it is text); a call whose end
+                # marker was dropped ends at the next call's start, and a key at any of them
+                # (vLLM tests/tool_parsers/test_solar_open2_tool_parser.py, dropped_*).
                 value_also_ends_at=(ARG_START,),
                 call_closes=(CALL_END,),
                 closes_after_value=(CALL_END,),
+                call_also_ends_at=(CALL_START,),
                 trim="none",
+                # `1` / `0` for a boolean parameter (the same test, TestTypeCoercion.test_boolean).
+                digit_booleans=True,
             ),
         ),
         call_template=CALL_START + "{name}\n{arguments}" + CALL_END,

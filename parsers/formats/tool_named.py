@@ -112,7 +112,8 @@ register(
         body=partial(
             NamedJsonCall,
             args_start="<|tool_call_argument_begin|>",
-            name_pattern=r"\s*(?:functions\.)?(?P<name>[\w.\-]+):\d+\s*",
+            # `functions.NAME:N`, `NAME:N`, or a bare counter `N` (the request's tools name it).
+            name_pattern=r"\s*(?:(?:functions\.)?(?P<name>[\w.\-]+):\d+|(?P<counter>\d+))\s*",
             args_end="<|tool_call_end|>",
             skip_unnamed=True,
             header_stops_at=("<|tool_call_begin|>", "<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),

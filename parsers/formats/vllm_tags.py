@@ -48,6 +48,11 @@ SEED_OSS_SYNTAX = replace(
     QWEN3_CODER_SYNTAX,
     call_closes=("</function>", "</seed:tool_call>"),
     closes_after_value=("</function>", "</seed:tool_call>"),
+    # Seed-OSS's template writes `<parameter=K>` + the value + `</parameter>`, flush, so a
+    # value's last newline is its own (llama.cpp tests/test-chat.cpp, ByteDance-Seed-OSS "tool
+    # call with inside quotes"); a value padded with a newline on each side loses both
+    # (llama.cpp tests/chat-parsers/test-seed-oss.cpp).
+    trim="paired_newline",
 )
 register(
     replace(
@@ -60,5 +65,8 @@ register(
         call_template="<seed:tool_call>\n<function={name}>\n{arguments}</function>\n</seed:tool_call>",
         render_arguments=ParameterTags("<parameter={key}>{value}</parameter>\n"),
         end_of_turn=("<seed:eos>",),
+        # Call syntax the model writes while thinking is no call, also with no reasoning
+        # parser to take the block (vLLM tests/tool_parsers/test_seed_oss_tool_parser.py).
+        passthrough_blocks=(("<seed:think>", "</seed:think>"),),
     )
 )

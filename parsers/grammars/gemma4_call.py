@@ -166,7 +166,12 @@ class Gemma4Call:
             if char == ",":
                 self._frames[-1][1] = ITEM
                 return pos + 1
-            return self._close(pos) if char == closer else self._fail(pos)
+            if char == closer:
+                return self._close(pos)
+            # A key right after a value, its comma left out (vLLM's FunctionGemma tests write
+            # `{city:<escape>NYC<escape>unit:<escape>celsius<escape>}`,
+            # tests/tool_parsers/test_functiongemma_tool_parser.py): the next argument.
+            return self._read_key(buf, pos, end) if closer == "}" else self._fail(pos)
         if state == ITEM and char == closer:
             return self._close(pos)
         if state == ITEM and closer == "}":
@@ -188,6 +193,8 @@ class Gemma4Call:
         return head.end()
 
     def _read_key(self, buf: str, pos: int, end: int) -> int | None:
+        if buf.startswith(self._marks.quote, pos):
+            return self._read_quoted_key(buf, pos)
         key = _KEY.match(buf, pos, end)
         if key is None or not key.group(1).strip():
             if key is None and _KEY_PREFIX.fullmatch(buf, pos, end):
@@ -197,6 +204,23 @@ class Gemma4Call:
         self._key = key.group(1).strip() if len(self._frames) == 1 else None
         self._frames[-1][1] = VALUE
         return key.end()
+
+    def _read_quoted_key(self, buf: str, pos: int) -> int | None:
+        """A key written as a string, `{<|"|>3<|"|>:…}`, as Gemma 4's template writes a
+        key that is no identifier (vLLM tests/tool_parsers/test_gemma4_tool_parser.py,
+        test_string_delimited_dict_key)."""
+        quote = self._marks.quote
+        close = buf.find(quote, pos + len(quote))
+        colon = _WS.match(buf, close + len(quote)).end() if close != -1 else len(buf)
+        if colon == len(buf) or close - pos > MAX_TOKEN_CHARS:
+            return self._more(buf, pos)
+        if buf[colon] != ":":
+            return self._fail(pos)
+        key = buf[pos + len(quote) : close]
+        self._writer.key(key)
+        self._key = key if len(self._frames) == 1 else None
+        self._frames[-1][1] = VALUE
+        return colon + 1
 
     def _read_value(self, buf: str, pos: int, end: int) -> int | None:
         char = buf[pos]

@@ -15,7 +15,12 @@ identifier, nothing around it, so prose with a brace stays content.
 With `skip_unnamed`, such a call, or one whose header runs into
 `args_end` with no `args_start`, is instead read up to `args_end` (or
 the end of the output) and dropped, neither call nor content (Kimi K2's
-ids that are not `functions.NAME:N`). A header that runs into one of
+ids that are not `functions.NAME:N`). A header matching the pattern's
+`counter` group instead of `name` (Kimi K2's bare counter, `0`) names the
+request's only function; with several, the arguments are held to their
+end and name the one function whose parameters hold them all
+(`parsers.core.function_by_arguments`); with none that fits, the call is
+dropped as an unnamed one. A header that runs into one of
 `header_stops_at` (another call's or section's start) is no call: the
 body fails there, its text is content, and the marker opens what it opens
 (no call that follows is swallowed by a malformed one). The arguments then stream as
@@ -31,6 +36,7 @@ import re
 
 from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, CallBody, CallSink
+from parsers.core.function_by_arguments import function_for, only_function
 from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.markers import marker_set
 from parsers.grammars.recipient_call import ReplySink
@@ -61,6 +67,7 @@ class NamedJsonCall:
         self._args: JsonValueScanner | None = None
         self._skip_unnamed = skip_unnamed and args_end is not None
         self._skipping = False
+        self._held: list[str] | None = None  # a counter call's arguments, held until they name it
         # With `skip_unnamed`, a header may also end at `args_end` (a call with no arguments marker).
         header_ends = [args_start]
         if self._skip_unnamed and args_end:
@@ -84,17 +91,38 @@ class NamedJsonCall:
         else:
             end, hit = scan_to_end_marker(self._args, self._args_end, buf, pos)
         if end > pos:
-            self._sink.args(buf[pos:end])
+            self._take_args(buf[pos:end])
         if self._args.done or hit is not None:
-            self._sink.end()
-            self.status = DONE
+            self._end_call()
         return end
 
     def finish(self) -> None:
-        if self._args is not None or self._skipping:
+        if self._held is not None:
+            self._end_call()
+        elif self._args is not None or self._skipping:
             self.status = DONE
         else:
             self.status = FAILED
+
+    def _take_args(self, text: str) -> None:
+        if self._held is not None:
+            self._held.append(text)
+        else:
+            self._sink.args(text)
+
+    def _end_call(self) -> None:
+        self.status = DONE
+        if self._held is None:
+            self._sink.end()
+            return
+        arguments = "".join(self._held)
+        name = function_for(getattr(self._sink, "tools", None), arguments)
+        if name is None:
+            self._sink.reply("")  # no one function fits: dropped, as an unnamed call
+            return
+        self._sink.start(name)
+        self._sink.args(arguments)
+        self._sink.end()
 
     def _step_header(self, buf: str, pos: int) -> int:
         hit = self._header_end.search(buf, pos)
@@ -119,8 +147,14 @@ class NamedJsonCall:
         if match is None:
             self.status = FAILED
             return hit.start
-        self._sink.start(match.group("name"))
         self._args = JsonValueScanner()
+        name = match.group("name")
+        if name is None:  # a bare counter: the request's tools name the function
+            name = only_function(getattr(self._sink, "tools", None))
+            if name is None:
+                self._held = []
+                return hit.end
+        self._sink.start(name)
         return hit.start if opens_object else hit.end
 
     def _step_skipped(self, buf: str, pos: int) -> int:

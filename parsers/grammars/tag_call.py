@@ -27,7 +27,7 @@ from parsers.core.always_matching import always_matching
 from parsers.core.call_body import DONE, FAILED, MAX_TOKEN_CHARS, RUNNING, StateSteps
 from parsers.core.json_scan import JsonValueScanner, scan_to_end_marker
 from parsers.core.json_writer import json_string_body
-from parsers.core.markers import marker_set, only_closes_may_follow
+from parsers.core.markers import closes_then_start, marker_set, only_closes_may_follow
 from parsers.core.tag_syntax import TagSyntax
 
 _WHITESPACE = always_matching(r"\s*")
@@ -54,12 +54,18 @@ class TagCall(StateSteps):
         self.held_chars = 0  # text of a typed value held until the value ends
         self._pending = ""
         self._leading_done = False
+        self._padded = False  # the value began with the newline `paired_newline` drops
         self._name_ends = marker_set(*syntax.name_ends)
-        self._between = marker_set(syntax.key_open, *syntax.call_closes)
+        self._between = marker_set(syntax.key_open, *syntax.call_closes, *syntax.call_also_ends_at)
         self._key_close = marker_set(syntax.key_close)
+        self._key_boundaries = marker_set(syntax.key_open, *syntax.call_closes, *syntax.call_also_ends_at)
         cdata_open = (xml_text.CDATA_OPEN,) if syntax.cdata else ()
         self._value_ends = marker_set(
-            syntax.value_close, *syntax.value_also_ends_at, *syntax.closes_after_value, *cdata_open
+            syntax.value_close,
+            *syntax.value_also_ends_at,
+            *syntax.call_also_ends_at,
+            *syntax.closes_after_value,
+            *cdata_open,
         )
         self._cdata_end = marker_set(xml_text.CDATA_CLOSE)
         self._gap = always_matching(syntax.gap_pattern)
@@ -139,7 +145,7 @@ class TagCall(StateSteps):
             self._state = "key"
         else:
             self._close()
-        return hit.end
+        return hit.start if hit.marker in self._syntax.call_also_ends_at else hit.end
 
     def _add_stray(self, text: str) -> None:
         self._stray.append(text)
@@ -168,6 +174,11 @@ class TagCall(StateSteps):
 
     def _step_key(self, buf: str, pos: int) -> int | None:
         hit = self._key_close.search(buf, pos)
+        boundary = self._key_boundaries.search(buf, pos) if self._syntax.call_also_ends_at else None
+        if boundary is not None and (hit is None or boundary.start < hit.start):
+            self._add_stray(self._syntax.key_open + buf[pos : boundary.start])  # no key: content
+            self._state = "between"
+            return boundary.start
         if hit is None:
             return self._need_more(buf, pos)
         match = re.fullmatch(self._syntax.key_pattern, buf[pos : hit.start], re.DOTALL)
@@ -197,7 +208,7 @@ class TagCall(StateSteps):
         rest = buf[pos : pos + len(opener)]
         if len(rest) < len(opener) and (opener.startswith(rest) or "\\n".startswith(rest)):
             return None
-        for marker in (self._syntax.key_open, *self._syntax.call_closes):
+        for marker in (self._syntax.key_open, *self._syntax.call_closes, *self._syntax.call_also_ends_at):
             ahead = buf[pos : pos + len(marker)]
             if ahead == marker:
                 self._unopened_key = None
@@ -226,8 +237,13 @@ class TagCall(StateSteps):
         if hit.marker in self._syntax.closes_after_value:
             if hit.start > pos:
                 return hit.start
-            if only_closes_may_follow(buf, pos, self._syntax.closes_after_value):
-                return None  # held: text of the value, or its call's close at the end of the output
+            closes, starts = self._syntax.closes_after_value, self._syntax.call_also_ends_at
+            if starts and closes_then_start(buf, pos, closes, starts):  # the call's close, then the next call
+                self._end_value()
+                self._state = "between"
+                return hit.start
+            if only_closes_may_follow(buf, pos, closes, starts):
+                return None  # held: text of the value, or its call's close at the end of the output or before the next call
             self._take_value(hit.marker)
             return hit.end
         self._end_value()
@@ -278,6 +294,7 @@ class TagCall(StateSteps):
         self.held_chars = 0
         self._pending = ""
         self._leading_done = False
+        self._padded = False
 
     def _take_value(self, text: str) -> None:
         if not text:
@@ -326,7 +343,8 @@ class TagCall(StateSteps):
             self._leading_done = bool(text)
             return text
         self._leading_done = True
-        return text[1:] if trim == "newline" and text.startswith("\n") else text
+        self._padded = trim in ("newline", "paired_newline") and text.startswith("\n")
+        return text[1:] if self._padded else text
 
     def _end_value(self) -> None:
         if self._null_probe is not None:
@@ -369,7 +387,7 @@ class TagCall(StateSteps):
         trim = self._syntax.trim
         if trim == "strip":
             return text.rstrip(_BLANKS)
-        if trim == "newline" and text.endswith("\n"):
+        if (trim == "newline" or (trim == "paired_newline" and self._padded)) and text.endswith("\n"):
             return text[:-1]
         return text
 

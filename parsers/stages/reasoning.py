@@ -27,7 +27,8 @@ model writes before `<think>`) is held and dropped when the marker comes,
 in either starting state: it is neither reasoning nor content.
 
 A format's `start_label` (Gemma 4's ``thought\n``) is dropped when it
-directly follows the start marker; its prefix is held back meanwhile.
+directly follows the start marker, also without its newline when the end
+marker follows it at once; its prefix is held back meanwhile.
 """
 
 from __future__ import annotations
@@ -237,12 +238,20 @@ class ReasoningParser(ReasoningEmitter):
         pos = 0
         while self._state != "after":
             if self._label_pending:
-                if cut_short(buf, pos, self.fmt.start_label):
+                label = self.fmt.start_label
+                # The label's newline is left out when the end marker follows at once: Gemma 4
+                # with a zero thinking budget writes `<|channel>thought<channel|>` (llama.cpp
+                # tests/test-chat.cpp, "Empty reasoning").
+                bare = label.rstrip("\n")
+                empty = bare + self.fmt.end
+                if cut_short(buf, pos, label) or (bare != label and cut_short(buf, pos, empty)):
                     self._held_back = buf[pos:]
                     return events
                 self._label_pending = False
-                if buf.startswith(self.fmt.start_label, pos):
-                    pos += len(self.fmt.start_label)
+                if buf.startswith(label, pos):
+                    pos += len(label)
+                elif bare != label and buf.startswith(empty, pos):
+                    pos += len(bare)
             markers = self._markers()
             hit = markers.search(buf, pos)
             if hit is None:
