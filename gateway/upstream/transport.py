@@ -312,6 +312,16 @@ class Transport:
         with `errors.answer_too_large`), or with `limit` its first `limit`
         bytes (the rest is never read); each piece due within
         `idle_seconds` of the last. Failures as `_read_failures` says."""
+        content = response.content
+        if content is not None and content.is_eof() and content.exception() is None:
+            # The whole body came with the headers (a non-streamed answer, as
+            # a model server writes it): taken as it is, with no push to set up.
+            body = content.read_nowait()
+            if limit is not None:
+                return body[:limit]
+            if len(body) > self.max_answer_bytes:
+                raise errors.answer_too_large(self.max_answer_bytes)
+            return body
         pieces: list[bytes] = []
         size = 0
         bound = self.max_answer_bytes
