@@ -223,3 +223,21 @@ def test_a_conversation_past_max_body_bytes_is_not_kept(serve, fake_backend_serv
         third = turn(socket, model="plain", input="Q3", previous_response_id=second[-1]["response"]["id"], store=False)
     assert second[-1]["type"] == "response.completed"  # one answer of 800 bytes: kept
     assert third[0]["type"] == "error" and third[0]["error"]["param"] == "previous_response_id"  # 2: over 2000
+
+
+@pytest.mark.parametrize("compression", ["deflate", None])
+def test_every_event_is_a_text_message_compressed_or_not(gateway_url, fake, compression):
+    """The events go out as text messages, whether the client asked for
+    permessage-deflate or not, turn after turn on one connection."""
+    fake.script(REPLY, chunk_size=3)
+    body = {"type": "response.create", "model": "qwen3", "input": "fizz", "tools": [GREP], "store": False}
+    with connect(socket_url(gateway_url), compression=compression) as socket:
+        for _ in range(2):
+            socket.send(orjson.dumps(body).decode())
+            kinds: list[str] = []
+            while not kinds or kinds[-1] not in FINAL:
+                message = socket.recv(timeout=30)
+                assert isinstance(message, str)
+                kinds.append(orjson.loads(message)["type"])
+            assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+            assert "response.function_call_arguments.done" in kinds
