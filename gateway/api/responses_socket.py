@@ -53,6 +53,7 @@ from gateway.api.turns import chat_turn
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import new_id
 from gateway.ops.observe import RequestRecord, request_id
+from gateway.upstream import fast_paths
 
 log = logging.getLogger("parsegate.websocket")
 TRANSPORT_OFF = (
@@ -89,6 +90,9 @@ def error_message(error: ApiError) -> bytes:
     return orjson.dumps({"type": "error", "status": error.status, **error.body})
 
 
+_PROTOCOL_READS = ("writable", "disconnected", "close_sent", "conn", "transport")  # uvicorn's, as 0.55 has them
+
+
 class _SocketWriter:
     """A response's events, each one text message, sent with the server's
     own ASGI `send` where the app hands it over (`SERVER_SEND`, as event
@@ -105,7 +109,9 @@ class _SocketWriter:
     stream writes a backend piece's events: an ASGI message each cost a
     quarter more CPU per event than SSE (bench/README.md, "Performance IV").
     Whenever uvicorn's own `send` would wait or refuse (its flow control
-    holds, the connection is closing), the ASGI messages go as before."""
+    holds, the connection is closing), the ASGI messages go as before; and
+    always with the fast paths off (upstream/fast_paths.py), or where the
+    protocol lacks the attributes this reads (another uvicorn)."""
 
     __slots__ = ("_send", "_held", "_queued", "_protocol")
 
@@ -114,7 +120,8 @@ class _SocketWriter:
         self._held: asyncio.Future[None] | None = None
         self._queued: list[bytes] = []
         protocol = getattr(self._send, "__self__", None)
-        self._protocol = protocol if type(protocol) is WebSocketsSansIOProtocol else None
+        direct = fast_paths.ENABLED and type(protocol) is WebSocketsSansIOProtocol
+        self._protocol = protocol if direct and all(hasattr(protocol, name) for name in _PROTOCOL_READS) else None
 
     def _framed_at_once(self, events: list[bytes]) -> bool:
         """Frame `events` and write them to the socket, when uvicorn's

@@ -226,9 +226,11 @@ def test_a_conversation_past_max_body_bytes_is_not_kept(serve, fake_backend_serv
 
 
 @pytest.mark.parametrize("compression", ["deflate", None])
-def test_every_event_is_a_text_message_compressed_or_not(gateway_url, fake, compression):
+def test_every_event_is_a_text_message_compressed_or_not(gateway_url, fake, compression, both_paths):
     """The events go out as text messages, whether the client asked for
-    permessage-deflate or not, turn after turn on one connection."""
+    permessage-deflate or not, turn after turn on one connection: framed by
+    uvicorn's websockets connection directly (the fast paths) or sent as
+    ASGI messages (their fallback)."""
     fake.script(REPLY, chunk_size=3)
     body = {"type": "response.create", "model": "qwen3", "input": "fizz", "tools": [GREP], "store": False}
     with connect(socket_url(gateway_url), compression=compression) as socket:
