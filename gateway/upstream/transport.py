@@ -74,16 +74,21 @@ def failures() -> Iterator[None]:
     """aiohttp's errors as `TransportFailure`."""
     try:
         yield
-    except aiohttp.ConnectionTimeoutError as error:
-        raise TransportFailure(error, connect=True, timed_out=True, words="timed out opening a connection") from None
-    except aiohttp.ClientConnectorError as error:
-        raise TransportFailure(error, connect=True, timed_out=False, words=_unconnected(error)) from None
-    except aiohttp.ClientPayloadError as error:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
-        words = "connection failed: the connection closed before the answer's end"
-        raise TransportFailure(error, connect=False, timed_out=False, words=words) from None
     except aiohttp.ClientError as error:
-        timed_out = isinstance(error, asyncio.TimeoutError)
-        raise TransportFailure(error, connect=False, timed_out=timed_out, words=_broken(error)) from None
+        raise _as_failure(error) from None
+
+
+def _as_failure(error: aiohttp.ClientError) -> TransportFailure:
+    """One of aiohttp's errors as a `TransportFailure`."""
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
+        return TransportFailure(error, connect=True, timed_out=True, words="timed out opening a connection")
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return TransportFailure(error, connect=True, timed_out=False, words=_unconnected(error))
+    if isinstance(error, aiohttp.ClientPayloadError):  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
+        words = "connection failed: the connection closed before the answer's end"
+        return TransportFailure(error, connect=False, timed_out=False, words=words)
+    timed_out = isinstance(error, asyncio.TimeoutError)
+    return TransportFailure(error, connect=False, timed_out=timed_out, words=_broken(error))
 
 
 def _unconnected(error: aiohttp.ClientConnectorError) -> str:
@@ -282,17 +287,27 @@ class Transport:
         proxy, proxy_headers = self._proxy(url)
         if proxy_headers and url.startswith("http:"):  # a forward proxy reads them on the request itself
             headers = {**headers, **proxy_headers}
-        async with within_deadline(self.first_byte_seconds, "sent no response"):
-            with failures():
-                response = await self._opened().request(
-                    method,
-                    url,
-                    data=body,
-                    headers=headers,
-                    allow_redirects=False,
-                    proxy=proxy,
-                    proxy_headers=proxy_headers,
-                )
+        # within_deadline and failures, written out: two context managers
+        # of generators cost more than the rest of this method, per request
+        timer = asyncio.timeout(self.first_byte_seconds)
+        try:
+            async with timer:
+                try:
+                    response = await self._opened().request(
+                        method,
+                        url,
+                        data=body,
+                        headers=headers,
+                        allow_redirects=False,
+                        proxy=proxy,
+                        proxy_headers=proxy_headers,
+                    )
+                except aiohttp.ClientError as error:
+                    raise _as_failure(error) from None
+        except TimeoutError:
+            if timer.expired():
+                raise _timed_out("sent no response", self.first_byte_seconds) from None
+            raise
         return _from_aiohttp(response)
 
     def _proxy(self, url: str) -> _Proxy:
