@@ -9,7 +9,8 @@ still to read, and turns the client's failures into `TransportFailure`:
 whether a connection was ever made (then a request is safe to try again)
 and whether it timed out. Every body is read by one reader, the pushed
 body (body_push.py): whole (`read`, up to the backend's
-`max_answer_bytes`; an error body up to a limit), or as
+`max_answer_bytes`; an error body up to a limit; a body that came whole
+with its headers is taken from aiohttp's reader at once), or as
 the `data:` payloads of an event stream (sse_reader.py) handed to their
 reader as they arrive (`push_payloads`), each piece due within
 `idle_timeout` of the last. There the failures come out as the
