@@ -40,7 +40,7 @@ from gateway.api.engine_metrics_routes import add_engine_metrics_route, with_eng
 from gateway.api.errors import surface_error
 from gateway.api.key_limits import KeyLimitsMiddleware, open_windows
 from gateway.api.limits import ConcurrencyLimit
-from gateway.api.messages import messages_router
+from gateway.api.messages import add_messages_routes
 from gateway.api.models import list_models
 from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
@@ -161,13 +161,15 @@ def create_app(
     v1.add_api_route("/responses", responses, methods=["POST"], openapi_extra=responses_openapi())
     # before /responses/{response_id}, which would take its path
     v1.add_api_route("/responses/compact", compact, methods=["POST"], openapi_extra=responses_openapi())
+    # The surfaces first: FastAPI tries a router's routes in turn, twice over
+    # the router that matches, and Messages behind the stored responses' and
+    # conversations' routes paid for all of them (bench/README.md, "Performance IV").
+    add_messages_routes(v1)
     add_stored_response_routes(v1)
     add_conversation_routes(v1)
     v1.add_api_route("/completions", completions, methods=["POST"], openapi_extra=completions_openapi())
     v1.add_api_route("/models", list_models, methods=["GET"])
-    messages = messages_router()
     app.include_router(v1)
-    app.include_router(messages)
     app.add_api_websocket_route("/v1/responses", responses_socket)  # its key is checked on the upgrade
     app.add_api_route("/health", health, methods=["GET"])
     app.add_api_route(
@@ -176,7 +178,7 @@ def create_app(
     scrape = with_engine_metrics(metrics.endpoint)
     app.add_api_route("/metrics", scrape, methods=["GET"], dependencies=[Depends(require_metrics_key)])
     add_engine_metrics_route(app)
-    routes = (route for router in (app.router, v1, messages) for route in router.routes)
+    routes = (route for router in (app.router, v1) for route in router.routes)
     metrics.declare_routes([route.path for route in routes if isinstance(route, APIRoute)])
     if config.server.opentelemetry:
         trace_app(app)

@@ -16,13 +16,11 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from gateway.api.auth import require_api_key
 from gateway.api.disconnect import unless_client_leaves
-from gateway.api.errors import MESSAGES_PATH
 from gateway.api.limits import read_body
 from gateway.api.messages_request import CountTokensRequest, MessagesRequest, read_messages_request
 from gateway.api.messages_stream import PING, message_events, message_object
@@ -98,8 +96,9 @@ def _described(checked: type[MessagesRequest]) -> dict:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def messages_router() -> APIRouter:
-    router = APIRouter(prefix=MESSAGES_PATH, dependencies=[Depends(require_api_key)])
-    router.add_api_route("", create_message, methods=["POST"], openapi_extra=_described(MessagesRequest))
-    router.add_api_route("/count_tokens", count_tokens, methods=["POST"], openapi_extra=_described(CountTokensRequest))
-    return router
+def add_messages_routes(v1: APIRouter) -> None:
+    """`/messages` and `/messages/count_tokens` on the `/v1` router (its key check)."""
+    v1.add_api_route("/messages", create_message, methods=["POST"], openapi_extra=_described(MessagesRequest))
+    v1.add_api_route(
+        "/messages/count_tokens", count_tokens, methods=["POST"], openapi_extra=_described(CountTokensRequest)
+    )

@@ -37,6 +37,8 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 from starlette.websockets import WebSocket, WebSocketDisconnect
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.protocol import State
 
 from gateway.api.auth import require_api_key
 from gateway.api.compaction import asks_compaction, compaction_events, compaction_item
@@ -54,6 +56,7 @@ from gateway.api.turns import chat_turn
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import new_id
 from gateway.ops.observe import RequestRecord, request_id
+from gateway.upstream import fast_paths
 
 log = logging.getLogger("parsegate.websocket")
 TRANSPORT_OFF = (
@@ -94,22 +97,61 @@ def error_message(error: ApiError) -> bytes:
     return orjson.dumps({"type": "error", "status": error.status, **error.body})
 
 
+_PROTOCOL_READS = ("writable", "disconnected", "close_sent", "conn", "transport")  # uvicorn's, as 0.55 has them
+
+
 class _SocketWriter:
     """A response's events, each one text message, sent with the server's
     own ASGI `send` where the app hands it over (`SERVER_SEND`, as event
     streams are: past the middlewares). A write from the backend's callback
     steps the send at once (no task woken, as `EventStream.write` does); one
     the client's flow control holds finishes in a task, and what is written
-    meanwhile goes after it."""
+    meanwhile goes after it.
 
-    __slots__ = ("_send", "_held", "_queued")
+    Where that `send` is uvicorn's sans-I/O websockets protocol's (uvicorn's
+    `ws: auto` with websockets installed), the events of one write are
+    framed by its `websockets` connection (`send_text` of the UTF-8 bytes as
+    they are: no str made and encoded again, compression as negotiated) and
+    written to the socket at once, one write for the lot, as an event
+    stream writes a backend piece's events: an ASGI message each cost a
+    quarter more CPU per event than SSE (bench/README.md, "Performance IV").
+    Whenever uvicorn's own `send` would wait or refuse (its flow control
+    holds, the connection is closing), the ASGI messages go as before; and
+    always with the fast paths off (upstream/fast_paths.py), or where the
+    protocol lacks the attributes this reads (another uvicorn)."""
+
+    __slots__ = ("_send", "_held", "_queued", "_protocol")
 
     def __init__(self, websocket: WebSocket) -> None:
         self._send = websocket.scope.get(SERVER_SEND, websocket.send)
         self._held: asyncio.Future[None] | None = None
         self._queued: list[bytes] = []
+        protocol = getattr(self._send, "__self__", None)
+        direct = fast_paths.ENABLED and type(protocol) is WebSocketsSansIOProtocol
+        self._protocol = protocol if direct and all(hasattr(protocol, name) for name in _PROTOCOL_READS) else None
+
+    def _framed_at_once(self, events: list[bytes]) -> bool:
+        """Frame `events` and write them to the socket, when uvicorn's
+        `send` would take them at once; False (nothing sent) otherwise."""
+        protocol = self._protocol
+        if (
+            protocol is None
+            or not protocol.writable.is_set()
+            or protocol.disconnected
+            or protocol.close_sent
+            or protocol.conn.state is not State.OPEN
+            or protocol.transport.is_closing()
+        ):
+            return False
+        connection = protocol.conn
+        for event in events:
+            connection.send_text(event)
+        protocol.transport.write(b"".join(connection.data_to_send()))
+        return True
 
     async def _send_all(self, events: list[bytes]) -> None:
+        if self._framed_at_once(events):
+            return
         send = self._send
         for event in events:
             await send({"type": "websocket.send", "text": event.decode()})
@@ -123,6 +165,8 @@ class _SocketWriter:
         if self._held is not None:
             self._queued.extend(events)
             return self._held
+        if self._framed_at_once(events):
+            return None
         sending = self._send_all(events)
         try:
             waiting = sending.send(None)

@@ -204,37 +204,47 @@ class ModelConfig(Section, RequestBounds):
             )
         return served
 
+    def _private(self) -> dict[str, Any]:
+        """The private attributes, read as pydantic's `__getattr__` reads
+        them in the end, without its check on the way (two AttributeErrors
+        raised and caught inside it, pydantic 2.14: about 3.6 µs a read, and
+        a request's turn read a dozen; bench/README.md, "Performance IV")."""
+        private = self.__pydantic_private__
+        assert private is not None, "a model config has private attributes"
+        return private
+
     @property
     def parsers_origin(self) -> str:
         """Where the parsers come from: `config`, `model name`, or
         `template: recognised as X` / `template: derived`."""
-        return "model name" if self._parsers_from_name else self._parsers_origin
+        private = self._private()
+        return "model name" if private["_parsers_from_name"] else private["_parsers_origin"]
 
     @property
     def parsers_from_name(self) -> bool:
         """The entry names neither parser: both were picked from the model name."""
-        return self._parsers_from_name
+        return bool(self._private()["_parsers_from_name"])
 
     @property
     def response_formats(self) -> TemplateFormats | None:
         """What the `response_template` compiled to, if the model has one."""
-        return self._response_formats
+        formats: TemplateFormats | None = self._private()["_response_formats"]
+        return formats
 
     @property
     def reasoning_stage(self) -> str | ReasoningFormat | None:
         """The reasoning parser's name, or the response template's or derived format."""
-        derived, formats = self._derived_stages, self._response_formats  # each read once: see `tool_stage`
+        private = self._private()
+        derived, formats = private["_derived_stages"], private["_response_formats"]
         if derived is not None and derived[0] is not None:
             return derived[0]
         return formats.reasoning if formats else self.reasoning_parser
 
     @property
     def tool_stage(self) -> str | ToolFormat | None:
-        """The tool-call parser's name, or the response template's or derived format.
-        Each private attribute is read once: pydantic's `__getattr__` takes
-        about 3.6 µs a read of one (two AttributeErrors raised and caught
-        inside it, pydantic 2.14), and a request's parse plan reads these."""
-        derived, formats = self._derived_stages, self._response_formats
+        """The tool-call parser's name, or the response template's or derived format."""
+        private = self._private()
+        derived, formats = private["_derived_stages"], private["_response_formats"]
         if derived is not None and derived[1] is not None:
             return derived[1]
         return formats.tool_calls if formats else self.tool_call_parser

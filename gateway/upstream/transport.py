@@ -9,7 +9,8 @@ still to read, and turns the client's failures into `TransportFailure`:
 whether a connection was ever made (then a request is safe to try again)
 and whether it timed out. Every body is read by one reader, the pushed
 body (body_push.py): whole (`read`, up to the backend's
-`max_answer_bytes`; an error body up to a limit), or as
+`max_answer_bytes`; an error body up to a limit; a body that came whole
+with its headers is taken from aiohttp's reader at once), or as
 the `data:` payloads of an event stream (sse_reader.py) handed to their
 reader as they arrive (`push_payloads`), each piece due within
 `idle_timeout` of the last. There the failures come out as the
@@ -75,16 +76,21 @@ def failures() -> Iterator[None]:
     """aiohttp's errors as `TransportFailure`."""
     try:
         yield
-    except aiohttp.ConnectionTimeoutError as error:
-        raise TransportFailure(error, connect=True, timed_out=True, words="timed out opening a connection") from None
-    except aiohttp.ClientConnectorError as error:
-        raise TransportFailure(error, connect=True, timed_out=False, words=_unconnected(error)) from None
-    except aiohttp.ClientPayloadError as error:  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
-        words = "connection failed: the connection closed before the answer's end"
-        raise TransportFailure(error, connect=False, timed_out=False, words=words) from None
     except aiohttp.ClientError as error:
-        timed_out = isinstance(error, asyncio.TimeoutError)
-        raise TransportFailure(error, connect=False, timed_out=timed_out, words=_broken(error)) from None
+        raise _as_failure(error) from None
+
+
+def _as_failure(error: aiohttp.ClientError) -> TransportFailure:
+    """One of aiohttp's errors as a `TransportFailure`."""
+    if isinstance(error, aiohttp.ConnectionTimeoutError):
+        return TransportFailure(error, connect=True, timed_out=True, words="timed out opening a connection")
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return TransportFailure(error, connect=True, timed_out=False, words=_unconnected(error))
+    if isinstance(error, aiohttp.ClientPayloadError):  # its text is aiohttp's own (`<ContentLengthError: 400, …>`)
+        words = "connection failed: the connection closed before the answer's end"
+        return TransportFailure(error, connect=False, timed_out=False, words=words)
+    timed_out = isinstance(error, asyncio.TimeoutError)
+    return TransportFailure(error, connect=False, timed_out=timed_out, words=_broken(error))
 
 
 def _unconnected(error: aiohttp.ClientConnectorError) -> str:
@@ -283,17 +289,27 @@ class Transport:
         proxy, proxy_headers = self._proxy(url)
         if proxy_headers and url.startswith("http:"):  # a forward proxy reads them on the request itself
             headers = {**headers, **proxy_headers}
-        async with within_deadline(self.first_byte_seconds, "sent no response"):
-            with failures():
-                response = await self._opened().request(
-                    method,
-                    url,
-                    data=body,
-                    headers=headers,
-                    allow_redirects=False,
-                    proxy=proxy,
-                    proxy_headers=proxy_headers,
-                )
+        # within_deadline and failures, written out: two context managers
+        # of generators cost more than the rest of this method, per request
+        timer = asyncio.timeout(self.first_byte_seconds)
+        try:
+            async with timer:
+                try:
+                    response = await self._opened().request(
+                        method,
+                        url,
+                        data=body,
+                        headers=headers,
+                        allow_redirects=False,
+                        proxy=proxy,
+                        proxy_headers=proxy_headers,
+                    )
+                except aiohttp.ClientError as error:
+                    raise _as_failure(error) from None
+        except TimeoutError:
+            if timer.expired():
+                raise _timed_out("sent no response", self.first_byte_seconds) from None
+            raise
         return _from_aiohttp(response)
 
     def _proxy(self, url: str) -> _Proxy:
@@ -313,6 +329,16 @@ class Transport:
         with `errors.answer_too_large`), or with `limit` its first `limit`
         bytes (the rest is never read); each piece due within
         `idle_seconds` of the last. Failures as `_read_failures` says."""
+        content = response.content
+        if content is not None and content.is_eof() and content.exception() is None:
+            # The whole body came with the headers (a non-streamed answer, as
+            # a model server writes it): taken as it is, with no push to set up.
+            body = content.read_nowait()
+            if limit is not None:
+                return body[:limit]
+            if len(body) > self.max_answer_bytes:
+                raise errors.answer_too_large(self.max_answer_bytes)
+            return body
         pieces: list[bytes] = []
         size = 0
         bound = self.max_answer_bytes

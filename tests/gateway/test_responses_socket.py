@@ -294,3 +294,23 @@ def test_background_is_refused_over_the_socket(gateway_url, fake):
         [refused] = turn(socket, model="plain", input="Hi", background=True)
     assert refused["status"] == 400 and refused["error"]["param"] == "background"
     assert fake.requests == []
+
+
+@pytest.mark.parametrize("compression", ["deflate", None])
+def test_every_event_is_a_text_message_compressed_or_not(gateway_url, fake, compression, both_paths):
+    """The events go out as text messages, whether the client asked for
+    permessage-deflate or not, turn after turn on one connection: framed by
+    uvicorn's websockets connection directly (the fast paths) or sent as
+    ASGI messages (their fallback)."""
+    fake.script(REPLY, chunk_size=3)
+    body = {"type": "response.create", "model": "qwen3", "input": "fizz", "tools": [GREP], "store": False}
+    with connect(socket_url(gateway_url), compression=compression) as socket:
+        for _ in range(2):
+            socket.send(orjson.dumps(body).decode())
+            kinds: list[str] = []
+            while not kinds or kinds[-1] not in FINAL:
+                message = socket.recv(timeout=30)
+                assert isinstance(message, str)
+                kinds.append(orjson.loads(message)["type"])
+            assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+            assert "response.function_call_arguments.done" in kinds
