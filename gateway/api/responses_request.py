@@ -30,7 +30,7 @@ from gateway.api.compaction_seal import COMPACTION_TRIGGER, SEAL_PREFIX, Seal, c
 from gateway.api.documents import data_url_document
 from gateway.api.hosted_items import REPLAYED_ITEMS, replayed
 from gateway.api.metadata import checked_metadata
-from gateway.api.request import ChatRequest, checked_payload, invalid_request
+from gateway.api.request import ChatRequest, ItemBound, checked_payload, invalid_request, read_object
 from gateway.api.responses_tools import Tools, chat_tool_choice, offered_tools
 from gateway.ops.errors import ApiError
 from gateway.templates.chat_messages import text_key
@@ -345,6 +345,12 @@ def responses_fields(raw: dict) -> ResponsesRequest:
     if request.background and request.store is False:  # a background response is polled from the store
         raise ApiError(400, "background: true needs store: true (the default)", param="background")
     return request
+
+
+def read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:
+    """A Responses request's body read: its JSON object, and its fields checked."""
+    raw = read_object(body, items)
+    return raw, responses_fields(raw)
 
 
 def chat_request(
