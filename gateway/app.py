@@ -33,6 +33,7 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.api.auth import require_api_key, require_metrics_key, require_openapi_key
 from gateway.api.chat import chat_completions
+from gateway.api.compaction import compact
 from gateway.api.compaction_seal import Seal
 from gateway.api.completions import completions
 from gateway.api.conversations import add_conversation_routes
@@ -44,7 +45,7 @@ from gateway.api.messages import add_messages_routes
 from gateway.api.models import list_models
 from gateway.api.offload import converting_limiter
 from gateway.api.openapi import chat_completions_openapi, completions_openapi, responses_openapi
-from gateway.api.responses import compact, responses
+from gateway.api.responses import responses
 from gateway.api.responses_background import BackgroundRuns
 from gateway.api.responses_socket import responses_socket
 from gateway.api.sse import SEND_TIMEOUT, SERVER_SEND

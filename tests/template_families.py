@@ -9,7 +9,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from gateway.templates.analysis import Derivation
+from gateway.templates.derivation import Derivation
 from parsers import reasoning_format, tool_format
 from tests.corpus import load_cases as _load_cases
 

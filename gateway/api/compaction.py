@@ -3,7 +3,9 @@ input item is `compaction_trigger` (what Codex sends when its context
 fills), or `POST /v1/responses/compact` (the older route), runs the
 backend on one summarisation turn, the conversation so far followed by
 the configured prompt (`server.compaction_prompt`), and answers exactly
-one `compaction` item, the summary sealed (compaction_seal.py).
+one `compaction` item, the summary sealed (compaction_seal.py). The
+Responses handler (responses.py) hands a triggered request to `compacted`;
+`compact` serves the older route.
 """
 
 from __future__ import annotations
@@ -13,13 +15,19 @@ import time
 from fastapi import Request
 from fastapi.responses import Response
 
+from gateway.api.disconnect import unless_client_leaves
+from gateway.api.limits import read_body
+from gateway.api.offload import converted, item_bound
 from gateway.api.request import ChatRequest
-from gateway.api.responses_shapes import usage
+from gateway.api.responses_request import chat_request, read_responses_fields
+from gateway.api.responses_shapes import ResponseObject, usage
+from gateway.api.responses_state import ResponseState, load_state, with_referred
 from gateway.api.sse import EventStream
 from gateway.api.sse_frames import named_event
 from gateway.api.turns import chat_turn
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id
+from gateway.ops.json_body import json_response
 
 TRIGGER = "compaction_trigger"
 SUMMARY_PROMPT = (
@@ -105,3 +113,33 @@ def compaction_stream(response: dict) -> Response:
         await out.send(framed)
 
     return EventStream(produce)
+
+
+async def compacted(
+    request: Request, payload: dict, chat: ChatRequest, response_object: ResponseObject, state: ResponseState | None
+) -> Response:
+    """The answer to a Responses request whose input ends with
+    `compaction_trigger` (`payload` and `chat` its conversation, the
+    trigger left out): the one `compaction` item as a finished response,
+    stored as any response is, streamed where the request asked."""
+    item, chat_usage, finish_reason = await unless_client_leaves(request, compaction_item(request, payload, chat))
+    response = response_object.finished([item], finish_reason, chat_usage)
+    if state is not None:
+        response = await state.save(response)
+    return compaction_stream(response) if chat.stream else json_response(response)
+
+
+async def compact(request: Request) -> Response:
+    """`POST /v1/responses/compact`: the request's conversation (its input,
+    after a `previous_response_id`'s chain) compacted into one `compaction`
+    item; nothing is stored."""
+    server = request.app.state.config.server
+    body = await read_body(request, server.max_body_bytes)
+    raw, asked = await converted(request, len(body), read_responses_fields, body, item_bound(request, "input"))
+    asked = asked.model_copy(update={"store": False, "stream": False})
+    state = await load_state(request, asked)
+    asked = with_referred(asked, state)
+    history = state.history if state is not None else []
+    payload, chat, _ = await converted(request, None, chat_request, asked, raw, history, request.app.state.seal)
+    item, chat_usage, _ = await unless_client_leaves(request, compaction_item(request, payload, chat))
+    return json_response(compacted_response(item, chat_usage))

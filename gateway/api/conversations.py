@@ -26,7 +26,7 @@ from gateway.api.limits import read_body
 from gateway.api.metadata import checked_metadata
 from gateway.api.pages import page
 from gateway.api.request import read_object
-from gateway.api.responses_request import check_continuable
+from gateway.api.responses_items import check_continuable
 from gateway.api.responses_state import already_held, as_stored_items, check_unique_ids, not_found, store_of, stored
 from gateway.ops.errors import ApiError
 from gateway.ops.ids import UNGUESSABLE, new_id

@@ -37,13 +37,12 @@ from fastapi import Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from gateway.api.compaction import asks_compaction, compacted_response, compaction_item, compaction_stream
+from gateway.api.compaction import asks_compaction, compacted
 from gateway.api.disconnect import unless_client_leaves
 from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
-from gateway.api.request import ItemBound, read_object
 from gateway.api.responses_background import background_state, start_background
-from gateway.api.responses_request import ResponsesRequest, chat_request, responses_fields
+from gateway.api.responses_request import chat_request, read_responses_fields
 from gateway.api.responses_shapes import (
     NOTHING_INCLUDED,
     Included,
@@ -432,15 +431,10 @@ async def stream_response(
     return EventStream(partial(_sse_events, stream, events, state), background=BackgroundTask(stream.release))
 
 
-def _read_responses_fields(body: bytes, items: ItemBound) -> tuple[dict, ResponsesRequest]:
-    raw = read_object(body, items)
-    return raw, responses_fields(raw)
-
-
 async def responses(request: Request) -> Response:
     server = request.app.state.config.server
     body = await read_body(request, server.max_body_bytes)
-    raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
+    raw, asked = await converted(request, len(body), read_responses_fields, body, item_bound(request, "input"))
     compacting = asks_compaction(asked.input)
     if compacting and asked.background:
         raise ApiError(
@@ -461,11 +455,7 @@ async def responses(request: Request) -> Response:
     else:
         response_object = ResponseObject(asked, raw, stored=state.keeps, conversation=state.conversation)
     if compacting:
-        item, chat_usage, finish_reason = await unless_client_leaves(request, compaction_item(request, payload, chat))
-        response = response_object.finished([item], finish_reason, chat_usage)
-        if state is not None:
-            response = await state.save(response)
-        return compaction_stream(response) if chat.stream else json_response(response)
+        return await compacted(request, payload, chat, response_object, state)
     turn = await chat_turn(request, payload, chat, raw)
     if state is not None:
         state.routed(turn.serving.route)
@@ -480,19 +470,3 @@ async def responses(request: Request) -> Response:
     if state is not None:
         response = await state.save(response)
     return json_response(response)
-
-
-async def compact(request: Request) -> Response:
-    """`POST /v1/responses/compact`: the request's conversation (its input,
-    after a `previous_response_id`'s chain) compacted into one `compaction`
-    item; nothing is stored."""
-    server = request.app.state.config.server
-    body = await read_body(request, server.max_body_bytes)
-    raw, asked = await converted(request, len(body), _read_responses_fields, body, item_bound(request, "input"))
-    asked = asked.model_copy(update={"store": False, "stream": False})
-    state = await load_state(request, asked)
-    asked = with_referred(asked, state)
-    history = state.history if state is not None else []
-    payload, chat, _ = await converted(request, None, chat_request, asked, raw, history, request.app.state.seal)
-    item, chat_usage, _ = await unless_client_leaves(request, compaction_item(request, payload, chat))
-    return json_response(compacted_response(item, chat_usage))

@@ -27,8 +27,9 @@ import sys
 
 import orjson
 
-from gateway.templates.analysis import Derivation, derive
+from gateway.templates.analysis import derive
 from gateway.templates.chat_template import ChatTemplate, ChatTemplateError
+from gateway.templates.derivation import Derivation
 from gateway.templates.prompt_render import BASE_MEMORY_BYTES
 
 _WORKER_MODULE = "gateway.templates.derivation_process"

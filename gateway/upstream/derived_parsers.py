@@ -18,8 +18,8 @@ import anyio
 from gateway.ops.config import CHAT_TEMPLATE_FROM_BACKEND, Config, ConfigError, ModelConfig
 from gateway.ops.errors import ApiError
 from gateway.ops.request_bounds import MAX_PROMPT_CHARS, RENDER_TIMEOUT
-from gateway.templates.analysis import Derivation
 from gateway.templates.chat_template import ChatTemplateError
+from gateway.templates.derivation import Derivation
 from gateway.templates.derivation_process import compile_within, derive_within
 from gateway.templates.render_pool import render_memory_bytes
 from gateway.templates.sources import load_chat_template

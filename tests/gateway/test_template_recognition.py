@@ -18,8 +18,9 @@ import pytest
 from gateway.app import create_app
 from gateway.cli import main
 from gateway.ops.config import Config
-from gateway.templates.analysis import Derivation, derive
+from gateway.templates.analysis import derive
 from gateway.templates.chat_template import ChatTemplate
+from gateway.templates.derivation import Derivation
 from gateway.templates.sources import load_chat_template
 from parsers.stages.reasoning import ReasoningFormat
 from parsers.stages.tool_calls import ToolFormat
