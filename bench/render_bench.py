@@ -2,7 +2,9 @@
 
 Two requests, each rendered with Qwen3's chat template as the bench's
 template-mode model renders it: the captured Claude Code request
-(`../shared/agents/captures/`, 48 KB; the agent-size prompt) and the same
+(`../shared/agents/captures/`, 48 KB; the agent-size prompt; in a clone
+on its own, bench/agent_turn_bench.py's request in Claude Code's shape,
+43 KB, stands in for it) and the same
 request after 100 turns of tool use (a Bash call and its 2.5 KB of
 output: about 300 KB). For each, the CPU time of each stage a render
 crosses, timed in this process (median and range of the repeats):
@@ -41,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from bench.agent_turn_bench import chat_equivalent
+from bench.agent_turn_bench import chat_equivalent, claude_code_turn
 from bench.surface_requests import REPO
 from gateway.templates.chat_messages import RememberedMessages
 from gateway.templates.chat_template import ChatTemplate, RememberedJson, prompt_opens_reasoning
@@ -58,8 +60,10 @@ MAX_PROMPT_CHARS = 4_000_000
 
 def captured_turn(turns: int) -> dict:
     """The captured Claude Code request after `turns` turns of tool use
-    (the agent's loop on the captured request)."""
-    body = {**json.loads(CAPTURE.read_bytes())["body"], "model": "fake"}
+    (the agent's loop on the captured request), or the agent turn bench's
+    request in its shape where the capture is not beside the repo."""
+    captured = json.loads(CAPTURE.read_bytes())["body"] if CAPTURE.is_file() else claude_code_turn(0)
+    body = {**captured, "model": "fake"}
     messages = list(body["messages"])
     for turn in range(turns):
         call = {"type": "tool_use", "id": f"toolu_{turn:04d}", "name": "Bash", "input": {"command": f"ls -la {turn}"}}
