@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from bench.gateway_bench import wait_up
-from bench.surface_requests import BODIES, CHUNKS, PATHS, REPO, SHARED
+from bench.surface_requests import BODIES, CHUNKS, PATHS, REPO, SHARED, SURFACES
 
 GATEWAY = "http://127.0.0.1:8400"
 TARGET = 1.15
@@ -57,13 +57,13 @@ def main() -> None:
             ["taskset", "-c", "1", *serve], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         ),
     ]
-    rows: dict[str, list[dict]] = {surface: [] for surface in BODIES}
+    rows: dict[str, list[dict]] = {surface: [] for surface in SURFACES}
     try:
         wait_up("http://127.0.0.1:8100/health")
         wait_up(GATEWAY + "/health")
         with tempfile.TemporaryDirectory(prefix="parsegate-surfaces-") as folder:
             for repeat in range(args.repeats):
-                for surface in BODIES:
+                for surface in SURFACES:
                     row = load(args.python, surface, args.requests, started[1].pid, Path(folder) / "rows.jsonl")
                     rows[surface].append(row)
                     print(

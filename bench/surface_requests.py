@@ -30,5 +30,18 @@ BODIES = {
         "tools": [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}],
     },
 }
-PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
-END = {"chat": "[DONE]", "responses": "response.completed", "messages": "message_stop"}  # each stream's last event
+SURFACES = tuple(BODIES)  # what surface_bench.py loads
+# template mode: the chat request to the model whose prompt the gateway renders (the instruction counts)
+BODIES["template"] = {**BODIES["chat"], "model": "fake-template"}
+PATHS = {
+    "chat": "/v1/chat/completions",
+    "messages": "/v1/messages",
+    "responses": "/v1/responses",
+    "template": "/v1/chat/completions",
+}
+END = {
+    "chat": "[DONE]",
+    "responses": "response.completed",
+    "messages": "message_stop",
+    "template": "[DONE]",
+}  # each stream's last event

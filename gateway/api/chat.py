@@ -29,11 +29,13 @@ from gateway.api.limits import read_body
 from gateway.api.offload import converted, item_bound
 from gateway.api.request import read_request
 from gateway.api.sse import EventStream
-from gateway.api.sse_frames import DONE, Envelope, data_event
+from gateway.api.sse_frames import DONE, HOLE, Envelope, data_event, pieces_around
 from gateway.api.turns import Answer, ChoiceAnswer, Turn, TurnStream, TurnUpdate, UsageUpdate, chat_turn
 from gateway.ops.ids import new_id
 from gateway.ops.json_body import json_response
 from parsers import CallArgs, CallStart, Content, Event, Reasoning
+
+CONTENT_KEYS = ("content",)
 
 
 class ChunkEncoder:
@@ -46,6 +48,20 @@ class ChunkEncoder:
         choice = Envelope(None, {**envelope, "choices": [None]})
         self._head, self._tail = choice.head, choice.tail
         self._usage = Envelope(None, {**envelope, "choices": [], "usage": None})
+        self._text_pieces: dict[tuple[int, tuple[str, ...]], list[bytes]] = {}
+
+    def text(self, index: int, keys: tuple[str, ...], text: str) -> bytes:
+        """The chunk of a delta that is one text in `keys` (`content`, or
+        the reasoning's fields), framed from pieces made once per choice and
+        keys: the same bytes as `choice(index, {key: text for key in keys})`."""
+        pieces = self._text_pieces.get((index, keys))
+        if pieces is None:
+            body = {"index": index, "delta": dict.fromkeys(keys, HOLE), "logprobs": None, "finish_reason": None}
+            pieces = pieces_around(body)
+            pieces[0] = self._head + pieces[0]
+            pieces[-1] += self._tail
+            self._text_pieces[(index, keys)] = pieces
+        return orjson.dumps(text).join(pieces)
 
     def choice(
         self, index: int, delta: dict, reason: str | None = None, logprobs: object = None, extra: dict | None = None
@@ -144,6 +160,19 @@ async def _chunks(stream: TurnStream, encoder: ChunkEncoder, usage_asked: bool, 
             choice = choices.get(index)
             if choice is None:
                 choice = choices[index] = ChoiceStream(plan.call_id, plan.reasoning_keys)
+            if (
+                len(update.events) == 1
+                and update.finish_reason is None
+                and update.logprobs is None
+                and choice.role_sent
+            ):
+                event = update.events[0]  # the common delta, one piece of text: the short way
+                if type(event) is Content:
+                    events.append(encoder.text(index, CONTENT_KEYS, event.text))
+                    continue
+                if type(event) is Reasoning and choice.reasoning_keys:
+                    events.append(encoder.text(index, choice.reasoning_keys, event.text))
+                    continue
             delta = choice.delta(update.events)
             if delta or update.logprobs:
                 events.append(encoder.choice(index, delta, logprobs=update.logprobs))

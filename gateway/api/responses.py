@@ -377,7 +377,8 @@ async def produce_events(
                 continue
             if update.choice != 0:
                 continue
-            events.logprobs(update.logprobs)
+            if update.logprobs is not None:
+                events.logprobs(update.logprobs)
             events.segments.feed(update.events, update.cut_calls)
             if update.finish_reason is not None:
                 events.finish_reason = update.finish_reason

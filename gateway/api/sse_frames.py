@@ -7,7 +7,10 @@ chat completions send `data: JSON` and end with `data: [DONE]`
 event, `event: NAME` then `data: JSON` (`named_event`). Each event ends
 with a blank line. Events sent per token are framed from an `Envelope`,
 the event's bytes around its one varying value, encoded once per block and
-concatenated per delta (`head + orjson.dumps(value) + tail`).
+concatenated per delta (`head + orjson.dumps(value) + tail`); an event
+whose value sits inside its payload, in one or more places (a chat chunk's
+text-only delta), is cut at its `HOLE`s once (`pieces_around`) and joined
+by the value per delta (`orjson.dumps(value).join(pieces)`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ DATA = b"data: "
 END = b"\n\n"
 DONE = b"data: [DONE]\n\n"
 PING = b": ping\n\n"
+HOLE = "parsegate:hole"  # a payload's varying value, for `pieces_around`
 
 
 def data_event(payload: dict) -> bytes:
@@ -56,3 +60,12 @@ class Envelope:
         assert encoded[hole : hole + 4] == b"null", "the payload's last value is its hole"
         self.head = (_head(name) if sse else b"") + encoded[:hole]
         self.tail = after + encoded[hole + 4 :] + (END if sse else b"")
+
+
+def pieces_around(payload: dict) -> list[bytes]:
+    """`payload` encoded and cut at each value that is `HOLE` (a payload
+    of the gateway's own: names and numbers, no client text):
+    `orjson.dumps(value).join(pieces)` is the payload with `value` in each."""
+    pieces = orjson.dumps(payload).split(orjson.dumps(HOLE))
+    assert len(pieces) > 1, "the payload has a hole"
+    return pieces
