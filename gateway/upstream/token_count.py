@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Awaitable
 
 import orjson
 
@@ -71,16 +72,24 @@ async def count_prompt_tokens(serving: Serving, payload: dict) -> int:
     kind = model.backend.server_kind
     if kind == "other" or model.backend.demo:
         return estimate(payload)
+    count = await _counted(serving, _tokenizer_count(backend, model.upstream_model, kind, payload), "count_tokens")
+    return count if count is not None else estimate(payload)
+
+
+async def _counted(serving: Serving, asking: Awaitable[object], purpose: str) -> int | None:
+    """What the server's tokenizer answers, if it is a count; None (and a
+    warning naming the count's `purpose`) when it fails or answers something else."""
     try:
-        count = await _tokenizer_count(backend, model.upstream_model, kind, payload)
+        count = await asking
     except ApiError as error:
         problem = str(error)
     else:
         if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT:
             return count
-        problem = f"an invalid count: {backend.redact(repr(count))[:100]}"
-    logger.warning("count_tokens: the %s tokenizer of model %r failed (%s); estimating", kind, serving.name, problem)
-    return estimate(payload)
+        problem = f"an invalid count: {serving.backend.redact(repr(count))[:100]}"
+    kind = serving.model.backend.server_kind
+    logger.warning("%s: the %s tokenizer of model %r failed (%s); estimating", purpose, kind, serving.name, problem)
+    return None
 
 
 async def _tokenizer_count(backend: Backend, upstream_model: str, kind: str, payload: dict) -> object:
@@ -110,21 +119,18 @@ async def count_rendered_tokens(serving: Serving, body: bytes) -> int:
     prompt = orjson.loads(body).get("prompt")
     if kind == "other" or model.backend.demo or not isinstance(prompt, str):
         return estimate_rendered(body)
-    try:
-        if kind == "llamacpp":
-            tokens = _field(await backend.fetch("/tokenize", {"content": prompt}, at_root=True), "tokens")
-            count = len(tokens) if isinstance(tokens, list) else tokens
-        else:  # the prompt already holds the template's special tokens: none added again
-            asked = {"model": model.upstream_model, "prompt": prompt, "add_special_tokens": False}
-            count = _field(await backend.fetch("/tokenize", asked, at_root=True), "count")
-    except ApiError as error:
-        problem = str(error)
-    else:
-        if isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= MAX_COUNT:
-            return count
-        problem = f"an invalid count: {backend.redact(repr(count))[:100]}"
-    logger.warning("the %s tokenizer of model %r failed (%s); estimating", kind, serving.name, problem)
-    return estimate_rendered(body)
+    count = await _counted(serving, _prompt_count(backend, model.upstream_model, kind, prompt), "message_start")
+    return count if count is not None else estimate_rendered(body)
+
+
+async def _prompt_count(backend: Backend, upstream_model: str, kind: str, prompt: str) -> object:
+    """What the server's tokenizer counts of a rendered prompt (not yet checked)."""
+    if kind == "llamacpp":
+        tokens = _field(await backend.fetch("/tokenize", {"content": prompt}, at_root=True), "tokens")
+        return len(tokens) if isinstance(tokens, list) else tokens
+    # the prompt already holds the template's special tokens: none added again
+    asked = {"model": upstream_model, "prompt": prompt, "add_special_tokens": False}
+    return _field(await backend.fetch("/tokenize", asked, at_root=True), "count")
 
 
 def _field(answer: object, key: str) -> object:
