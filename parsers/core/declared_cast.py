@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 Types = tuple[str, ...]
@@ -53,17 +54,23 @@ def declared_types(schema: Any) -> Types:
 def declared_properties(tools: list[dict] | None) -> dict[str, dict[str, Types]]:
     """Function name -> parameter name -> its declared types, for the
     functions whose parameters have properties (later tools win)."""
-    out: dict[str, dict[str, Types]] = {}
+    out = {
+        name: {key: declared_types(schema) for key, schema in properties.items()}
+        for name, properties in offered_functions(tools)
+    }
+    return {name: types for name, types in out.items() if types}
+
+
+def offered_functions(tools: list | None) -> Iterator[tuple[str, dict]]:
+    """Each offered function's name and its parameters' `properties` (empty
+    where it declares none), in the order offered; a tool with no name is skipped."""
     for tool in tools or ():
         function = tool.get("function", tool) if isinstance(tool, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue
         parameters = function.get("parameters")
         properties = parameters.get("properties") if isinstance(parameters, dict) else None
-        out[function["name"]] = (
-            {key: declared_types(schema) for key, schema in properties.items()} if isinstance(properties, dict) else {}
-        )
-    return {name: types for name, types in out.items() if types}
+        yield function["name"], properties if isinstance(properties, dict) else {}
 
 
 def cast_string(text: str, types: Types) -> Any:

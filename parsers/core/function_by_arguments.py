@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import orjson
 
+from parsers.core.declared_cast import offered_functions
+
 
 def function_names(tools: list | None) -> list[str]:
     """The names of the request's functions, in order."""
@@ -44,12 +46,4 @@ def function_for(tools: list | None, arguments: str) -> str | None:
 
 
 def _properties(tools: list | None) -> list[tuple[str, set[str]]]:
-    out = []
-    for tool in tools or ():
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            continue
-        parameters = function.get("parameters")
-        properties = parameters.get("properties") if isinstance(parameters, dict) else None
-        out.append((function["name"], set(properties) if isinstance(properties, dict) else set()))
-    return out
+    return [(name, set(properties)) for name, properties in offered_functions(tools)]
